@@ -1,0 +1,31 @@
+# Two entry points: `make demo` and `make test`. Both create .venv when needed.
+PYTHON ?= python3
+VENV ?= .venv
+VPY := $(VENV)/bin/python
+STAMP := $(VENV)/.installed
+
+.PHONY: demo test check-python venv clean
+
+check-python:
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' 2>/dev/null || { \
+	  echo "error: histeg needs Python 3.12 or newer (sys.monitoring); '$(PYTHON)' is $$($(PYTHON) --version 2>&1 || echo 'not found'). Install 3.12+ or run 'make PYTHON=python3.12 ...'." >&2; exit 1; }
+
+$(STAMP): pyproject.toml
+	@$(MAKE) --no-print-directory check-python
+	@[ -x $(VPY) ] || $(PYTHON) -m venv $(VENV)
+	@$(VPY) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' || { \
+	  echo "error: $(VENV) was made with Python older than 3.12; remove it ('make clean') and retry." >&2; exit 1; }
+	$(VPY) -m pip install --quiet --upgrade pip
+	$(VPY) -m pip install --quiet -e '.[test]'
+	@touch $(STAMP)
+
+venv: $(STAMP)
+
+demo: $(STAMP)
+	$(VENV)/bin/histeg demo
+
+test: $(STAMP)
+	$(VPY) -m pytest $(PYTEST_ARGS)
+
+clean:
+	rm -rf $(VENV) .venv-* build *.egg-info

@@ -1,0 +1,4 @@
+from histeg.cli import main
+
+if __name__ == "__main__":
+    main()

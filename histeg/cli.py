@@ -1,0 +1,139 @@
+"""Command line: subcommands named after the pipeline steps.
+
+Errors a user can fix are one line on stderr with exit code 2; ``--json``
+puts a machine-readable summary on stdout and everything else on stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import click
+
+from histeg import __version__
+from histeg.errors import EXIT_BAD_INPUT, HistegError, NotAvailable
+from histeg.options import RunOptions
+
+F = Callable[..., Any]
+
+CONFIG_KEYS_FROM_FLAGS = ("sources", "tests", "build", "ignore_prefixes", "ignore_suffixes", "ignore_directories", "ignore_functions")
+
+
+def run_options(command: F) -> F:
+    """The options every pipeline step shares."""
+    decorators = [
+        click.option("--repo", "repo", metavar="PATH|URL", help="Repository to analyse (a URL is cloned into the output directory)."),
+        click.option("--versions", "versions", multiple=True, metavar="REV", help="Revisions or A..B ranges (first-parent, both ends included); more may follow as arguments. A single REV means REV and its predecessor."),
+        click.argument("more_versions", nargs=-1, metavar="[REV]..."),
+        click.option("--all", "all_versions", is_flag=True, help="Every first-parent version of the branch."),
+        click.option("--branch", help="Branch to analyse (default: the repository's HEAD)."),
+        click.option("--out", "out", type=click.Path(path_type=Path), help="Output directory (default: ./histeg-out)."),
+        click.option("--override", is_flag=True, help="Recompute results that already exist."),
+        click.option("--config", "config_file", type=click.Path(path_type=Path), help="A histeg.toml (default: ./histeg.toml if present)."),
+        click.option("--sources", multiple=True, help="Sources directory inside the repository (repeatable)."),
+        click.option("--tests", multiple=True, help="Tests directory inside the repository (repeatable)."),
+        click.option("--build", help="Build command run in each version's snapshot."),
+        click.option("--ignore-prefixes", multiple=True, help="Ignore modules starting with this prefix."),
+        click.option("--ignore-suffixes", multiple=True, help="Ignore modules ending with this suffix."),
+        click.option("--ignore-directories", multiple=True, help="Ignore files under this directory."),
+        click.option("--ignore-functions", multiple=True, help="Ignore functions with this name (default: __repr__ __str__ __hash__ __eq__)."),
+        click.option("-q", "--quiet", "verbosity", flag_value=0, help="Only errors."),
+        click.option("-v", "--verbose", "verbosity", flag_value=2, help="Details of every step."),
+        click.option("--json", "json_output", is_flag=True, help="Print a JSON summary on stdout."),
+    ]
+    for decorator in reversed(decorators):
+        command = decorator(command)
+    return command
+
+
+def build_options(params: dict[str, Any]) -> RunOptions:
+    from histeg.config import user_config
+
+    config = user_config(params.pop("config_file", None))
+    for key in CONFIG_KEYS_FROM_FLAGS:
+        value = params.get(key)
+        if value:  # flags win over the file
+            config[key.replace("_", "-")] = list(value) if isinstance(value, tuple) else value
+    repo = params.get("repo") or config.get("repo")
+    if not repo:
+        raise HistegError("no repository given: use --repo PATH|URL or 'repo' in [tool.histeg]")
+    versions = [*params.get("versions", ()), *params.get("more_versions", ())]
+    all_versions = params.get("all_versions") or False
+    if not versions and not all_versions:
+        configured = config.get("versions")
+        versions = [configured] if isinstance(configured, str) else list(configured or [])
+        all_versions = not versions
+    out = params.get("out") or Path(config.get("out", "histeg-out"))
+    return RunOptions(
+        repo=str(repo),
+        out=Path(out),
+        versions=versions,
+        all_versions=all_versions,
+        branch=params.get("branch") or config.get("branch"),
+        override=params.get("override") or False,
+        verbosity=1 if params.get("verbosity") is None else params["verbosity"],
+        json_output=params.get("json_output") or False,
+        config=config,
+    )
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="histeg")
+def cli() -> None:
+    """histeg: what to test after each change of a Python project."""
+
+
+@cli.command()
+@run_options
+def extract(**params: Any) -> None:
+    """Step 1: history.json, snapshots and file-level changes."""
+    from histeg.pipeline import run_extract
+
+    options = build_options(params)
+    run_extract(options)
+
+
+def _not_yet(step: str, doc: str) -> None:
+    def command(**params: Any) -> None:
+        raise NotAvailable(f"'histeg {step}' is not available in this release yet")
+
+    command.__doc__ = doc
+    cli.command(name=step)(run_options(command))
+
+
+_not_yet("build", "Step 2: run each version's build command.")
+_not_yet("instrument", "Step 3: prepare versions for tracing; export functions and call graph.")
+_not_yet("analyze", "Steps 4 and 5: syntax changes and trace divergences.")
+_not_yet("compute", "Every step, from extraction to ranked testing targets.")
+
+
+@cli.command()
+@click.option("--dir", "directory", type=click.Path(path_type=Path), help="Where to build the sample repository and results (default: a new temporary directory).")
+@click.option("--sample", default="casino", show_default=True, help="Which bundled sample repository.")
+@click.option("--json", "json_output", is_flag=True, help="Print a JSON summary on stdout.")
+def demo(directory: Path | None, sample: str, json_output: bool) -> None:
+    """Build a bundled sample repository and run the pipeline on it."""
+    from histeg.demo import run_demo
+
+    run_demo(directory, sample, json_output)
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        cli.main(args=argv, prog_name="histeg", standalone_mode=False)
+    except HistegError as exc:
+        click.echo(f"histeg: error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("histeg: interrupted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(EXIT_BAD_INPUT if exc.exit_code not in (0,) else 0)
+    except KeyboardInterrupt:
+        click.echo("histeg: interrupted", err=True)
+        sys.exit(130)
+    sys.exit(0)
