@@ -44,6 +44,12 @@ def write_json(path: Path, data: Any) -> None:
 
 
 def write_bytes(path: Path, payload: bytes) -> None:
+    """Atomic write; an identical existing file is left untouched so reruns are no-ops."""
+    try:
+        if path.stat().st_size == len(payload) and path.read_bytes() == payload:
+            return
+    except OSError:
+        pass
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:

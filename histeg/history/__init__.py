@@ -1,0 +1,1 @@
+"""Reading a project's history: commits, revisions, snapshots, file-level changes."""

@@ -1,0 +1,80 @@
+"""File-level changes between two versions (thesis section 4.1, end)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from histeg.history.git import GitRepository
+
+_STATUS = {"A": "added", "D": "removed", "M": "modified", "T": "modified", "R": "renamed", "C": "added"}
+
+
+@dataclass(frozen=True)
+class FileChange:
+    type: str
+    old_path: str | None
+    new_path: str | None
+    binary: bool
+    similarity: int | None
+
+    @property
+    def python(self) -> bool:
+        return any(path is not None and path.endswith(".py") for path in (self.old_path, self.new_path))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "oldPath": self.old_path,
+            "newPath": self.new_path,
+            "python": self.python,
+            "binary": self.binary,
+            "similarity": self.similarity,
+        }
+
+
+def _fields(raw: bytes) -> list[str]:
+    return raw.decode("utf-8", "surrogateescape").split("\0")
+
+
+def _binary_paths(repo: GitRepository, old: str, new: str) -> set[str]:
+    """Paths git considers binary (numstat reports ``-`` for their line counts)."""
+    items = _fields(repo.run("diff", "-z", "--numstat", "-M", "--no-ext-diff", "--no-textconv", old, new).stdout)
+    binary: set[str] = set()
+    position = 0
+    while position < len(items) and items[position]:
+        added, deleted, path = items[position].split("\t", 2)
+        if path:
+            names = [path]
+            position += 1
+        else:  # rename: the two paths follow as separate fields
+            names = items[position + 1:position + 3]
+            position += 3
+        if added == "-" and deleted == "-":
+            binary.update(names)
+    return binary
+
+
+def file_changes(repo: GitRepository, old: str, new: str) -> list[FileChange]:
+    """Changes from tree-ish ``old`` to ``new``, renames detected, sorted by path."""
+    items = _fields(repo.run("diff", "-z", "--name-status", "-M", "--no-ext-diff", "--no-textconv", old, new).stdout)
+    binary = _binary_paths(repo, old, new)
+    changes: list[FileChange] = []
+    position = 0
+    while position < len(items) and items[position]:
+        status = items[position]
+        kind = _STATUS.get(status[0], "modified")
+        if status[0] in "RC":
+            old_path, new_path = items[position + 1], items[position + 2]
+            position += 3
+            similarity = int(status[1:] or 100)
+            if kind == "added":
+                old_path, similarity = None, None
+        else:
+            path = items[position + 1]
+            position += 2
+            old_path = None if kind == "added" else path
+            new_path = None if kind == "removed" else path
+            similarity = None
+        changes.append(FileChange(kind, old_path, new_path, (new_path or old_path) in binary or old_path in binary, similarity))
+    return sorted(changes, key=lambda change: change.new_path or change.old_path or "")

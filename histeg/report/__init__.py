@@ -1,0 +1,1 @@
+"""What histeg tells people: terminal output and summaries."""

@@ -1,0 +1,44 @@
+"""Messages on stderr: a progress bar on a terminal, plain log lines otherwise.
+
+stdout is reserved for ``--json`` summaries so scripts can parse it.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
+
+T = TypeVar("T")
+
+
+class Console:
+    def __init__(self, verbosity: int = 1) -> None:
+        self.verbosity = verbosity
+        self.interactive = sys.stderr.isatty() and verbosity >= 1
+
+    def info(self, message: str) -> None:
+        if self.verbosity >= 1:
+            print(message, file=sys.stderr, flush=True)
+
+    def detail(self, message: str) -> None:
+        if self.verbosity >= 2:
+            print(message, file=sys.stderr, flush=True)
+
+    def warn(self, message: str) -> None:
+        print(f"histeg: warning: {message}", file=sys.stderr, flush=True)
+
+    def progress(self, items: Iterable[T], total: int, description: str) -> Iterator[T]:
+        """Iterate with a progress bar on a terminal, with log lines otherwise."""
+        if not self.interactive:
+            for position, item in enumerate(items, 1):
+                self.detail(f"{description} {position}/{total}")
+                yield item
+            return
+        from rich.progress import Progress
+
+        with Progress(transient=True) as bar:
+            task = bar.add_task(description, total=total)
+            for item in items:
+                yield item
+                bar.advance(task)
