@@ -62,7 +62,9 @@ def select_versions(repo: GitRepository, specs: Sequence[str], tip: str) -> list
 
 
 def _first_parent(repo: GitRepository, identifier: str) -> str | None:
-    parents = repo.text("rev-list", "--parents", "-n", "1", identifier).split()[1:]
+    """The first parent named in the commit object (a shallow clone may lack it)."""
+    header = repo.text("cat-file", "commit", identifier).split("\n\n", 1)[0]
+    parents = [line.split()[1] for line in header.splitlines() if line.startswith("parent ")]
     if not parents:
         return None
     if repo.run("cat-file", "-e", f"{parents[0]}^{{commit}}", check=False).returncode != 0:

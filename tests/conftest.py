@@ -1,0 +1,98 @@
+"""Fixtures shared by the whole suite: real git repositories, schema checks, the CLI."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import orjson
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SCHEMAS = ROOT / "output_schema"
+
+
+def validate_output(path: Path) -> Any:
+    """Load a JSON file histeg wrote and validate it against output_schema/<name>.schema.json."""
+    schema = orjson.loads((SCHEMAS / f"{path.stem}.schema.json").read_bytes())
+    data = orjson.loads(path.read_bytes())
+    jsonschema.validate(data, schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    return data
+
+
+@dataclass
+class GitRepo:
+    """A real repository with deterministic authors and dates, for tests."""
+
+    path: Path
+    clock: int = 0
+
+    def git(self, *args: str, check: bool = True) -> str:
+        self.clock += 1
+        date = f"2024-01-01T00:{self.clock // 60:02d}:{self.clock % 60:02d}+00:00"
+        env = {
+            **os.environ,
+            "GIT_AUTHOR_NAME": "Ada Tester", "GIT_AUTHOR_EMAIL": "ada@example.org",
+            "GIT_COMMITTER_NAME": "Ada Tester", "GIT_COMMITTER_EMAIL": "ada@example.org",
+            "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date,
+            "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+        }
+        result = subprocess.run(["git", "-C", str(self.path), *args], capture_output=True, text=True, env=env, check=False)
+        if check and result.returncode != 0:
+            raise AssertionError(f"git {args} failed: {result.stderr}")
+        return result.stdout.strip()
+
+    def write(self, files: dict[str, str | bytes]) -> None:
+        for name, content in files.items():
+            target = self.path / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if isinstance(content, bytes):
+                target.write_bytes(content)
+            else:
+                target.write_text(content, encoding="utf-8")
+
+    def commit(self, message: str, files: dict[str, str | bytes] | None = None, remove: tuple[str, ...] = ()) -> str:
+        self.write(files or {})
+        for name in remove:
+            self.git("rm", "-q", "--", name)
+        self.git("add", "-A")
+        self.git("commit", "-q", "--allow-empty", "-m", message)
+        return self.git("rev-parse", "HEAD")
+
+
+@pytest.fixture
+def make_repo(tmp_path: Path) -> Callable[[str], GitRepo]:
+    def make(name: str = "repo") -> GitRepo:
+        path = tmp_path / name
+        path.mkdir()
+        repo = GitRepo(path)
+        repo.git("init", "-q", "-b", "main")
+        return repo
+
+    return make
+
+
+@dataclass
+class CliResult:
+    code: int
+    stdout: str
+    stderr: str
+
+
+def run_histeg(*args: str, cwd: Path | None = None, timeout: float = 300) -> CliResult:
+    """Run the real command line in a child process."""
+    result = subprocess.run(
+        [sys.executable, "-m", "histeg", *args], capture_output=True, text=True, cwd=cwd, timeout=timeout, check=False,
+    )
+    return CliResult(result.returncode, result.stdout, result.stderr)
+
+
+@pytest.fixture
+def histeg() -> Callable[..., CliResult]:
+    return run_histeg
