@@ -22,7 +22,7 @@ $(STAMP): pyproject.toml
 venv: $(STAMP)
 
 demo: $(STAMP)
-	$(VENV)/bin/histeg demo
+	$(VENV)/bin/histeg demo --dir demo-out
 
 test: $(STAMP)
 	$(VPY) -m pytest $(PYTEST_ARGS)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import orjson
 
@@ -11,14 +12,28 @@ from histeg.options import RunOptions
 from histeg.report.console import Console
 
 
-def run_extract(options: RunOptions) -> ExtractResult:
-    console = Console(options.verbosity)
+def emit_json(summary: dict[str, Any]) -> None:
+    sys.stdout.write(orjson.dumps(summary).decode() + "\n")
+
+
+def _extract_step(options: RunOptions, console: Console) -> ExtractResult:
     result = extract(options, console)
     reused = sum(1 for v in result.versions if v.status == "reused")
     console.info(
         f"extracted {len(result.versions) - reused} and reused {reused} version(s) of {result.repository} "
         f"({result.commits} commits on {result.branch}) into {result.out}"
     )
-    if options.json_output:
-        sys.stdout.write(orjson.dumps(result.to_json()).decode() + "\n")
     return result
+
+
+def run_extract(options: RunOptions) -> ExtractResult:
+    result = _extract_step(options, Console(options.verbosity))
+    if options.json_output:
+        emit_json(result.to_json())
+    return result
+
+
+def run_pipeline(options: RunOptions, console: Console) -> dict[str, Any]:
+    """Every step that this release provides, in order; returns the summary."""
+    extracted = _extract_step(options, console)
+    return {"steps": {"extract": extracted.to_json()}}
