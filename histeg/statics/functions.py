@@ -1,0 +1,202 @@
+"""The function table: every module body, class and named function of a version.
+
+Qualified names and first lines follow what CPython puts in ``co_qualname`` and
+``co_firstlineno``, so an entry of the table is exactly what the tracer reports
+for the same code object: nested functions are ``outer.<locals>.inner``, a
+function or class named in a ``global`` statement of its enclosing scope has
+its bare name, and a decorated definition starts at its first decorator.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from histeg.config import VersionSettings
+from histeg.naming import identifier
+from histeg.statics.scope import SourceFile, is_ignored_function, source_files
+
+Kind = Literal["module", "class", "function", "method"]
+DefinitionNode = ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
+SCOPE_NODES = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+
+
+@dataclass(frozen=True)
+class FunctionRecord:
+    identifier: str
+    module: str
+    qualname: str
+    kind: Kind
+    file: str
+    first_line: int
+    """``co_firstlineno``: the first decorator's line for decorated definitions."""
+    def_line: int
+    """The line of the ``def``/``class`` keyword."""
+    last_line: int
+    is_async: bool = False
+    decorators: tuple[str, ...] = ()
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "identifier": self.identifier,
+            "module": self.module,
+            "qualname": self.qualname,
+            "kind": self.kind,
+            "file": self.file,
+            "firstLine": self.first_line,
+            "defLine": self.def_line,
+            "lastLine": self.last_line,
+            "async": self.is_async,
+            "decorators": list(self.decorators),
+        }
+
+
+@dataclass
+class Definition:
+    """A table entry together with its syntax and its enclosing definition."""
+
+    record: FunctionRecord | None
+    """``None`` for a function left out by name: its body still defines nested code."""
+    node: DefinitionNode
+    parent: Definition | None
+    source: SourceFile
+    qualname: str
+
+    @property
+    def is_function(self) -> bool:
+        return isinstance(self.node, ast.FunctionDef | ast.AsyncFunctionDef)
+
+
+@dataclass
+class ParsedModule:
+    source: SourceFile
+    tree: ast.Module
+    definitions: list[Definition]
+    """The module body first, then every definition in source order."""
+
+
+@dataclass
+class SkippedFile:
+    file: str
+    reason: str
+
+
+@dataclass
+class FunctionTable:
+    modules: list[ParsedModule] = field(default_factory=list)
+    skipped: list[SkippedFile] = field(default_factory=list)
+
+    @property
+    def records(self) -> list[FunctionRecord]:
+        return [d.record for m in self.modules for d in m.definitions if d.record is not None]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "functions": [record.to_json() for record in self.records],
+            "skippedFiles": [{"file": s.file, "reason": s.reason} for s in self.skipped],
+        }
+
+
+def read_function_table(snapshot: Path, settings: VersionSettings) -> FunctionTable:
+    """Parse every analysed file; files that do not parse are listed, not fatal."""
+    table = FunctionTable()
+    for source in source_files(snapshot, settings):
+        try:
+            text = source.path.read_bytes()
+            tree = ast.parse(text, filename=source.relpath)
+        except (SyntaxError, ValueError) as exc:
+            table.skipped.append(SkippedFile(source.relpath, _describe_parse_error(exc)))
+            continue
+        except OSError as exc:
+            table.skipped.append(SkippedFile(source.relpath, f"unreadable: {exc.strerror}"))
+            continue
+        table.modules.append(ParsedModule(source, tree, _definitions(source, tree, text, settings)))
+    return table
+
+
+def _describe_parse_error(exc: SyntaxError | ValueError) -> str:
+    if isinstance(exc, SyntaxError):
+        return f"syntax error at line {exc.lineno}: {exc.msg}"
+    return f"cannot parse: {exc}"
+
+
+def _definitions(source: SourceFile, tree: ast.Module, text: bytes, settings: VersionSettings) -> list[Definition]:
+    line_count = text.count(b"\n") + (0 if text.endswith(b"\n") or not text else 1)
+    module_record = FunctionRecord(
+        identifier(source.module, ""), source.module, "", "module", source.relpath, 1, 1, max(line_count, 1)
+    )
+    module = Definition(module_record, tree, None, source, "")
+    found = [module]
+
+    def visit(scope: Definition, body: list[ast.stmt]) -> None:
+        declared_global = _global_names(body) if scope.parent is not None else set()
+        for node in _nested_definitions(body):
+            qualname = _qualname(scope, node.name, declared_global)
+            record = None
+            if not (isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and is_ignored_function(node.name, settings.ignore)):
+                record = _record(source, scope, node, qualname)
+            definition = Definition(record, node, scope, source, qualname)
+            found.append(definition)
+            visit(definition, node.body)
+
+    visit(module, tree.body)
+    return found
+
+
+def _record(source: SourceFile, scope: Definition, node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> FunctionRecord:
+    if isinstance(node, ast.ClassDef):
+        kind: Kind = "class"
+    else:
+        kind = "method" if isinstance(scope.node, ast.ClassDef) else "function"
+    first = node.decorator_list[0].lineno if node.decorator_list else node.lineno
+    return FunctionRecord(
+        identifier=identifier(source.module, qualname),
+        module=source.module,
+        qualname=qualname,
+        kind=kind,
+        file=source.relpath,
+        first_line=first,
+        def_line=node.lineno,
+        last_line=node.end_lineno or node.lineno,
+        is_async=isinstance(node, ast.AsyncFunctionDef),
+        decorators=tuple(ast.unparse(d) for d in node.decorator_list),
+    )
+
+
+def _qualname(scope: Definition, name: str, declared_global: set[str]) -> str:
+    if scope.parent is None or name in declared_global:
+        return name
+    if scope.is_function:
+        return f"{scope.qualname}.<locals>.{name}"
+    return f"{scope.qualname}.{name}"
+
+
+def _nested_definitions(body: list[ast.stmt]) -> list[ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef]:
+    """Definitions whose code belongs directly to this scope (inside if/try/with/... too)."""
+    found: list[ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef] = []
+    stack: list[ast.AST] = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        if isinstance(node, SCOPE_NODES):
+            found.append(node)
+            # decorators, defaults and annotations run in this scope and may hold lambdas only
+            continue
+        if isinstance(node, ast.Lambda | ast.GeneratorExp | ast.ListComp | ast.SetComp | ast.DictComp):
+            continue  # a ``def`` cannot appear inside an expression
+        stack.extend(reversed(list(ast.iter_child_nodes(node))))
+    return found
+
+
+def _global_names(body: list[ast.stmt]) -> set[str]:
+    """Names a function or class body declares ``global`` (nested scopes excluded)."""
+    names: set[str] = set()
+    stack: list[ast.AST] = list(body)
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Global):
+            names.update(node.names)
+        elif not isinstance(node, (*SCOPE_NODES, ast.Lambda)):
+            stack.extend(ast.iter_child_nodes(node))
+    return names

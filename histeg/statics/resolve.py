@@ -1,0 +1,425 @@
+"""What a name or attribute denotes inside the project, as far as syntax tells.
+
+Scopes follow Python's rules (function scopes see enclosing functions, never
+enclosing class bodies; ``global``/``nonlocal`` redirect), imports are
+followed across project modules (absolute, relative, re-exports, ``*``), and
+attributes of classes, ``self`` and ``cls`` are looked up along the class's
+method resolution order among project classes. Anything else is ``UNKNOWN``
+(could be project code, cannot tell) or ``EXTERNAL`` (builtins, other
+libraries): the call graph counts those and never guesses.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import Literal
+
+from histeg.naming import identifier
+from histeg.statics.functions import SCOPE_NODES, Definition, FunctionTable, ParsedModule
+
+
+class Opaque(Enum):
+    UNKNOWN = "unknown"
+    EXTERNAL = "external"
+
+
+UNKNOWN = Opaque.UNKNOWN
+EXTERNAL = Opaque.EXTERNAL
+
+
+@dataclass(frozen=True)
+class Function:
+    ident: str
+
+
+@dataclass(frozen=True)
+class Klass:
+    ident: str
+
+
+@dataclass(frozen=True)
+class Instance:
+    """``self`` in a method: attributes come from the class, calling it is unknown."""
+
+    klass: str
+
+
+@dataclass(frozen=True)
+class Module:
+    name: str
+
+
+@dataclass(frozen=True)
+class Super:
+    """``super()``: attribute lookup starts after ``after`` in the MRO of ``klass``."""
+
+    klass: str
+    after: str
+
+
+Entity = Function | Klass | Instance | Module | Super | Opaque
+
+BindingKind = Literal["def", "class", "import", "from", "alias", "other", "instance", "classobj"]
+LITERALS = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp)
+
+
+@dataclass(frozen=True)
+class Binding:
+    kind: BindingKind
+    target: str = ""
+    """Identifier (def, class, instance, classobj) or module name (import, from)."""
+    name: str = ""
+    """The imported name of ``from target import name``."""
+    value: ast.expr | None = None
+    """The assigned expression of ``name = value`` (alias)."""
+
+
+OTHER = Binding("other")
+
+
+@dataclass
+class Scope:
+    kind: Literal["module", "class", "function", "transparent"]
+    module: str
+    parent: Scope | None
+    definition: Definition | None = None
+    bindings: dict[str, list[Binding]] = field(default_factory=dict)
+    global_names: set[str] = field(default_factory=set)
+    nonlocal_names: set[str] = field(default_factory=set)
+    star_imports: list[str] = field(default_factory=list)
+    method_of: str | None = None
+    """Class identifier when this scope is a method: zero-argument ``super()`` works here."""
+
+    def bind(self, name: str, binding: Binding) -> None:
+        bindings = self.bindings.setdefault(name, [])
+        if binding not in bindings:
+            bindings.append(binding)
+
+
+@dataclass
+class ClassInfo:
+    scope: Scope
+    node: ast.ClassDef
+
+
+IMPLICIT_CLASS_METHODS = frozenset({"__new__", "__init_subclass__", "__class_getitem__"})
+
+
+class ProjectIndex:
+    """Scopes of every parsed module, and the lookups between them."""
+
+    def __init__(self, table: FunctionTable) -> None:
+        self.module_scopes: dict[str, Scope] = {}
+        self.packages: set[str] = set()
+        self.scopes: dict[int, Scope] = {}
+        """``id(definition node)`` -> its scope."""
+        self.classes: dict[str, ClassInfo] = {}
+        self.definitions: dict[int, Definition] = {id(d.node): d for m in table.modules for d in m.definitions}
+        """``id(definition node)`` -> its definition."""
+        self._mro: dict[str, tuple[list[str], bool]] = {}
+        self._resolving: set[tuple[str, str]] = set()
+        for parsed in table.modules:
+            self._index_module(parsed)
+
+    # -- building -----------------------------------------------------------------
+
+    def _index_module(self, parsed: ParsedModule) -> None:
+        name = parsed.source.module
+        parts = name.split(".")
+        self.packages.update(".".join(parts[:i]) for i in range(1, len(parts)))
+        for definition in parsed.definitions:
+            parent = self.scopes[id(definition.parent.node)] if definition.parent else None
+            kind = "module" if parent is None else ("class" if isinstance(definition.node, ast.ClassDef) else "function")
+            scope = Scope(kind, name, parent, definition)
+            self.scopes[id(definition.node)] = scope
+            if parent is None:
+                self.module_scopes.setdefault(name, scope)
+            elif isinstance(definition.node, ast.ClassDef):
+                self.classes.setdefault(identifier_of(definition), ClassInfo(scope, definition.node))
+            if isinstance(definition.node, ast.FunctionDef | ast.AsyncFunctionDef):
+                self._bind_parameters(scope, definition)
+            self._collect_bindings(scope, definition, parsed)
+
+    def _bind_parameters(self, scope: Scope, definition: Definition) -> None:
+        node = definition.node
+        assert isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef)
+        args = node.args
+        positional = [*args.posonlyargs, *args.args]
+        for arg in [*positional, *args.kwonlyargs, args.vararg, args.kwarg]:
+            if arg is not None:
+                scope.bind(arg.arg, OTHER)
+        owner = definition.parent
+        if owner is None or not isinstance(owner.node, ast.ClassDef) or not positional:
+            return
+        klass = identifier_of(owner)
+        scope.method_of = klass
+        decorators = {_decorator_name(d) for d in node.decorator_list}
+        if "staticmethod" in decorators:
+            return
+        first = positional[0].arg
+        is_class_method = "classmethod" in decorators or node.name in IMPLICIT_CLASS_METHODS
+        scope.bindings[first] = [Binding("classobj" if is_class_method else "instance", klass)]
+
+    def _collect_bindings(self, scope: Scope, definition: Definition, parsed: ParsedModule) -> None:
+        package = _package_of(parsed)
+        stack_skip: ast.AST | None = None  # the target of an alias, bound already
+        for node in scope_nodes(_body(definition.node)):
+            if isinstance(node, SCOPE_NODES):
+                child = self.definitions[id(node)]
+                scope.bind(node.name, Binding("class" if isinstance(node, ast.ClassDef) else "def", identifier_of(child)))
+            elif isinstance(node, ast.Import):
+                for alias in node.names:
+                    if alias.asname:
+                        scope.bind(alias.asname, Binding("import", alias.name))
+                    else:
+                        top = alias.name.split(".")[0]
+                        scope.bind(top, Binding("import", top))
+            elif isinstance(node, ast.ImportFrom):
+                source = _absolute_module(package, node.level, node.module)
+                for alias in node.names:
+                    if source is None:
+                        scope.bind(alias.asname or alias.name, OTHER)
+                    elif alias.name == "*":
+                        scope.star_imports.append(source)
+                    else:
+                        scope.bind(alias.asname or alias.name, Binding("from", source, alias.name))
+            elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                scope.bind(node.targets[0].id, Binding("alias", value=node.value))
+                stack_skip = node.targets[0]
+            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del) and node is not stack_skip:
+                scope.bind(node.id, OTHER)
+            elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
+                scope.bind(node.name, OTHER)
+            elif isinstance(node, ast.MatchMapping) and node.rest:
+                scope.bind(node.rest, OTHER)
+            elif isinstance(node, ast.Global):
+                scope.global_names.update(node.names)
+            elif isinstance(node, ast.Nonlocal):
+                scope.nonlocal_names.update(node.names)
+
+    # -- lookups ------------------------------------------------------------------
+
+    def lookup(self, name: str, scope: Scope) -> Entity:
+        """The entity a plain name denotes where ``scope``'s code reads it."""
+        current: Scope | None = scope
+        while current is not None:
+            if current.kind == "class" and current is not scope:
+                current = current.parent
+                continue
+            if name in current.global_names:
+                return self.module_member(current.module, name)
+            if name in current.nonlocal_names:
+                current = current.parent
+                continue
+            if name in current.bindings:
+                return self._resolve_all(current.bindings[name], current)
+            if current.kind == "module":
+                return self._star_member(current, name)
+            current = current.parent
+        return EXTERNAL
+
+    def module_member(self, module: str, name: str) -> Entity:
+        """``module.name``: a global of the module, else its submodule (``from . import sub`` in a package)."""
+        scope = self.module_scopes.get(module)
+        key = (module, name)
+        cyclic = key in self._resolving
+        if scope is not None and name in scope.bindings and not cyclic:
+            self._resolving.add(key)
+            try:
+                return self._resolve_all(scope.bindings[name], scope)
+            finally:
+                self._resolving.discard(key)
+        submodule = f"{module}.{name}"
+        if submodule in self.module_scopes or submodule in self.packages:
+            return Module(submodule)
+        if cyclic:
+            return UNKNOWN
+        if scope is not None:
+            return self._star_member(scope, name)
+        return UNKNOWN if module in self.packages else EXTERNAL
+
+    def _star_member(self, scope: Scope, name: str) -> Entity:
+        if name.startswith("_"):
+            return EXTERNAL
+        for source in scope.star_imports:
+            target = self.module_scopes.get(source)
+            if target is not None and name in target.bindings:
+                return self.module_member(source, name)
+        return UNKNOWN if scope.star_imports else EXTERNAL
+
+    def _resolve_all(self, bindings: list[Binding], scope: Scope) -> Entity:
+        entities = {self._resolve(binding, scope) for binding in bindings}
+        return entities.pop() if len(entities) == 1 else UNKNOWN
+
+    def _resolve(self, binding: Binding, scope: Scope) -> Entity:
+        match binding.kind:
+            case "alias":
+                assert binding.value is not None
+                key = ("", str(id(binding.value)))
+                if key in self._resolving:
+                    return UNKNOWN
+                self._resolving.add(key)
+                try:
+                    return self.expression(binding.value, scope)
+                finally:
+                    self._resolving.discard(key)
+            case "def":
+                return Function(binding.target)
+            case "class" | "classobj":
+                return Klass(binding.target)
+            case "instance":
+                return Instance(binding.target)
+            case "import":
+                return self.module_entity(binding.target)
+            case "from":
+                return self.attribute(self.module_entity(binding.target), binding.name)
+        return UNKNOWN
+
+    def module_entity(self, name: str) -> Entity:
+        return Module(name) if name in self.module_scopes or name in self.packages else EXTERNAL
+
+    def attribute(self, entity: Entity, name: str) -> Entity:
+        match entity:
+            case Module(module):
+                return self.module_member(module, name)
+            case Klass(klass) | Instance(klass):
+                return self.class_member(klass, name)
+            case Super(klass, after):
+                order, _ = self.mro(klass)
+                rest = order[order.index(after) + 1 :] if after in order else []
+                return self.class_member(klass, name, rest)
+            case Opaque.EXTERNAL:
+                return EXTERNAL
+        return UNKNOWN
+
+    def class_member(self, klass: str, name: str, order: list[str] | None = None) -> Entity:
+        full, external_base = self.mro(klass)
+        for candidate in full if order is None else order:
+            info = self.classes[candidate]
+            if name in info.scope.bindings:
+                return self._resolve_all(info.scope.bindings[name], info.scope)
+        return EXTERNAL if external_base else UNKNOWN
+
+    def mro(self, klass: str) -> tuple[list[str], bool]:
+        """C3 order of the project classes above ``klass``, and whether a base is not a project class."""
+        if klass in self._mro:
+            return self._mro[klass]
+        self._mro[klass] = ([klass], True)  # guards against cyclic bases while computing
+        info = self.classes[klass]
+        bases: list[str] = []
+        external = False
+        for base in info.node.bases:
+            entity = self.expression(base, info.scope.parent or info.scope)
+            if isinstance(entity, Klass) and entity.ident in self.classes:
+                bases.append(entity.ident)
+            elif not (isinstance(base, ast.Name) and base.id == "object" and entity is EXTERNAL):
+                external = True
+        parents = [self.mro(base) for base in bases]
+        external = external or any(flag for _, flag in parents)
+        order = _c3([klass], [order for order, _ in parents] + [list(bases)])
+        self._mro[klass] = (order, external)
+        return self._mro[klass]
+
+    def expression(self, node: ast.expr, scope: Scope) -> Entity:
+        """The entity an expression denotes: names, attribute chains, ``super()``, ``Class(...)``."""
+        if isinstance(node, ast.Name):
+            return self.lookup(node.id, scope)
+        if isinstance(node, ast.Attribute):
+            return self.attribute(self.expression(node.value, scope), node.attr)
+        if isinstance(node, ast.Call):
+            if isinstance(node.func, ast.Name) and node.func.id == "super":
+                return self._super(node, scope)
+            made = self.expression(node.func, scope)
+            return Instance(made.ident) if isinstance(made, Klass) else UNKNOWN
+        if isinstance(node, LITERALS):
+            return EXTERNAL  # methods of str, list, dict, ...
+        return UNKNOWN
+
+    def _super(self, node: ast.Call, scope: Scope) -> Entity:
+        if self.lookup("super", scope) is not EXTERNAL:
+            return UNKNOWN  # ``super`` rebound in the project
+        if not node.args and scope.method_of is not None:
+            return Super(scope.method_of, scope.method_of)
+        if node.args:
+            start = self.expression(node.args[0], scope)
+            if isinstance(start, Klass) and start.ident in self.classes:
+                return Super(start.ident, start.ident)
+        return UNKNOWN
+
+
+def _c3(head: list[str], sequences: list[list[str]]) -> list[str]:
+    result = list(head)
+    pending = [list(seq) for seq in sequences if seq]
+    while pending:
+        for seq in pending:
+            candidate = seq[0]
+            if not any(candidate in other[1:] for other in pending):
+                break
+        else:  # inconsistent hierarchy (Python would refuse it): keep depth-first order
+            return list(dict.fromkeys([*result, *(c for seq in pending for c in seq)]))
+        result.append(candidate)
+        pending = [[c for c in seq if c != candidate] for seq in pending]
+        pending = [seq for seq in pending if seq]
+    return result
+
+
+def scope_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """Every node whose code runs in this scope; nested definitions are yielded but not entered.
+
+    Decorators, defaults and class bases of nested definitions run here and are
+    entered; lambdas and comprehensions have scopes of their own and are not.
+    """
+    stack: list[ast.AST] = list(reversed(body))
+    while stack:
+        node = stack.pop()
+        yield node
+        if isinstance(node, SCOPE_NODES):
+            stack.extend(reversed(definition_time_expressions(node)))
+        elif not isinstance(node, ast.Lambda | ast.GeneratorExp | ast.ListComp | ast.SetComp | ast.DictComp):
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
+
+
+def definition_time_expressions(node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr]:
+    """Expressions of a definition evaluated by the enclosing scope when the definition runs."""
+    if isinstance(node, ast.ClassDef):
+        return [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]
+    defaults = [d for d in node.args.kw_defaults if d is not None]
+    return [*node.decorator_list, *node.args.defaults, *defaults]
+
+
+def _body(node: ast.AST) -> list[ast.stmt]:
+    return node.body  # type: ignore[attr-defined,no-any-return]
+
+
+def identifier_of(definition: Definition) -> str:
+    """The identifier of a definition, also of functions left out of the table by name."""
+    return identifier(definition.source.module, definition.qualname)
+
+
+def _decorator_name(node: ast.expr) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    return ""
+
+
+def _package_of(parsed: ParsedModule) -> str:
+    module = parsed.source.module
+    return module if parsed.source.is_package else module.rpartition(".")[0]
+
+
+def _absolute_module(package: str, level: int, module: str | None) -> str | None:
+    """The absolute name of ``from <dots><module> import``; ``None`` when it leaves the project root."""
+    if level == 0:
+        return module
+    parts = package.split(".") if package else []
+    if level - 1 > len(parts):
+        return None
+    base = parts[: len(parts) - (level - 1)]
+    if module:
+        base.append(module)
+    return ".".join(base) if base else None
