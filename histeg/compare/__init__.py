@@ -1,0 +1,1 @@
+"""Comparing traces of two versions: matching, edit distances, divergences."""
