@@ -46,6 +46,9 @@ def add_dynamic_edges(graph: nx.DiGraph, calls: Iterable[tuple[str, str]]) -> in
             if data["kind"] == "static":
                 data["kind"] = "both"
             continue
+        for node in (caller, callee):
+            if node not in graph:
+                graph.add_node(node, kind=None, file=None)
         graph.add_edge(caller, callee, kind="dynamic", lines=set())
         added += 1
     return added
