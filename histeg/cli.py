@@ -86,14 +86,18 @@ def cli() -> None:
     """histeg: what to test after each change of a Python project."""
 
 
-@cli.command()
-@run_options
-def extract(**params: Any) -> None:
-    """Step 1: history.json, snapshots and file-level changes."""
-    from histeg.pipeline import run_extract
+def _step_command(step: str, doc: str) -> None:
+    def command(**params: Any) -> None:
+        from histeg.pipeline import run_command
 
-    options = build_options(params)
-    run_extract(options)
+        sys.exit(run_command(build_options(params), until=step))
+
+    command.__doc__ = doc
+    cli.command(name=step)(run_options(command))
+
+
+_step_command("extract", "Step 1: history.json, snapshots and file-level changes.")
+_step_command("build", "Step 2: run each version's build command (after extracting).")
 
 
 def _not_yet(step: str, doc: str) -> None:
@@ -104,7 +108,6 @@ def _not_yet(step: str, doc: str) -> None:
     cli.command(name=step)(run_options(command))
 
 
-_not_yet("build", "Step 2: run each version's build command.")
 _not_yet("instrument", "Step 3: prepare versions for tracing; export functions and call graph.")
 _not_yet("analyze", "Steps 4 and 5: syntax changes and trace divergences.")
 _not_yet("compute", "Every step, from extraction to ranked testing targets.")
@@ -130,9 +133,11 @@ def main(argv: list[str] | None = None) -> None:
     except click.exceptions.Abort:
         click.echo("histeg: interrupted", err=True)
         sys.exit(130)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
     except click.ClickException as exc:
         exc.show()
-        sys.exit(EXIT_BAD_INPUT if exc.exit_code not in (0,) else 0)
+        sys.exit(EXIT_BAD_INPUT)
     except KeyboardInterrupt:
         click.echo("histeg: interrupted", err=True)
         sys.exit(130)

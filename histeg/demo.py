@@ -2,16 +2,13 @@
 
 from __future__ import annotations
 
-import sys
 import tempfile
 from pathlib import Path
-
-import orjson
 
 from histeg.errors import HistegError
 from histeg.history.git import GitRepository
 from histeg.options import RunOptions
-from histeg.pipeline import run_pipeline
+from histeg.pipeline import emit_json, run_pipeline
 from histeg.report.console import Console
 from histeg.samples import build_sample
 
@@ -35,7 +32,7 @@ def run_demo(directory: Path | None, sample: str, json_output: bool) -> None:
     repo = _sample_repository(base, sample)
     console.info(f"built sample repository '{sample}' in {repo}")
     options = RunOptions(repo=str(repo), out=base / "out", all_versions=True, json_output=False)
-    summary = run_pipeline(options, console)
+    run = run_pipeline(options, console)
     console.info(f"results are in {options.out} (one directory per version; start with {options.out / 'history.json'})")
     if json_output:
-        sys.stdout.write(orjson.dumps({"repository": str(repo), **summary}).decode() + "\n")
+        emit_json({"repository": str(repo), **run.to_json()})

@@ -90,7 +90,7 @@ def test_repository_with_one_commit(make_repo, histeg, tmp_path: Path) -> None:
         out = tmp_path / args[0].strip("-")
         result = histeg("extract", "--repo", str(repo.path), *args, "--out", str(out), "--json")
         assert result.code == 0, result.stderr
-        assert json.loads(result.stdout)["versions"] == [{"index": 0, "identifier": only, "comparingAgainstIndex": None, "status": "extracted"}]
+        assert json.loads(result.stdout)["steps"]["extract"]["versions"] == [{"index": 0, "identifier": only, "comparingAgainstIndex": None, "status": "extracted"}]
         assert validate_output(out / "0" / "fileChanges.json")["changes"][0]["type"] == "added"
 
 
@@ -102,7 +102,7 @@ def test_shallow_clone(make_repo, histeg, tmp_path: Path) -> None:
     out = tmp_path / "out"
     result = histeg("extract", "--repo", str(shallow), "--all", "--out", str(out), "--json")
     assert result.code == 0, result.stderr
-    assert [v["identifier"] for v in json.loads(result.stdout)["versions"]] == ids[3:]
+    assert [v["identifier"] for v in json.loads(result.stdout)["steps"]["extract"]["versions"]] == ids[3:]
     history = validate_output(out / "history.json")
     assert history["repository"]["shallow"] is True
     assert history["commits"][0]["parents"] == [ids[2]]  # recorded even though its history is missing

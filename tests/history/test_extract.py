@@ -36,7 +36,7 @@ def test_extract_all_writes_schema_valid_outputs(make_repo, histeg, tmp_path: Pa
     result = histeg("extract", "--repo", str(repo.path), "--all", "--out", str(out), "--json")
     assert result.code == 0, result.stderr
     summary = json.loads(result.stdout)
-    assert [v["identifier"] for v in summary["versions"]] == ids
+    assert [v["identifier"] for v in summary["steps"]["extract"]["versions"]] == ids
     history = validate_output(out / "history.json")
     assert [c["identifier"] for c in history["commits"]] == ids
     assert [c["index"] for c in history["commits"]] == [0, 1, 2]
@@ -72,7 +72,7 @@ def test_second_run_is_a_no_op_and_user_repository_is_untouched(make_repo, histe
     written = {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in out.rglob("*") if p.is_file() and "repository.git" not in p.parts and p.name != ".histeg.lock"}
     again = histeg("extract", "--repo", str(repo.path), "--all", "--out", str(out), "--json")
     assert again.code == 0, again.stderr
-    assert {v["status"] for v in json.loads(again.stdout)["versions"]} == {"reused"}
+    assert {v["status"] for v in json.loads(again.stdout)["steps"]["extract"]["versions"]} == {"reused"}
     assert {p: (p.stat().st_mtime_ns, p.read_bytes()) for p in written} == written
     assert fingerprint(repo) == before
 
@@ -83,7 +83,7 @@ def test_override_rebuilds(make_repo, histeg, tmp_path: Path) -> None:
     out = tmp_path / "out"
     histeg("extract", "--repo", str(repo.path), "--all", "--out", str(out))
     result = histeg("extract", "--repo", str(repo.path), "--all", "--out", str(out), "--override", "--json")
-    assert {v["status"] for v in json.loads(result.stdout)["versions"]} == {"extracted"}
+    assert {v["status"] for v in json.loads(result.stdout)["steps"]["extract"]["versions"]} == {"extracted"}
 
 
 def test_single_revision_means_itself_and_its_predecessor(make_repo, histeg, tmp_path: Path) -> None:
@@ -91,7 +91,7 @@ def test_single_revision_means_itself_and_its_predecessor(make_repo, histeg, tmp
     ids = three_commits(repo)
     out = tmp_path / "out"
     result = histeg("extract", "--repo", str(repo.path), "--versions", "HEAD~1", "--out", str(out), "--json")
-    assert [v["identifier"] for v in json.loads(result.stdout)["versions"]] == ids[:2]
+    assert [v["identifier"] for v in json.loads(result.stdout)["steps"]["extract"]["versions"]] == ids[:2]
     assert not (out / "2").exists()
 
 
@@ -99,9 +99,9 @@ def test_range_and_user_order(make_repo, histeg, tmp_path: Path) -> None:
     repo = make_repo()
     ids = three_commits(repo)
     ranged = json.loads(histeg("extract", "--repo", str(repo.path), "--versions", "HEAD~2..HEAD", "--out", str(tmp_path / "a"), "--json").stdout)
-    assert [v["identifier"] for v in ranged["versions"]] == ids
+    assert [v["identifier"] for v in ranged["steps"]["extract"]["versions"]] == ids
     reverse = histeg("extract", "--repo", str(repo.path), "--versions", ids[2][:8], ids[1], ids[0][:10], "--out", str(tmp_path / "b"), "--json")
-    versions = json.loads(reverse.stdout)["versions"]
+    versions = json.loads(reverse.stdout)["steps"]["extract"]["versions"]
     assert [v["index"] for v in versions] == [2, 1, 0]
     assert [v["comparingAgainstIndex"] for v in versions] == [None, 2, 1]
     changes = validate_output(tmp_path / "b" / "0" / "fileChanges.json")
@@ -125,7 +125,7 @@ def test_merge_commits_keep_both_parents_and_diff_against_list_predecessor(make_
     merge_record = next(c for c in history["commits"] if c["identifier"] == merge)
     assert merge_record["merge"] is True and len(merge_record["parents"]) == 2 and side in merge_record["parents"]
     assert side in [c["identifier"] for c in history["commits"]]
-    versions = json.loads(result.stdout)["versions"]
+    versions = json.loads(result.stdout)["steps"]["extract"]["versions"]
     assert side not in [v["identifier"] for v in versions]  # --all follows first parents
     assert versions[0]["identifier"] == base
     changes = validate_output(out / str(merge_record["index"]) / "fileChanges.json")["changes"]
@@ -168,11 +168,11 @@ def test_url_is_cloned_into_the_output_directory(make_repo, histeg, tmp_path: Pa
     url = repo.path.as_uri()
     result = histeg("extract", "--repo", url, "--versions", "HEAD", "--out", str(out), "--json")
     assert result.code == 0, result.stderr
-    assert [v["identifier"] for v in json.loads(result.stdout)["versions"]] == ids[1:]
+    assert [v["identifier"] for v in json.loads(result.stdout)["steps"]["extract"]["versions"]] == ids[1:]
     assert validate_output(out / "history.json")["repository"]["isUrl"] is True
     new = repo.commit("later", {"pkg/new.py": "N = 1\n"})
     again = histeg("extract", "--repo", url, "--versions", "HEAD", "--out", str(out), "--json")
-    assert [v["identifier"] for v in json.loads(again.stdout)["versions"]] == [ids[2], new]
+    assert [v["identifier"] for v in json.loads(again.stdout)["steps"]["extract"]["versions"]] == [ids[2], new]
 
 
 def test_configuration_layers(make_repo, histeg, tmp_path: Path) -> None:
@@ -193,7 +193,7 @@ def test_configuration_layers(make_repo, histeg, tmp_path: Path) -> None:
     assert version["ignoredFunctionsByName"] == ["__repr__"]
     assert version["ignoredModulesBySuffix"] == ["_pb2"]
     changed = histeg("extract", "--repo", str(repo.path), "--all", "--out", str(out), "--json", "--build", "tox")
-    assert json.loads(changed.stdout)["versions"][0]["status"] == "extracted"
+    assert json.loads(changed.stdout)["steps"]["extract"]["versions"][0]["status"] == "extracted"
     assert validate_output(out / "0" / "version.json")["commandToBuild"] == "tox"
 
 

@@ -1,0 +1,42 @@
+"""Step 2: build commands run in the snapshot; failures and hangs skip the version, not the run."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import validate_output
+
+
+def test_build_success_failure_and_timeout(make_repo, histeg, tmp_path: Path) -> None:
+    repo = make_repo()
+    script = "import sys, time\nmode = open('MODE').read().strip()\nprint('building', mode)\nif mode == 'hang':\n    time.sleep(60)\nsys.exit(0 if mode == 'ok' else 3)\n"
+    repo.commit("ok", {"build.py": script, "MODE": "ok\n"})
+    repo.commit("broken", {"MODE": "broken\n"})
+    repo.commit("hangs", {"MODE": "hang\n"})
+    repo.commit("ok again", {"MODE": "ok\n"})
+    out = tmp_path / "out"
+    config = tmp_path / "histeg.toml"
+    config.write_text("[tool.histeg]\nbuild-timeout = 2\n")
+    result = histeg("build", "--repo", str(repo.path), "--all", "--out", str(out), "--build", "python3 build.py > built.txt",
+                    "--config", str(config), "--json")
+    assert result.code == 1, result.stderr
+    summary = json.loads(result.stdout)
+    assert [b["status"] for b in summary["steps"]["build"]] == ["succeeded", "failed", "timedOut", "succeeded"]
+    assert [f["index"] for f in summary["failedVersions"]] == [1, 2]
+    assert "version 1: build failed" in result.stderr
+    for index in range(4):
+        validate_output(out / str(index) / "build.json")
+    assert (out / "0" / "snapshot" / "built.txt").read_text() == "building ok\n"
+    assert validate_output(out / "1" / "build.json")["exitCode"] == 3
+    again = histeg("build", "--repo", str(repo.path), "--all", "--out", str(out), "--build", "python3 build.py > built.txt",
+                   "--config", str(config), "--json")
+    assert all(b["reused"] for b in json.loads(again.stdout)["steps"]["build"])
+
+
+def test_no_build_command_is_nothing_to_do(make_repo, histeg, tmp_path: Path) -> None:
+    repo = make_repo()
+    repo.commit("one", {"a.py": "A = 1\n"})
+    result = histeg("build", "--repo", str(repo.path), "--all", "--out", str(tmp_path / "out"), "--json")
+    assert result.code == 0, result.stderr
+    assert json.loads(result.stdout)["steps"]["build"][0]["status"] == "nothingToDo"
