@@ -1,0 +1,13 @@
+from casino.casino import Casino
+from casino.croupier import Croupier
+
+
+def test_croupiers_with_the_same_seed_spin_alike():
+    first, second = Croupier(Casino.SEED), Croupier(Casino.SEED)
+    assert [first.spin() for _ in range(200)] == [second.spin() for _ in range(200)]
+
+
+def test_the_house_wins_most_rounds():
+    croupier = Croupier(Casino.SEED)
+    wins = sum(croupier.spin() for _ in range(1000))
+    assert 0 < wins < 200
