@@ -29,6 +29,7 @@ FIRST_COMMIT_DATE = datetime.fromisoformat("2024-01-01T12:00:00+00:00")
 STEP_INTERVAL = timedelta(hours=1)
 FILE_MODE = 0o644
 
+BUILD_LEFTOVERS = ("__pycache__", ".pytest_cache")  # appear when a step's files are run in place; never part of a sample
 STEP_FOLDER = re.compile(r"^(\d{2})-[a-z0-9][a-z0-9-]*$")
 GIT_OPTIONS = (
     "-c", "init.defaultBranch=main",
@@ -91,10 +92,13 @@ def _read_step(folder: Path) -> Step:
     files_dir = folder / "files"
     if files_dir.is_dir():
         for source in sorted(files_dir.rglob("*")):
+            relative = source.relative_to(files_dir)
+            if any(part in BUILD_LEFTOVERS for part in relative.parts):
+                continue
             if source.is_symlink():
-                raise HistegError(f"step {folder.name}: {source.relative_to(files_dir)} is a symbolic link; samples hold regular files only")
+                raise HistegError(f"step {folder.name}: {relative} is a symbolic link; samples hold regular files only")
             if source.is_file():
-                files[_repository_path(folder, source.relative_to(files_dir).as_posix())] = source
+                files[_repository_path(folder, relative.as_posix())] = source
     deleted_file = folder / "deleted.txt"
     deleted: tuple[str, ...] = ()
     if deleted_file.is_file():

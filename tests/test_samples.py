@@ -273,3 +273,53 @@ def test_command_line_reports_errors_in_one_line(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert result.stdout == ""
     assert result.stderr.count("\n") == 1 and "unknown sample 'roulette'" in result.stderr
+
+
+# --- the step format, on a sample written here ----------------------------------------------------
+
+
+def write_step(root: Path, folder: str, message: str, files: dict[str, str], deleted: list[str] = ()) -> None:
+    step = root / "tiny" / "steps" / folder
+    for path, text in files.items():
+        (step / "files" / path).parent.mkdir(parents=True, exist_ok=True)
+        (step / "files" / path).write_text(text)
+    step.mkdir(parents=True, exist_ok=True)
+    (step / "message.txt").write_text(message)
+    if deleted:
+        (step / "deleted.txt").write_text("\n".join(deleted) + "\n")
+
+
+def test_steps_add_change_and_delete_files_and_skip_build_leftovers(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import histeg.samples
+
+    root = tmp_path / "samples"
+    write_step(root, "00-start", "Start\n", {"a.txt": "one\n", "pkg/b.py": "x = 1\n", "pkg/__pycache__/b.cpython-312.pyc": "junk"})
+    write_step(root, "01-change", "Change b, drop a\n\n# not a comment for git\n", {"pkg/b.py": "x = 2\n"}, deleted=["a.txt"])
+    monkeypatch.setattr(histeg.samples, "SAMPLES_ROOT", root)
+    assert available_samples() == ["tiny"]
+    repository = build_sample("tiny", tmp_path / "repo")
+    first, second = git(repository, "rev-list", "--reverse", "main").split()
+    assert git(repository, "ls-tree", "-r", "--name-only", first).split() == ["a.txt", "pkg/b.py"]
+    assert git(repository, "ls-tree", "-r", "--name-only", second).split() == ["pkg/b.py"]
+    assert git(repository, "show", f"{second}:pkg/b.py") == "x = 2\n"
+    assert git(repository, "log", "-1", "--format=%B", second).strip() == "Change b, drop a\n\n# not a comment for git"
+
+
+@pytest.mark.parametrize(
+    ("folder", "files", "deleted", "message"),
+    [
+        ("01-skipped-number", {"a.txt": "x"}, [], "should be named 00-<slug>"),
+        ("00-escape", {"a.txt": "x"}, ["../outside"], "must stay inside the repository"),
+        ("00-nothing", {}, [], "change anything"),
+        ("00-deletes-nothing-there", {"a.txt": "x"}, ["b.txt"], "does not exist at that point"),
+    ],
+)
+def test_malformed_steps_are_refused_and_leave_nothing_behind(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, folder: str, files: dict[str, str], deleted: list[str], message: str) -> None:
+    import histeg.samples
+
+    root = tmp_path / "samples"
+    write_step(root, folder, "Step\n", files, deleted)
+    monkeypatch.setattr(histeg.samples, "SAMPLES_ROOT", root)
+    with pytest.raises(HistegError, match=re.escape(message)):
+        build_sample("tiny", tmp_path / "repo")
+    assert not (tmp_path / "repo").exists()
