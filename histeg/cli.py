@@ -142,3 +142,9 @@ def main(argv: list[str] | None = None) -> None:
         click.echo("histeg: interrupted", err=True)
         sys.exit(130)
     sys.exit(0)
+
+
+from histeg.trace_cli import exec_command, trace  # noqa: E402
+
+cli.add_command(trace)
+cli.add_command(exec_command)

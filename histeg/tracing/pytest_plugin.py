@@ -1,5 +1,57 @@
 """pytest plugin: labels traced entry points with the running test's node id.
 
-Loaded in every pytest run of the environment (``pytest11`` entry point), so it
-does nothing at all unless tracing is active in the process.
+Loaded in every pytest run of the environment (``pytest11`` entry point, or
+``pytest -p histeg``). Unless tracing is active in the process when pytest
+configures itself, it registers nothing and does nothing. When active, every
+root call started during a test's setup, call or teardown is labelled with
+the node id and the phase, and each phase's outcome is recorded, so traces
+of two versions can be matched test by test.
 """
+
+from __future__ import annotations
+
+from collections.abc import Generator
+
+import pytest
+
+from histeg.tracing import session
+
+PLUGIN_NAME = "histeg-trace-labels"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    collector = session.active()
+    if collector is not None and not config.pluginmanager.has_plugin(PLUGIN_NAME):
+        config.pluginmanager.register(TestLabels(collector), PLUGIN_NAME)
+
+
+class TestLabels:
+    """The hooks that exist only while tracing."""
+
+    __test__ = False  # not a test class, despite the name
+
+    def __init__(self, collector: object) -> None:
+        self.collector = collector
+
+    def _labelled(self, item: pytest.Item, phase: str) -> Generator[None, None, None]:
+        self.collector.set_label(item.nodeid, phase)
+        try:
+            yield
+        finally:
+            self.collector.set_label(None)
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> Generator[None, None, None]:
+        yield from self._labelled(item, "setup")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item) -> Generator[None, None, None]:
+        yield from self._labelled(item, "call")
+
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_teardown(self, item: pytest.Item) -> Generator[None, None, None]:
+        yield from self._labelled(item, "teardown")
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        outcome = "xfailed" if getattr(report, "wasxfail", None) is not None and report.skipped else report.outcome
+        self.collector.record_outcome(report.nodeid, report.when, outcome)

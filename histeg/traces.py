@@ -1,0 +1,371 @@
+"""Reading ``.htrace`` files: entry points (traces) as call trees.
+
+The file format is described in output_schema/trace-format.md and written by
+``histeg.tracing.format``. A file whose end record is missing (the process
+was killed) is read up to its last complete record and reported as
+``truncated``; a file that is not a trace or is damaged raises a one-line
+``HistegError``.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import zlib
+from array import array
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+from histeg.errors import HistegError
+from histeg.tracing import format as fmt
+
+READ_BLOCK = 1 << 20
+
+
+@dataclass(frozen=True)
+class Value:
+    """An abstracted value: type name and repr (None where the type keeps the default repr)."""
+
+    type: str
+    repr: str | None
+
+    def __str__(self) -> str:
+        return self.type if self.repr is None else f"{self.type} {self.repr}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "repr": self.repr}
+
+
+@dataclass(frozen=True)
+class Function:
+    ident: str
+    file: str
+    first_line: int
+    kind: str  # "function", "generator", "coroutine", "async generator"
+    params: tuple[str, ...]
+
+
+@dataclass(eq=False)
+class Call:
+    """One call of an instrumented function (all activations of a generator or coroutine)."""
+
+    function: Function
+    thread: int
+    lines: list[int] = field(default_factory=list)
+    """Executed lines, as offsets from the function's first line (``co_firstlineno``)."""
+    children: list[tuple[int, Call]] = field(default_factory=list)
+    """Nested calls with the number of this call's lines executed before each started."""
+    params: list[Value | None] = field(default_factory=list)
+    returned: Value | None = None
+    raised: Value | None = None
+    yielded: list[Value | None] = field(default_factory=list)
+    ended: bool = False
+    """False when the call was still running (or suspended) when the trace ended."""
+    label: str | None = None
+    """The entry point's label (a pytest node id), on root calls only."""
+    phase: str | None = None
+
+    def walk(self) -> Iterator[Call]:
+        yield self
+        for _, child in self.children:
+            yield from child.walk()
+
+    def to_json(self) -> dict[str, Any]:
+        """The nested form of thesis figure 4.6: lines with the child calls in place."""
+        trace: list[Any] = []
+        children = iter(self.children)
+        pending = next(children, None)
+        for index in range(len(self.lines) + 1):
+            while pending is not None and pending[0] == index:
+                trace.append(pending[1].to_json())
+                pending = next(children, None)
+            if index < len(self.lines):
+                trace.append(self.lines[index])
+        data: dict[str, Any] = {
+            "called": self.function.ident,
+            "kind": self.function.kind,
+            "file": self.function.file,
+            "firstLine": self.function.first_line,
+            "thread": self.thread,
+            "calledWithParameters": [_value_json(name, value) for name, value in zip(self.function.params, self.params)],
+            "trace": trace,
+            "returned": None if self.returned is None else self.returned.to_json(),
+            "raised": None if self.raised is None else self.raised.to_json(),
+            "ended": self.ended,
+        }
+        if self.yielded:
+            data["yielded"] = [None if value is None else value.to_json() for value in self.yielded]
+        if self.label is not None:
+            data["entryPoint"] = {"label": self.label, "phase": self.phase}
+        return data
+
+
+def _value_json(name: str, value: Value | None) -> dict[str, Any]:
+    return {"name": name, **({"type": None, "repr": None} if value is None else value.to_json())}
+
+
+@dataclass
+class Trace:
+    """Everything one traced process recorded."""
+
+    path: Path
+    meta: dict[str, Any]
+    version: int
+    entry_points: list[Call]
+    threads: dict[int, tuple[int, str]]
+    """Thread index -> (thread ident, thread name)."""
+    outcomes: dict[str, dict[str, str]]
+    """pytest node id -> {phase: outcome}."""
+    line_events: int
+    truncated: bool
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schemaVersion": 1,
+            "formatVersion": self.version,
+            "meta": self.meta,
+            "truncated": self.truncated,
+            "lineEvents": self.line_events,
+            "threads": [{"index": index, "ident": ident, "name": name} for index, (ident, name) in sorted(self.threads.items())],
+            "outcomes": self.outcomes,
+            "traces": [call.to_json() for call in self.entry_points],
+        }
+
+
+def read_trace(path: Path, build: bool = True) -> Trace:
+    """Read a whole trace file; ``build=False`` only counts (fast enough for benchmarks)."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as handle:
+            return _Reader(path, handle, build).read()
+    except OSError as exc:
+        raise HistegError(f"cannot read trace file {path}: {exc.strerror}") from None
+
+
+def trace_files(directory: Path) -> list[Path]:
+    """The trace files of a traces directory, oldest first (by name is by pid, so by mtime)."""
+    return sorted(Path(directory).glob("*.htrace"), key=lambda p: (p.stat().st_mtime_ns, p.name))
+
+
+class _NeedMore(Exception):
+    """A record continues past the data decoded so far."""
+
+
+class _Reader:
+    def __init__(self, path: Path, handle: BinaryIO, build: bool) -> None:
+        self.path = path
+        self.handle = handle
+        self.build = build
+        self.functions: dict[int, Function] = {}
+        self.values: dict[int, Value] = {}
+        self.labels: dict[int, tuple[str, str]] = {}
+        self.threads: dict[int, tuple[int, str]] = {}
+        self.stacks: dict[int, list[Call]] = {}
+        self.generators: dict[int, Call] = {}
+        self.outcomes: dict[str, dict[str, str]] = {}
+        self.roots: list[Call] = []
+        self.line_events = 0
+
+    def fail(self, why: str) -> HistegError:
+        return HistegError(f"corrupt trace file {self.path}: {why}")
+
+    def read(self) -> Trace:
+        version, meta, rest = self._header()
+        decompressor = zlib.decompressobj()
+        data = bytearray(self._inflate(decompressor, rest))
+        pos = 0
+        ended = False
+        while not ended:
+            try:
+                pos, ended = self._record(data, pos)
+                continue
+            except (_NeedMore, IndexError):
+                pass
+            block = self.handle.read(READ_BLOCK)
+            if not block:
+                break
+            del data[:pos]
+            pos = 0
+            data += self._inflate(decompressor, block)
+        return Trace(self.path, meta, version, self.roots, self.threads, self.outcomes, self.line_events, truncated=not ended)
+
+    def _inflate(self, decompressor: Any, block: bytes) -> bytes:
+        try:
+            return decompressor.decompress(block)
+        except zlib.error as exc:
+            raise self.fail(f"compressed data damaged ({exc})") from None
+
+    def _header(self) -> tuple[int, dict[str, Any], bytes]:
+        head = self.handle.read(READ_BLOCK)
+        if not head.startswith(fmt.MAGIC):
+            raise HistegError(f"{self.path} is not a histeg trace file")
+        if len(head) <= len(fmt.MAGIC):
+            raise self.fail("header cut short")
+        version = head[len(fmt.MAGIC)]
+        if version != fmt.FORMAT_VERSION:
+            raise HistegError(f"trace file {self.path} has format version {version}; this histeg reads version {fmt.FORMAT_VERSION}")
+        try:
+            size, pos = _varint(head, len(fmt.MAGIC) + 1)
+            meta = json.loads(bytes(head[pos : pos + size]))
+        except (IndexError, ValueError):
+            raise self.fail("header cut short or damaged") from None
+        return version, meta, head[pos + size :]
+
+    def _record(self, data: bytearray, pos: int) -> tuple[int, bool]:
+        if pos >= len(data):
+            raise _NeedMore
+        tag = data[pos]
+        pos += 1
+        if tag == fmt.REC_CHUNK:
+            index, pos = _varint(data, pos)
+            size, pos = _varint(data, pos)
+            if pos + size > len(data):
+                raise _NeedMore
+            words = array("H", bytes(data[pos : pos + size]))
+            if sys.byteorder == "big":
+                words.byteswap()
+            self._events(index, words)
+            return pos + size, False
+        if tag == fmt.REC_VALUE:
+            value_id, pos = _varint(data, pos)
+            type_name, pos = _text(data, pos)
+            has_repr = data[pos]
+            pos += 1
+            rep = None
+            if has_repr:
+                rep, pos = _text(data, pos)
+            self.values[value_id] = Value(type_name, rep)
+            return pos, False
+        if tag == fmt.REC_FUNC:
+            func_id, pos = _varint(data, pos)
+            ident, pos = _text(data, pos)
+            relpath, pos = _text(data, pos)
+            first, pos = _varint(data, pos)
+            flags, pos = _varint(data, pos)
+            count, pos = _varint(data, pos)
+            names = []
+            for _ in range(count):
+                name, pos = _text(data, pos)
+                names.append(name)
+            self.functions[func_id] = Function(ident, relpath, first, _kind(flags), tuple(names))
+            return pos, False
+        if tag == fmt.REC_LABEL:
+            label_id, pos = _varint(data, pos)
+            nodeid, pos = _text(data, pos)
+            phase, pos = _text(data, pos)
+            self.labels[label_id] = (nodeid, phase)
+            return pos, False
+        if tag == fmt.REC_OUTCOME:
+            nodeid, pos = _text(data, pos)
+            phase, pos = _text(data, pos)
+            outcome, pos = _text(data, pos)
+            self.outcomes.setdefault(nodeid, {})[phase] = outcome
+            return pos, False
+        if tag == fmt.REC_THREAD:
+            index, pos = _varint(data, pos)
+            ident, pos = _varint(data, pos)
+            name, pos = _text(data, pos)
+            self.threads[index] = (ident, name)
+            return pos, False
+        if tag == fmt.REC_END:
+            _, pos = _varint(data, pos)
+            return pos, True
+        raise self.fail(f"unknown record type {tag:#04x}")
+
+    def _events(self, thread: int, words: array) -> None:
+        """Replay one chunk of a thread's event stream onto its call stack."""
+        stack = self.stacks.setdefault(thread, [])
+        build = self.build
+        values = self.values
+        n = len(words)
+        i = 0
+        lines = stack[-1].lines if stack and build else None
+        first = stack[-1].function.first_line if stack else 0
+        events = 0
+        try:
+            while i < n:
+                word = words[i]
+                if word <= fmt.MAX_LINE:
+                    i += 1
+                    if stack:
+                        events += 1
+                        if lines is not None:
+                            lines.append(word - first)
+                    continue
+                if word & 0xFFF8 == fmt.OP_CALL:
+                    function = self.functions[words[i + 1] | words[i + 2] << 16]
+                    i += 3
+                    call = Call(function, thread)
+                    if word & fmt.CALL_ROOT:
+                        label = self.labels.get(words[i] | words[i + 1] << 16)
+                        if label is not None:
+                            call.label, call.phase = label
+                        i += 2
+                    if word & fmt.CALL_GEN:
+                        self.generators[words[i] | words[i + 1] << 16] = call
+                        i += 2
+                    count = words[i]
+                    i += 1
+                    if build:
+                        call.params = [values.get(words[j] | words[j + 1] << 16) for j in range(i, i + 2 * count, 2)]
+                        if stack:
+                            parent = stack[-1]
+                            parent.children.append((len(parent.lines), call))
+                        else:
+                            self.roots.append(call)
+                    i += 2 * count
+                    stack.append(call)
+                elif word == fmt.OP_RESUME:
+                    call = self.generators[words[i + 1] | words[i + 2] << 16]
+                    i += 3
+                    stack.append(call)
+                elif word in (fmt.OP_RETURN, fmt.OP_RAISE, fmt.OP_YIELD):
+                    value = values.get(words[i + 1] | words[i + 2] << 16)
+                    i += 3
+                    call = stack.pop()
+                    if word == fmt.OP_YIELD:
+                        if build:
+                            call.yielded.append(value)
+                        continue
+                    call.ended = True
+                    if word == fmt.OP_RETURN:
+                        call.returned = value
+                    else:
+                        call.raised = value
+                else:
+                    raise self.fail(f"unknown event {word:#06x} in thread {thread}")
+                lines = stack[-1].lines if stack and build else None
+                first = stack[-1].function.first_line if stack else 0
+        except (IndexError, KeyError) as exc:
+            raise self.fail(f"inconsistent event stream in thread {thread} ({type(exc).__name__})") from None
+        finally:
+            self.line_events += events
+
+
+def _kind(flags: int) -> str:
+    generator = flags & fmt.FUNC_GENERATOR
+    coroutine = flags & fmt.FUNC_COROUTINE
+    if generator and coroutine:
+        return "async generator"
+    return "generator" if generator else "coroutine" if coroutine else "function"
+
+
+def _varint(data: bytes | bytearray, pos: int) -> tuple[int, int]:
+    result = 0
+    shift = 0
+    while True:
+        byte = data[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return result, pos
+        shift += 7
+
+
+def _text(data: bytes | bytearray, pos: int) -> tuple[str, int]:
+    size, pos = _varint(data, pos)
+    if pos + size > len(data):
+        raise _NeedMore
+    return bytes(data[pos : pos + size]).decode("utf-8", "surrogatepass"), pos + size

@@ -1,0 +1,99 @@
+"""Switching the tracer on: a config file, an environment, and start/stop.
+
+Contract: with ``hook_dir()`` first on ``PYTHONPATH`` and ``HISTEG_TRACE_CONFIG``
+naming a JSON ``TraceConfig``, every Python process (subprocesses included,
+they inherit the environment) traces from start-up and writes
+``<trace_dir>/<pid>-<random>.htrace``. ``start``/``stop`` do the same in-process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from histeg.tracing.session import CONFIG_ENV
+
+HASH_SEED = "0"
+CONFIG_VERSION = 1
+
+
+def hook_dir() -> Path:
+    """The directory to put first on ``PYTHONPATH``: it holds the ``sitecustomize`` hook."""
+    return Path(__file__).resolve().parent / "hook"
+
+
+@dataclass
+class TraceConfig:
+    """What to trace in a run and where the trace goes."""
+
+    root: str
+    """Absolute path of the version snapshot; sources and tests are relative to it."""
+    sources: list[str]
+    tests: list[str]
+    trace_dir: str
+    ignore_prefixes: list[str] = field(default_factory=list)
+    ignore_suffixes: list[str] = field(default_factory=list)
+    ignore_directories: list[str] = field(default_factory=list)
+    ignore_functions: list[str] = field(default_factory=lambda: ["__repr__", "__str__", "__hash__", "__eq__"])
+    capture_values: bool = True
+    label: str | None = None
+    """An optional name of the run, stored in every trace file's header."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {"configVersion": CONFIG_VERSION, **asdict(self)}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> TraceConfig:
+        known = {f.name for f in fields(cls)}
+        missing = [name for name in ("root", "sources", "tests", "trace_dir") if name not in data]
+        if missing:
+            raise ValueError(f"trace config lacks {', '.join(missing)}")
+        return cls(**{key: value for key, value in data.items() if key in known})
+
+    def write(self, path: Path) -> None:
+        path = Path(path)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
+        tmp.write_text(json.dumps(self.to_json(), indent=2) + "\n", encoding="utf-8")
+        os.replace(tmp, path)
+
+    @classmethod
+    def read(cls, path: Path) -> TraceConfig:
+        return cls.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+def traced_environment(config_path: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of a traced run: hook first on PYTHONPATH, config named, hash seed pinned."""
+    env = dict(os.environ if base is None else base)
+    hook = str(hook_dir())
+    rest = [part for part in env.get("PYTHONPATH", "").split(os.pathsep) if part and part != hook]
+    env["PYTHONPATH"] = os.pathsep.join([hook, *rest])
+    env[CONFIG_ENV] = str(Path(config_path).resolve())
+    env["PYTHONHASHSEED"] = HASH_SEED
+    return env
+
+
+def start(config: TraceConfig) -> Any:
+    """Trace this process from now on; returns the collector (``stop()`` ends it)."""
+    from histeg.tracing import session
+
+    return session.begin(config.to_json())
+
+
+def stop() -> str | None:
+    """Stop tracing and close the file; returns its path (None when not tracing)."""
+    from histeg.tracing import session
+
+    return session.end()
+
+
+def active() -> Any:
+    """The running collector, or None."""
+    from histeg.tracing import session
+
+    return session.active()

@@ -1,0 +1,154 @@
+"""The ``.htrace`` file format (documented in output_schema/trace-format.md) and its writer.
+
+A file is a short header (magic, version, JSON metadata) followed by one zlib
+stream of records. The stream is sync-flushed after every batch of records,
+so a process killed mid-run leaves a file that decodes up to the last batch.
+Calls are not records of their own: each thread has an event stream of
+16-bit words (line numbers and call/return markers) shipped in chunks, so
+the hot path of the tracer is a single ``array.append``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import zlib
+from _thread import allocate_lock
+
+MAGIC = b"HTRACE\x00"
+FORMAT_VERSION = 1
+
+# Words of a thread's event stream (unsigned 16-bit, little-endian on disk).
+MAX_LINE = 0xFFEF
+"""Words 1..MAX_LINE are executed line numbers (absolute, as in ``co_lines``)."""
+OP_CALL = 0xFFF0
+"""A call starts. Followed by function id (2 words), [label id (2 words) if ROOT], [generator call id (2 words) if GEN], parameter count (1 word), parameter value ids (2 words each)."""
+CALL_ROOT = 0x1
+CALL_GEN = 0x2
+OP_RETURN = 0xFFF8
+"""The running call returned; followed by the value id (2 words)."""
+OP_RAISE = 0xFFF9
+"""The running call was left by an exception; followed by the exception's value id (2 words)."""
+OP_YIELD = 0xFFFA
+"""The running generator/coroutine call is suspended; followed by the yielded value id (2 words)."""
+OP_RESUME = 0xFFFB
+"""A suspended call resumes on this thread; followed by its generator call id (2 words)."""
+
+# Record tags of the zlib stream.
+REC_FUNC = 0x46  # F: id, identifier, relative path, first line, flags, parameter names
+REC_VALUE = 0x56  # V: id, type name, has-repr flag, repr
+REC_LABEL = 0x4C  # L: id, node id, phase
+REC_OUTCOME = 0x4F  # O: node id, phase, outcome
+REC_THREAD = 0x54  # T: index, thread ident, name
+REC_CHUNK = 0x43  # C: thread index, byte length, words
+REC_END = 0x45  # E: number of chunks written (clean end of trace)
+
+FUNC_GENERATOR = 0x1
+FUNC_COROUTINE = 0x2
+
+_BIG_ENDIAN = sys.byteorder == "big"
+
+
+def varint(value: int) -> bytes:
+    """Unsigned LEB128."""
+    out = bytearray()
+    while value > 0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def text(value: str) -> bytes:
+    data = value.encode("utf-8", "surrogatepass")
+    return varint(len(data)) + data
+
+
+class TraceWriter:
+    """Appends records to a trace file; thread-safe; memory bounded by ``batch_bytes``."""
+
+    def __init__(self, path: str, meta: dict, level: int = 1, batch_bytes: int = 1 << 16) -> None:
+        self.path = path
+        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        header = json.dumps(meta, sort_keys=True).encode()
+        self._write_raw(MAGIC + bytes([FORMAT_VERSION]) + varint(len(header)) + header)
+        self._compressor = zlib.compressobj(level)
+        self._pending = bytearray()
+        self._batch_bytes = batch_bytes
+        self._lock = allocate_lock()
+        self.chunks = 0
+        self.closed = False
+
+    def _write_raw(self, data: bytes) -> None:
+        view = memoryview(data)
+        while view:
+            written = os.write(self._fd, view)
+            view = view[written:]
+
+    def _add(self, record: bytes) -> None:
+        with self._lock:
+            if self.closed:
+                return
+            self._pending += record
+            if len(self._pending) >= self._batch_bytes:
+                self._flush_locked()
+
+    def _flush_locked(self) -> None:
+        if self._pending:
+            data = self._compressor.compress(self._pending) + self._compressor.flush(zlib.Z_SYNC_FLUSH)
+            self._pending.clear()
+            self._write_raw(data)
+
+    def flush(self) -> None:
+        with self._lock:
+            if not self.closed:
+                self._flush_locked()
+
+    def function(self, func_id: int, ident: str, relpath: str, first_line: int, flags: int, params: tuple[str, ...]) -> None:
+        names = b"".join(text(name) for name in params)
+        self._add(bytes([REC_FUNC]) + varint(func_id) + text(ident) + text(relpath) + varint(first_line) + varint(flags) + varint(len(params)) + names)
+
+    def value(self, value_id: int, type_name: str, rep: str | None) -> None:
+        flag = b"\x00" if rep is None else b"\x01" + text(rep)
+        self._add(bytes([REC_VALUE]) + varint(value_id) + text(type_name) + flag)
+
+    def label(self, label_id: int, nodeid: str, phase: str) -> None:
+        self._add(bytes([REC_LABEL]) + varint(label_id) + text(nodeid) + text(phase))
+
+    def outcome(self, nodeid: str, phase: str, outcome: str) -> None:
+        self._add(bytes([REC_OUTCOME]) + text(nodeid) + text(phase) + text(outcome))
+
+    def thread(self, index: int, ident: int, name: str) -> None:
+        self._add(bytes([REC_THREAD]) + varint(index) + varint(ident) + text(name))
+
+    def chunk(self, thread_index: int, words: bytes) -> None:
+        """``words``: the thread's event stream in native byte order (``array('H').tobytes()``)."""
+        if _BIG_ENDIAN:
+            from array import array
+
+            swapped = array("H", words)
+            swapped.byteswap()
+            words = swapped.tobytes()
+        self.chunks += 1
+        self._add(bytes([REC_CHUNK]) + varint(thread_index) + varint(len(words)) + words)
+
+    def close(self) -> None:
+        """Write the end record; a file without it is reported as truncated."""
+        with self._lock:
+            if self.closed:
+                return
+            self._pending += bytes([REC_END]) + varint(self.chunks)
+            self._flush_locked()
+            self._write_raw(self._compressor.flush(zlib.Z_FINISH))
+            self.closed = True
+            os.close(self._fd)
+
+    def abandon(self) -> None:
+        """Forget this file without writing (a forked child starts its own)."""
+        with self._lock:
+            self.closed = True
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass

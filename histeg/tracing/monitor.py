@@ -1,0 +1,379 @@
+"""The collector: ``sys.monitoring`` callbacks that record instrumented calls.
+
+Cost model (why it is shaped like this):
+
+* ``PY_START`` is the only per-location event enabled globally. It decides
+  once per code object; non-instrumented code gets ``DISABLE`` and never
+  calls back again at that location. Instrumented code objects get LINE,
+  PY_RETURN, PY_YIELD and PY_RESUME enabled locally (``set_local_events``),
+  so only project code pays for line events.
+* ``PY_UNWIND`` and ``PY_THROW`` cannot be enabled per code object; their
+  callbacks return after one dict lookup for code that is not ours.
+* A LINE event is one ``array.append`` of the line number to the thread's
+  event stream. While a single thread runs instrumented code, the LINE
+  callback is bound to that thread's buffer directly; from the moment a
+  second thread does, it looks the buffer up in thread-local storage.
+* Calls, returns, yields and resumptions are markers in the same stream
+  (see ``format.py``), so nesting and the position of a child in its
+  parent's line sequence are implicit, and the collector keeps nothing per
+  finished call. Buffers are shipped to the writer when they reach
+  ``CHUNK_WORDS`` (checked at call events) and whenever a thread's last
+  instrumented call ends.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from _thread import _local, allocate_lock, get_ident
+from array import array
+
+from histeg.tracing import format as fmt
+from histeg.tracing.selection import Selector
+from histeg.tracing.values import abstract
+
+_mon = sys.monitoring
+_E = _mon.events
+DISABLE = _mon.DISABLE
+LOCAL_EVENTS = _E.LINE | _E.PY_RETURN | _E.PY_YIELD | _E.PY_RESUME
+GLOBAL_EVENTS = _E.PY_START | _E.PY_UNWIND | _E.PY_THROW
+CO_VARARGS, CO_VARKEYWORDS = 0x4, 0x8
+CO_GENERATOR, CO_COROUTINE, CO_ASYNC_GENERATOR = 0x20, 0x80, 0x200
+CHUNK_WORDS = 1 << 15
+MAX_CACHED_VALUES = 1 << 16
+"""Value ids are cached up to this many distinct values, then the cache starts over."""
+TOOL_IDS = (4, 3, 5, 2)
+TOOL_NAME = "histeg"
+NO_VALUE = 0
+
+
+class ThreadState:
+    """One thread's call stack and event stream buffer."""
+
+    __slots__ = ("index", "buf", "stack", "muted")
+
+    def __init__(self, index: int) -> None:
+        self.index = index
+        self.buf = array("H")
+        self.stack: list[tuple] = []  # (code, generator call id, frame id)
+        self.muted = False
+
+
+class Collector:
+    """Records instrumented calls of this process into a ``TraceWriter``."""
+
+    def __init__(self, selector: Selector, writer: fmt.TraceWriter, capture_values: bool = True) -> None:
+        self.selector = selector
+        self.writer = writer
+        self.capture_values = capture_values
+        self.tool: int | None = None
+        self.states: list[ThreadState] = []
+        self._codes: dict[int, tuple] = {}  # id(code) -> (code, call prefix, flags, parameter names)
+        self._suspended: dict[int, tuple] = {}  # frame id -> (code, call id, frame id, owner state)
+        self._values: dict[tuple[str, str | None], int] = {}
+        self._value_ids = itertools.count(1)
+        self._func_ids = itertools.count(1)
+        self._gen_ids = itertools.count(1)
+        self._label_ids = itertools.count(1)
+        self._label = 0
+        self._lock = allocate_lock()
+        self._tls = _local()
+        self._owner: ThreadState | None = None
+        self._multi = False
+        self._callbacks = self._make_callbacks()
+
+    # -- lifecycle -----------------------------------------------------------------
+
+    def start(self) -> None:
+        for tool in TOOL_IDS:
+            if _mon.get_tool(tool) is None:
+                _mon.use_tool_id(tool, TOOL_NAME)
+                self.tool = tool
+                break
+        else:
+            raise RuntimeError("histeg: no free sys.monitoring tool id")
+        for event, callback in self._callbacks.items():
+            _mon.register_callback(self.tool, event, callback)
+        _mon.set_events(self.tool, GLOBAL_EVENTS)
+
+    def stop(self) -> None:
+        """Switch monitoring off, ship every buffer and close the file."""
+        tool = self.tool
+        if tool is None:
+            return
+        self.tool = None
+        _mon.set_events(tool, 0)
+        for entry in list(self._codes.values()):
+            _mon.set_local_events(tool, entry[0], 0)
+        for event in (*self._callbacks, _E.LINE):
+            _mon.register_callback(tool, event, None)
+        _mon.free_tool_id(tool)
+        for state in list(self.states):
+            self._ship(state)
+        self.writer.close()
+
+    def after_fork_in_child(self, writer: fmt.TraceWriter) -> None:
+        """A forked child writes its own file; the parent's pending data stays the parent's."""
+        self.writer.abandon()
+        self.writer = writer
+        self.states = []
+        self._suspended.clear()
+        self._owner = None
+        self._multi = False
+        self._tls = _local()
+        self._values.clear()
+        for entry in self._codes.values():
+            self._announce(entry)
+        if self.tool is not None:
+            _mon.register_callback(self.tool, _E.LINE, None)
+            self._callbacks = self._make_callbacks()
+            for event, callback in self._callbacks.items():
+                _mon.register_callback(self.tool, event, callback)
+
+    # -- labels and outcomes (pytest plugin) --------------------------------------
+
+    def set_label(self, nodeid: str | None, phase: str = "") -> None:
+        """Label the entry points that start from now on (None: unlabelled)."""
+        if nodeid is None:
+            self._label = 0
+            return
+        label = next(self._label_ids)
+        self.writer.label(label, nodeid, phase)
+        self._label = label
+
+    def record_outcome(self, nodeid: str, phase: str, outcome: str) -> None:
+        self.writer.outcome(nodeid, phase, outcome)
+
+    # -- internals -----------------------------------------------------------------
+
+    def _new_state(self) -> ThreadState:
+        with self._lock:
+            state = ThreadState(len(self.states))
+            self.states.append(state)
+            thread = _current_thread_name()
+            self.writer.thread(state.index, get_ident(), thread)
+            self._tls.st = state
+            self._tls.buf = state.buf
+            if self._owner is None and not self._multi:
+                self._owner = state
+                _mon.register_callback(self.tool, _E.LINE, _fast_line(state.buf.append))
+            elif not self._multi:
+                self._multi = True
+                _mon.register_callback(self.tool, _E.LINE, _multi_line(self._tls))
+            return state
+
+    def _ship(self, state: ThreadState) -> None:
+        """Move a thread's buffered events to the writer (only called by that thread or at exit)."""
+        buf = state.buf
+        if buf:
+            data = buf.tobytes()
+            del buf[:]
+            self.writer.chunk(state.index, data)
+
+    def _instrument(self, code: object) -> tuple | None:
+        found = self.selector.select(code)
+        if found is None:
+            return None
+        lines = [line for _, _, line in code.co_lines() if line is not None]
+        if lines and max(lines) > fmt.MAX_LINE:
+            return None
+        func_id = next(self._func_ids)
+        flags = code.co_flags
+        kind = (fmt.FUNC_GENERATOR if flags & (CO_GENERATOR | CO_ASYNC_GENERATOR) else 0) | (
+            fmt.FUNC_COROUTINE if flags & (CO_COROUTINE | CO_ASYNC_GENERATOR) else 0
+        )
+        count = code.co_argcount + code.co_kwonlyargcount + bool(flags & CO_VARARGS) + bool(flags & CO_VARKEYWORDS)
+        entry = (code, (fmt.OP_CALL, func_id & 0xFFFF, func_id >> 16), kind, code.co_varnames[:count], found, func_id)
+        self._announce(entry)
+        self._codes[id(code)] = entry
+        _mon.set_local_events(self.tool, code, LOCAL_EVENTS)
+        return entry
+
+    def _announce(self, entry: tuple) -> None:
+        code, _, kind, names, found, func_id = entry
+        self.writer.function(func_id, found[0], found[1], code.co_firstlineno, kind, names)
+
+    def _make_callbacks(self) -> dict[int, object]:
+        """The callbacks, as closures over local names: attribute lookups cost on the hot path."""
+        codes_get = self._codes.get
+        suspended = self._suspended
+        instrument = self._instrument
+        new_state = self._new_state
+        ship = self._ship
+        tls = self._tls
+        values = self._values
+        value_ids = self._value_ids
+        gen_ids = self._gen_ids
+        writer_value = self.writer.value
+        capture = self.capture_values
+        getframe = sys._getframe
+        collector = self
+
+        def value_id(value: object) -> int:
+            key = abstract(value)
+            found = values.get(key)
+            if found is None:
+                if len(values) >= MAX_CACHED_VALUES:
+                    values.clear()
+                found = values[key] = next(value_ids)
+                writer_value(found, key[0], key[1])
+            return found
+
+        def ended(state: ThreadState, op: int, value: object) -> None:
+            """Write RETURN/RAISE/YIELD with the value, captured with monitoring muted for this thread."""
+            buf = state.buf
+            if capture:
+                mark = len(buf)
+                state.muted = True
+                try:
+                    vid = value_id(value)
+                finally:
+                    state.muted = False
+                    if len(buf) != mark:
+                        del buf[mark:]
+            else:
+                vid = NO_VALUE
+            buf.extend((op, vid & 0xFFFF, vid >> 16))
+            if not state.stack or len(buf) > CHUNK_WORDS:
+                ship(state)
+
+        def py_start(code: object, offset: int) -> object:
+            entry = codes_get(id(code))
+            if entry is None:
+                entry = instrument(code)
+                if entry is None:
+                    return DISABLE
+            try:
+                state = tls.st
+            except AttributeError:
+                state = new_state()
+            if state.muted:
+                return None
+            stack = state.stack
+            buf = state.buf
+            words = list(entry[1])
+            if not stack:
+                words[0] |= fmt.CALL_ROOT
+                label = collector._label
+                words += (label & 0xFFFF, label >> 16)
+            if entry[2] & fmt.FUNC_GENERATOR or entry[2] & fmt.FUNC_COROUTINE:
+                words[0] |= fmt.CALL_GEN
+                call_id = next(gen_ids)
+                words += (call_id & 0xFFFF, call_id >> 16)
+                stack.append((code, call_id, id(getframe(1))))
+            else:
+                stack.append((code, 0, 0))
+            names = entry[3]
+            if capture and names:
+                words.append(len(names))
+                mark = len(buf)
+                state.muted = True
+                try:
+                    local = getframe(1).f_locals
+                    for name in names:
+                        vid = value_id(local[name]) if name in local else NO_VALUE
+                        words += (vid & 0xFFFF, vid >> 16)
+                finally:
+                    state.muted = False
+                    if len(buf) != mark:
+                        del buf[mark:]
+            else:
+                words.append(0)
+            buf.extend(words)
+            if len(buf) > CHUNK_WORDS:
+                ship(state)
+            return None
+
+        def current(code: object) -> ThreadState | None:
+            """The thread's state if ``code`` is its running call (else events of frames we never saw)."""
+            try:
+                state = tls.st
+            except AttributeError:
+                return None
+            if state.muted or not state.stack:
+                return None
+            top = state.stack[-1]
+            if top[0] is not code or (top[2] and top[2] != id(getframe(2))):
+                return None
+            return state
+
+        def py_return(code: object, offset: int, value: object) -> None:
+            state = current(code)
+            if state is not None:
+                state.stack.pop()
+                ended(state, fmt.OP_RETURN, value)
+
+        def py_yield(code: object, offset: int, value: object) -> None:
+            state = current(code)
+            if state is not None:
+                top = state.stack.pop()
+                suspended[top[2]] = (*top, state)
+                ended(state, fmt.OP_YIELD, value)
+
+        def resume(code: object) -> None:
+            entry = suspended.pop(id(getframe(2)), None)
+            if entry is None or entry[0] is not code:
+                return
+            try:
+                state = tls.st
+            except AttributeError:
+                state = new_state()
+            if state.muted:
+                return
+            owner = entry[3]
+            if owner is not state:
+                ship(owner)  # its START must precede this RESUME in the file
+            state.stack.append(entry[:3])
+            call_id = entry[1]
+            state.buf.extend((fmt.OP_RESUME, call_id & 0xFFFF, call_id >> 16))
+
+        def py_resume(code: object, offset: int) -> None:
+            resume(code)
+
+        def py_throw(code: object, offset: int, exc: BaseException) -> None:
+            if codes_get(id(code)) is not None:
+                resume(code)
+
+        def py_unwind(code: object, offset: int, exc: BaseException) -> None:
+            if codes_get(id(code)) is None:
+                return
+            state = current(code)
+            if state is not None:
+                state.stack.pop()
+                ended(state, fmt.OP_RAISE, exc)
+
+        return {
+            _E.PY_START: py_start,
+            _E.PY_RETURN: py_return,
+            _E.PY_YIELD: py_yield,
+            _E.PY_RESUME: py_resume,
+            _E.PY_THROW: py_throw,
+            _E.PY_UNWIND: py_unwind,
+        }
+
+
+def _fast_line(append: object) -> object:
+    def line(code: object, line_number: int) -> None:
+        append(line_number)
+
+    return line
+
+
+def _multi_line(tls: object) -> object:
+    def line(code: object, line_number: int) -> None:
+        try:
+            tls.buf.append(line_number)
+        except AttributeError:
+            pass
+
+    return line
+
+
+def _current_thread_name() -> str:
+    """The ``threading`` name without creating a dummy Thread for foreign threads."""
+    threading = sys.modules.get("threading")
+    if threading is None:
+        return "MainThread"
+    thread = getattr(threading, "_active", {}).get(get_ident())
+    return thread.name if thread is not None else ""
+

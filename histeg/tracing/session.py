@@ -1,0 +1,97 @@
+"""The tracing session of this process: one collector, one file, closed at exit.
+
+Imported by the start-up hook of every traced process, so it only needs the
+standard library modules that start-up loads anyway (``activation`` holds the
+dataclass-based API for histeg's own side).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import sys
+
+CONFIG_ENV = "HISTEG_TRACE_CONFIG"
+
+_collector = None
+
+
+def trace_file_name(directory: str) -> str:
+    """``<pid>-<random>.htrace``: one file per process, never overwritten."""
+    return os.path.join(directory, f"{os.getpid()}-{os.urandom(4).hex()}.htrace")
+
+
+def begin(settings: dict):  # noqa: ANN201 - returns the Collector
+    """Start tracing with a ``TraceConfig.to_json()`` mapping (idempotent)."""
+    global _collector
+    if _collector is not None:
+        return _collector
+    from histeg.tracing.format import TraceWriter
+    from histeg.tracing.monitor import Collector
+    from histeg.tracing.selection import Selector
+
+    selector = Selector(
+        settings["root"],
+        settings["sources"],
+        settings["tests"],
+        settings.get("ignore_prefixes", ()),
+        settings.get("ignore_suffixes", ()),
+        settings.get("ignore_directories", ()),
+        settings.get("ignore_functions", ()),
+    )
+    trace_dir = settings["trace_dir"]
+    capture = bool(settings.get("capture_values", True))
+    os.makedirs(trace_dir, exist_ok=True)
+
+    def new_writer() -> TraceWriter:
+        meta = {
+            "pid": os.getpid(),
+            "python": sys.version.split()[0],
+            "root": settings["root"],
+            "label": settings.get("label"),
+            "argv": list(getattr(sys, "argv", [])),
+            "captureValues": capture,
+        }
+        return TraceWriter(trace_file_name(trace_dir), meta)
+
+    collector = Collector(selector, new_writer(), capture)
+    collector.start()
+    _collector = collector
+    atexit.register(end)
+
+    def in_child() -> None:
+        if _collector is collector:
+            collector.after_fork_in_child(new_writer())
+
+    os.register_at_fork(after_in_child=in_child)
+    return collector
+
+
+def end() -> str | None:
+    """Stop tracing and close the file; returns its path (None when not tracing)."""
+    global _collector
+    collector, _collector = _collector, None
+    if collector is None:
+        return None
+    collector.stop()
+    return collector.writer.path
+
+
+def active():  # noqa: ANN201
+    """The running collector, or None: the pytest plugin stays inert without one."""
+    return _collector
+
+
+def begin_from_environment() -> None:
+    """The start-up hook's entry: a broken config is reported once on stderr, never fatal."""
+    path = os.environ.get(CONFIG_ENV)
+    if not path:
+        return
+    try:
+        import json
+
+        with open(path, encoding="utf-8") as handle:
+            settings = json.load(handle)
+        begin(settings)
+    except Exception as exc:  # never break the traced program
+        sys.stderr.write(f"histeg: tracing disabled: {type(exc).__name__}: {exc} (config {path})\n")
