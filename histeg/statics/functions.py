@@ -135,7 +135,7 @@ def _definitions(source: SourceFile, tree: ast.Module, text: bytes, settings: Ve
         for node in _nested_definitions(body):
             qualname = _qualname(scope, node.name, declared_global)
             record = None
-            if not (isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and is_ignored_function(node.name, settings.ignore)):
+            if not (isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and is_ignored_function(node.name, qualname, settings.ignore)):
                 record = _record(source, scope, node, qualname)
             definition = Definition(record, node, scope, source, qualname)
             found.append(definition)

@@ -1,0 +1,1 @@
+"""Running a version's trace commands (its tests, modules, shell commands) under the tracer."""

@@ -1,0 +1,78 @@
+"""The commands whose runs produce a version's traces.
+
+A version is traced by running its pytest suite (the default), a module's
+``__main__`` (``--run-main``) or any shell command (``--run``), each in the
+snapshot with the tracing environment. Labels name the runs' log and config
+files and are stored in every trace file's header, so they are unique and
+safe as file names.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+CommandKind = Literal["pytest", "main", "shell"]
+PYTEST_FLAGS = ("-q", "-p", "no:cacheprovider")
+
+
+@dataclass(frozen=True)
+class TraceCommand:
+    kind: CommandKind
+    label: str
+    args: tuple[str, ...] = ()
+    """pytest: test directories and options; main: the module's arguments."""
+    module: str | None = None
+    shell: str | None = None
+
+    def argv(self, python: str) -> list[str]:
+        """The process to start; a shell command is passed to ``/bin/sh -c``."""
+        if self.kind == "pytest":
+            return [python, "-m", "pytest", *PYTEST_FLAGS, *self.args]
+        if self.kind == "main":
+            assert self.module is not None
+            return [python, "-m", self.module, *self.args]
+        assert self.shell is not None
+        return ["/bin/sh", "-c", self.shell]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"kind": self.kind, "label": self.label, "args": list(self.args), "module": self.module, "shell": self.shell}
+
+
+def pytest_command(test_dirs: Sequence[str], label: str = "pytest") -> TraceCommand:
+    return TraceCommand("pytest", label, tuple(test_dirs))
+
+
+def main_command(module: str, args: Sequence[str] = ()) -> TraceCommand:
+    return TraceCommand("main", f"main-{module}", tuple(args), module=module)
+
+
+def shell_command(command: str) -> TraceCommand:
+    return TraceCommand("shell", f"run-{command}", shell=command)
+
+
+def trace_commands(
+    test_dirs: Sequence[str], run_main: Iterable[str] = (), run: Iterable[str] = (), with_tests: bool = True
+) -> list[TraceCommand]:
+    """The version's pytest suite (unless ``with_tests`` is off), then each ``--run-main``, then each ``--run``."""
+    commands = [pytest_command(test_dirs)] if with_tests else []
+    commands += [main_command(module) for module in run_main]
+    commands += [shell_command(command) for command in run]
+    return unique_labels(commands)
+
+
+def unique_labels(commands: Iterable[TraceCommand]) -> list[TraceCommand]:
+    """Labels made file-name safe (at most 60 characters) and distinct (``-2``, ``-3`` ... on repeats)."""
+    seen: set[str] = set()
+    result = []
+    for command in commands:
+        base = re.sub(r"[^A-Za-z0-9._-]+", "_", command.label).strip("._")[:60] or command.kind
+        label, n = base, 1
+        while label in seen:
+            n += 1
+            label = f"{base}-{n}"
+        seen.add(label)
+        result.append(TraceCommand(command.kind, label, command.args, command.module, command.shell))
+    return result

@@ -1,0 +1,62 @@
+"""What a finished run means: passed, tests failed, error of the version, or timed out.
+
+pytest's exit codes: 0 all passed, 1 some tests failed (the traces are still
+traces), 2 interrupted, 3 internal error, 4 usage error, 5 no tests collected
+(those are errors of the version). For other commands any non-zero exit is a
+failure, like failing tests.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from histeg.runs.commands import TraceCommand
+from histeg.runs.process import ProcessResult
+
+Outcome = Literal["passed", "failed", "error", "timeout"]
+
+PYTEST_ERRORS = {2: "pytest was interrupted", 3: "pytest hit an internal error", 4: "pytest usage error", 5: "pytest collected no tests"}
+_SUMMARY = re.compile(r"^=*\s*((?:\d+ [a-z]+(?:, )?)+|no tests ran)(?: in [\d.]+s)?(?: \([^)]*\))?\s*=*$")
+_COUNT = re.compile(r"(\d+) ([a-z]+)")
+_PLURALS = {"error": "errors", "warning": "warnings"}
+
+
+@dataclass
+class Verdict:
+    outcome: Outcome
+    message: str | None
+    tests: dict[str, int] | None
+    """pytest's summary counts (``passed``, ``failed``, ``errors``, ``skipped``, ...)."""
+
+
+def judge(command: TraceCommand, result: ProcessResult) -> Verdict:
+    tests = pytest_counts(result.stdout_tail) if command.kind == "pytest" else None
+    if result.exit_code is None:
+        return Verdict("error", result.start_error, tests)
+    if result.timed_out:
+        return Verdict("timeout", "timed out: the process group was stopped", tests)
+    code = result.exit_code
+    if code == 0:
+        return Verdict("passed", None, tests)
+    if code < 0:
+        return Verdict("error", f"killed by signal {-code}", tests)
+    if command.kind == "pytest":
+        if code == 1:
+            return Verdict("failed", "tests failed", tests)
+        return Verdict("error", PYTEST_ERRORS.get(code, f"pytest exited with {code}"), tests)
+    if code == 127 and command.kind == "shell":
+        return Verdict("error", "command not found", tests)
+    return Verdict("failed", f"exited with {code}", tests)
+
+
+def pytest_counts(output: str) -> dict[str, int] | None:
+    """The counts of pytest's final summary line (``3 failed, 10 passed in 0.12s``), if printed."""
+    for line in reversed(output.strip().splitlines()):
+        match = _SUMMARY.match(line.strip())
+        if match:
+            if match.group(1) == "no tests ran":
+                return {}
+            return {_PLURALS.get(word, word): int(n) for n, word in _COUNT.findall(match.group(1))}
+    return None

@@ -1,0 +1,242 @@
+"""Running versions' trace commands under the real tracer: outcomes, timeouts, repetitions, trace files."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from pathlib import Path
+
+import jsonschema
+import orjson
+import pytest
+from tests.conftest import SCHEMAS, validate_output
+from tests.statics.versions import make_version
+
+from histeg.errors import HistegError
+from histeg.runs.commands import main_command, pytest_command, shell_command, trace_commands
+from histeg.runs.runner import RUNS, TRACE_CONFIG, run_traces, write_trace_config
+from histeg.store import OutputStore
+from histeg.traces import Trace, read_trace
+
+CALC = {
+    "src/calc/__init__.py": "",
+    "src/calc/ops.py": """
+        def add(a, b):
+            return a + b
+
+
+        def twice(a):
+            return add(a, a)
+    """,
+    "src/calc/__main__.py": """
+        import sys
+
+        from calc.ops import twice
+
+        print(twice(21))
+        sys.exit(int(sys.argv[1]) if len(sys.argv) > 1 else 0)
+    """,
+}
+PASSING = {
+    **CALC,
+    "tests/test_ops.py": """
+        from calc.ops import add, twice
+
+
+        def test_add():
+            assert add(1, 2) == 3
+
+
+        def test_twice():
+            assert twice(2) == 4
+    """,
+}
+FAILING = {**PASSING, "tests/test_more.py": "from calc.ops import add\n\n\ndef test_wrong():\n    assert add(1, 1) == 3\n"}
+
+
+def traces_of(store: OutputStore, run: dict) -> list[Trace]:
+    return [read_trace(store.version_dir(0) / path) for path in run["traces"]]
+
+
+def called(trace: Trace) -> set[str]:
+    return {call.function.ident for root in trace.entry_points for call in root.walk()}
+
+
+def test_passing_suite_is_traced_test_by_test(tmp_path: Path) -> None:
+    store = make_version(tmp_path, PASSING)
+    summary = run_traces(store, 0, timeout=120)
+    data = validate_output(store.file(0, RUNS))
+    [run] = data["runs"]
+    assert (run["outcome"], run["exitCode"], run["timedOut"], run["tests"]) == ("passed", 0, False, {"passed": 2})
+    assert run["argv"][1:] == ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
+    assert summary.errors == [] and summary.failures == []
+    [trace] = traces_of(store, run)
+    assert trace.meta["label"] == "pytest" and trace.meta["root"] == str(store.snapshot(0).resolve())
+    assert not trace.truncated
+    assert [root.label for root in trace.entry_points] == ["tests/test_ops.py::test_add", "tests/test_ops.py::test_twice"]
+    assert {"calc.ops:add", "calc.ops:twice"} <= called(trace)
+    log = (store.version_dir(0) / run["log"]).read_text()
+    assert "2 passed" in log and "exit code: 0" in log
+    assert not list(store.snapshot(0).rglob("__pycache__")), "the snapshot stays as extracted"
+
+
+def test_trace_configs_follow_the_version_settings(tmp_path: Path) -> None:
+    store = make_version(tmp_path, PASSING, ignore_prefixes=("calc.legacy",), ignore_functions=("__repr__",))
+    path = write_trace_config(store, 0, capture_values=False)
+    config = validate_output(path)
+    assert config["root"] == str(store.snapshot(0).resolve())
+    assert (config["sources"], config["tests"], config["ignore_prefixes"]) == (["src"], ["tests"], ["calc.legacy"])
+    assert (config["ignore_functions"], config["capture_values"]) == (["__repr__"], False)
+    run_traces(store, 0, [pytest_command(["tests"], label="unit tests")], timeout=120)
+    per_command = store.traces(0) / "run-1" / f"unit_tests.{TRACE_CONFIG}"
+    schema = orjson.loads((SCHEMAS / "traceConfig.schema.json").read_bytes())
+    command_config = orjson.loads(per_command.read_bytes())
+    jsonschema.validate(command_config, schema)
+    assert command_config["label"] == "unit_tests"
+    assert command_config["trace_dir"] == str((store.traces(0) / "run-1").resolve())
+
+
+def test_failing_suite_is_tolerated_and_still_traced(tmp_path: Path) -> None:
+    store = make_version(tmp_path, FAILING)
+    summary = run_traces(store, 0, timeout=120)
+    [run] = validate_output(store.file(0, RUNS))["runs"]
+    assert (run["outcome"], run["exitCode"], run["message"]) == ("failed", 1, "tests failed")
+    assert run["tests"] == {"failed": 1, "passed": 2}
+    assert len(summary.failures) == 1 and summary.errors == []
+    [trace] = traces_of(store, run)
+    assert trace.outcomes["tests/test_more.py::test_wrong"]["call"] == "failed"
+    assert "tests.test_more:test_wrong" in called(trace)
+
+
+def test_repetitions_write_separate_directories_and_replace_earlier_runs(tmp_path: Path) -> None:
+    store = make_version(tmp_path, PASSING)
+    run_traces(store, 0, repeat=2, timeout=120)
+    runs = validate_output(store.file(0, RUNS))["runs"]
+    assert [(r["repetition"], r["outcome"]) for r in runs] == [(1, "passed"), (2, "passed")]
+    assert [r["traces"][0].split("/")[1] for r in runs] == ["run-1", "run-2"]
+    assert all(len(r["traces"]) == 1 for r in runs)
+    run_traces(store, 0, repeat=1, timeout=120)
+    assert sorted(p.name for p in store.traces(0).iterdir()) == ["run-1"]
+    assert len(validate_output(store.file(0, RUNS))["runs"]) == 1
+
+
+def test_each_process_of_a_run_writes_its_own_trace(tmp_path: Path) -> None:
+    files = {
+        **CALC,
+        "tests/test_spawn.py": """
+            import subprocess
+            import sys
+
+
+            def test_child_process():
+                child = subprocess.run([sys.executable, "-m", "calc"], capture_output=True, text=True, check=True)
+                assert child.stdout.strip() == "42"
+        """,
+    }
+    store = make_version(tmp_path, files)
+    run_traces(store, 0, timeout=120)
+    [run] = validate_output(store.file(0, RUNS))["runs"]
+    assert run["outcome"] == "passed" and len(run["traces"]) == 2
+    traces = traces_of(store, run)
+    [parent] = [t for t in traces if [root.label for root in t.entry_points] == ["tests/test_spawn.py::test_child_process"]]
+    [child] = [t for t in traces if t is not parent]
+    assert "calc.ops:twice" in called(child) and "calc.ops:twice" not in called(parent)
+    assert child.meta["pid"] != parent.meta["pid"] and child.meta["label"] == parent.meta["label"] == "pytest"
+
+
+def test_main_modules_and_shell_commands(tmp_path: Path) -> None:
+    store = make_version(tmp_path, PASSING)
+    commands = [
+        main_command("calc"),
+        main_command("calc", ["3"]),
+        shell_command(f"{sys.executable} -m calc && echo done"),
+        shell_command("no-such-histeg-command"),
+    ]
+    run_traces(store, 0, commands, timeout=120)
+    runs = validate_output(store.file(0, RUNS))["runs"]
+    assert [r["command"]["label"] for r in runs] == ["main-calc", "main-calc-2", runs[2]["command"]["label"], "run-no-such-histeg-command"]
+    assert [(r["outcome"], r["exitCode"]) for r in runs] == [("passed", 0), ("failed", 3), ("passed", 0), ("error", 127)]
+    assert runs[3]["message"] == "command not found" and runs[3]["traces"] == []
+    for run in runs[:3]:
+        [trace] = traces_of(store, run)
+        assert trace.meta["label"] == run["command"]["label"] and "calc.ops:twice" in called(trace)
+    assert "done" in (store.version_dir(0) / runs[2]["log"]).read_text()
+
+
+def test_hanging_command_is_stopped_at_the_timeout(tmp_path: Path) -> None:
+    files = {**CALC, "src/calc/hang.py": "import time\n\nfrom calc.ops import add\n\nadd(1, 1)\ntime.sleep(60)\n"}
+    store = make_version(tmp_path, files)
+    started = time.monotonic()
+    summary = run_traces(store, 0, [main_command("calc.hang")], timeout=1.5)
+    assert time.monotonic() - started < 20
+    [run] = validate_output(store.file(0, RUNS))["runs"]
+    assert (run["outcome"], run["timedOut"]) == ("timeout", True)
+    assert 1.5 <= run["durationSeconds"] < 15
+    assert summary.errors and summary.errors[0].outcome == "timeout"
+    [trace] = traces_of(store, run)  # interrupted, the process still closed its trace
+    assert "calc.ops:add" in called(trace) and not trace.truncated
+
+
+def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
+    store = make_version(tmp_path, CALC)
+    pid_file = tmp_path / "grandchild.pid"
+    script = f"trap '' INT; sleep 60 & echo $! > {pid_file}; wait"
+    run_traces(store, 0, [shell_command(script)], timeout=1.0, grace=0.5)
+    [run] = validate_output(store.file(0, RUNS))["runs"]
+    assert (run["outcome"], run["exitCode"], run["timedOut"]) == ("timeout", -9, True)
+    grandchild = int(pid_file.read_text())
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _alive(grandchild):
+        time.sleep(0.05)
+    assert not _alive(grandchild)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    stat = Path(f"/proc/{pid}/stat")
+    return not (stat.exists() and stat.read_text().split(") ")[-1].startswith("Z"))
+
+
+def test_versions_that_cannot_run_are_errors(tmp_path: Path) -> None:
+    files = {
+        **CALC,
+        "tests/test_nothing.py": "def helper():\n    return 1\n",
+        "tests/test_broken.py": "import calc.missing\n\n\ndef test_x():\n    pass\n",
+    }
+    store = make_version(tmp_path, files)
+    commands = [pytest_command(["tests/test_nothing.py"], "empty"), pytest_command(["tests/test_broken.py"], "broken")]
+    summary = run_traces(store, 0, commands, timeout=120)
+    runs = validate_output(store.file(0, RUNS))["runs"]
+    assert [(r["outcome"], r["exitCode"], r["message"]) for r in runs] == [
+        ("error", 5, "pytest collected no tests"),
+        ("error", 2, "pytest was interrupted"),
+    ]
+    assert runs[0]["tests"] == {} and runs[1]["tests"] == {"errors": 1}
+    assert len(summary.errors) == 2
+    missing = run_traces(store, 0, commands[:1], timeout=120, python=str(tmp_path / "no-python"))
+    [run] = validate_output(store.file(0, RUNS))["runs"]
+    assert (run["outcome"], run["exitCode"]) == ("error", None)
+    assert run["message"].startswith("cannot start") and missing.errors
+
+
+def test_bad_arguments_are_one_line_errors(tmp_path: Path) -> None:
+    store = make_version(tmp_path, PASSING)
+    with pytest.raises(HistegError, match="repeat"):
+        run_traces(store, 0, repeat=0)
+    with pytest.raises(HistegError, match="timeout"):
+        run_traces(store, 0, timeout=0)
+    with pytest.raises(HistegError, match="missing result file"):
+        run_traces(store, 1)
+
+
+def test_command_list_and_labels() -> None:
+    commands = trace_commands(["tests", "more_tests"], run_main=["pkg.cli", "pkg.cli"], run=["make check && ./run all"])
+    assert [c.label for c in commands] == ["pytest", "main-pkg.cli", "main-pkg.cli-2", "run-make_check_._run_all"]
+    assert commands[0].argv("py") == ["py", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", "more_tests"]
+    assert commands[1].argv("py") == ["py", "-m", "pkg.cli"]
+    assert commands[3].argv("py") == ["/bin/sh", "-c", "make check && ./run all"]
+    assert [c.kind for c in trace_commands([], run=["x"], with_tests=False)] == ["shell"]
