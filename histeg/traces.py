@@ -328,12 +328,12 @@ class _Reader:
                     if word == fmt.OP_YIELD:
                         if build:
                             call.yielded.append(value)
-                        continue
-                    call.ended = True
-                    if word == fmt.OP_RETURN:
-                        call.returned = value
                     else:
-                        call.raised = value
+                        call.ended = True
+                        if word == fmt.OP_RETURN:
+                            call.returned = value
+                        else:
+                            call.raised = value
                 else:
                     raise self.fail(f"unknown event {word:#06x} in thread {thread}")
                 lines = stack[-1].lines if stack and build else None

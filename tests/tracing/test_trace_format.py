@@ -1,0 +1,223 @@
+"""The value abstraction and the .htrace format, in-process: round trips, truncation, damage."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import sys
+import time
+from array import array
+from pathlib import Path
+
+import jsonschema
+import pytest
+
+from histeg.errors import HistegError
+from histeg.traces import Value, read_trace
+from histeg.tracing import activation, values
+from histeg.tracing import format as fmt
+from tests.conftest import SCHEMAS, run_histeg
+
+MODULE = '''
+def outer(n):
+    total = 0
+    for i in range(n):
+        total += inner(i)
+    return total
+
+
+def inner(i):
+    return i * 2
+'''
+
+
+def test_abstraction_of_builtins_and_objects():
+    class Plain:
+        pass
+
+    class Shown:
+        def __repr__(self):
+            return "Shown!"
+
+    assert values.abstract(3) == ("int", "3")
+    assert values.abstract(None) == ("NoneType", "None")
+    assert values.abstract([1, "a"]) == ("list", "[1, 'a']")
+    assert values.abstract(Plain()) == (values.type_name(Plain), None)
+    assert values.abstract(Shown()) == (values.type_name(Shown), "Shown!")
+    assert values.abstract(list(range(values.MAX_ITEMS + 1))) == ("list", f"<len={values.MAX_ITEMS + 1}>")
+    assert values.abstract(10**5000) == ("int", "<repr failed: ValueError>")
+    long_text = "ab" * 1000
+    name, rep = values.abstract(long_text)
+    assert name == "str" and rep.endswith(f"[len=2000 hash={values._digest(long_text)}]") and len(rep) < 200
+    assert values.abstract("ab" * 1000) == values.abstract("ab" * 1000) != values.abstract("ab" * 999 + "ac")
+
+
+def test_a_slow_repr_is_not_called_again(monkeypatch):
+    monkeypatch.setattr(values, "SLOW_REPR_SECONDS", 0.01)
+    calls = []
+
+    class Slow:
+        def __repr__(self):
+            calls.append(1)
+            time.sleep(0.02)
+            return "slow"
+
+    assert values.abstract(Slow()) == (values.type_name(Slow), "slow")
+    assert values.abstract(Slow()) == (values.type_name(Slow), "<repr skipped: slow>")
+    assert len(calls) == 1
+
+
+def test_scrub_and_cap():
+    assert values.scrub("<a at 0x7f00AbC1> and 0x1") == "<a at 0x\u2026> and 0x\u2026"
+    assert values.cap("x" * values.MAX_REPR) == "x" * values.MAX_REPR
+
+
+def trace_in_process(tmp_path: Path, capture: bool = True) -> Path:
+    root = tmp_path / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "inproc_mod.py").write_text(MODULE)
+    config = activation.TraceConfig(root=str(root), sources=["src"], tests=[], trace_dir=str(tmp_path / "traces"), capture_values=capture)
+    spec = importlib.util.spec_from_file_location("inproc_mod", root / "src" / "inproc_mod.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    collector = activation.start(config)
+    try:
+        collector.set_label("manual", "call")
+        assert module.outer(3) == 6
+        collector.record_outcome("manual", "call", "passed")
+    finally:
+        path = activation.stop()
+    assert activation.active() is None
+    return Path(path)
+
+
+def test_in_process_round_trip(tmp_path):
+    trace = read_trace(trace_in_process(tmp_path))
+    assert not trace.truncated and trace.version == fmt.FORMAT_VERSION
+    assert trace.meta["pid"] > 0 and trace.meta["captureValues"] is True
+    (root,) = trace.entry_points
+    assert (root.function.ident, root.label, root.phase) == ("inproc_mod:outer", "manual", "call")
+    assert root.lines == [1, 2, 3, 2, 3, 2, 3, 2, 4]
+    assert [pos for pos, _ in root.children] == [3, 5, 7]
+    assert [child.params for _, child in root.children] == [[Value("int", str(i))] for i in range(3)]
+    assert [child.returned for _, child in root.children] == [Value("int", str(2 * i)) for i in range(3)]
+    assert root.returned == Value("int", "6")
+    assert trace.outcomes == {"manual": {"call": "passed"}}
+    assert trace.line_events == 9 + 3
+
+
+def test_json_export_matches_its_schema_and_the_nested_form(tmp_path):
+    exported = read_trace(trace_in_process(tmp_path)).to_json()
+    schema = json.loads((SCHEMAS / "trace.schema.json").read_text())
+    jsonschema.validate(exported, schema)
+    root = exported["traces"][0]
+    assert root["trace"][:5] == [1, 2, 3, root["trace"][3], 2]
+    assert root["trace"][3]["called"] == "inproc_mod:inner"
+    assert root["calledWithParameters"] == [{"name": "n", "type": "int", "repr": "3"}]
+    assert root["entryPoint"] == {"label": "manual", "phase": "call"}
+
+
+def write_by_hand(path: Path) -> None:
+    writer = fmt.TraceWriter(str(path), {"pid": 1})
+    writer.function(1, "m:f", "m.py", 10, 0, ("x",))
+    writer.function(2, "m:g", "m.py", 20, fmt.FUNC_GENERATOR, ())
+    writer.value(1, "int", "7")
+    writer.value(2, "m.Obj", None)
+    writer.label(1, "t::a", "call")
+    writer.thread(0, 123, "MainThread")
+    words = array("H", [fmt.OP_CALL | fmt.CALL_ROOT, 1, 0, 1, 0, 1, 1, 0, 11, 12])
+    words += array("H", [fmt.OP_CALL | fmt.CALL_GEN, 2, 0, 5, 0, 0, 21, fmt.OP_YIELD, 1, 0, 13])
+    writer.chunk(0, words.tobytes())
+    words = array("H", [fmt.OP_RESUME, 5, 0, 22, fmt.OP_RETURN, 2, 0, 14, fmt.OP_RAISE, 1, 0])
+    writer.chunk(0, words.tobytes())
+    writer.close()
+
+
+def test_hand_written_events_give_the_documented_tree(tmp_path):
+    path = tmp_path / "hand.htrace"
+    write_by_hand(path)
+    trace = read_trace(path)
+    (root,) = trace.entry_points
+    assert (root.function.ident, root.label, root.params, root.lines) == ("m:f", "t::a", [Value("int", "7")], [1, 2, 3, 4])
+    assert root.raised == Value("int", "7") and root.ended
+    ((position, gen),) = root.children
+    assert position == 2 and gen.function.kind == "generator"
+    assert gen.lines == [1, 2] and gen.yielded == [Value("int", "7")] and gen.returned == Value("m.Obj", None)
+    assert trace.threads == {0: (123, "MainThread")} and trace.line_events == 6
+
+
+def test_every_cut_of_a_file_is_truncated_or_a_one_line_error(tmp_path):
+    path = tmp_path / "full.htrace"
+    write_by_hand(path)
+    data = path.read_bytes()
+    cut = tmp_path / "cut.htrace"
+    truncated = 0
+    for size in range(len(data)):
+        cut.write_bytes(data[:size])
+        try:
+            trace = read_trace(cut)
+        except HistegError as exc:
+            assert "\n" not in str(exc) and str(cut) in str(exc)
+            continue
+        if not trace.truncated:  # only the zlib trailer is missing: every record is there
+            assert size > len(data) - 20 and trace.to_json()["traces"] == read_trace(path).to_json()["traces"]
+        truncated += trace.truncated
+    assert truncated > len(data) // 2
+
+
+def test_killed_writer_leaves_a_readable_prefix(tmp_path):
+    path = tmp_path / "partial.htrace"
+    writer = fmt.TraceWriter(str(path), {}, batch_bytes=1)
+    writer.function(1, "m:f", "m.py", 1, 0, ())
+    writer.thread(0, 1, "MainThread")
+    writer.chunk(0, array("H", [fmt.OP_CALL | fmt.CALL_ROOT, 1, 0, 0, 0, 0, 2, fmt.OP_RETURN, 0, 0]).tobytes())
+    writer.chunk(0, array("H", [fmt.OP_CALL | fmt.CALL_ROOT, 1, 0, 0, 0, 0, 3, 4]).tobytes())
+    trace = read_trace(path)  # never closed: as if killed
+    assert trace.truncated
+    assert [(c.lines, c.ended) for c in trace.entry_points] == [([1], True), ([2, 3], False)]
+    writer.close()
+    assert not read_trace(path).truncated
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"hello world", "is not a histeg trace file"),
+        (fmt.MAGIC + bytes([99]) + b"\x02{}", "has format version 99"),
+        (fmt.MAGIC + bytes([fmt.FORMAT_VERSION]) + b"\x02{}" + b"\x78\x01garbage-garbage", "corrupt trace file"),
+    ],
+)
+def test_damaged_files_give_one_line_errors(tmp_path, content, message):
+    path = tmp_path / "bad.htrace"
+    path.write_bytes(content)
+    with pytest.raises(HistegError, match=message):
+        read_trace(path)
+    result = run_histeg("trace", "show", str(path))
+    assert result.code == 2 and message in result.stderr and result.stderr.count("\n") == 1
+
+
+def test_trace_show_prints_nested_calls(tmp_path):
+    path = trace_in_process(tmp_path)
+    result = run_histeg("trace", "show", str(path))
+    assert result.code == 0, result.stderr
+    lines = result.stdout.splitlines()
+    assert lines[2] == "trace 1: manual [call] on MainThread"
+    assert lines[3] == "  inproc_mod:outer(n=int 3)  src/inproc_mod.py:2"
+    assert lines[4:8] == ["    lines [1] [2] [3]", "      inproc_mod:inner(i=int 0)  src/inproc_mod.py:9", "        lines [1]", "        returned int 0"]
+    assert lines[-4:] == ["    returned int 6", "", "outcomes:", "  manual: call passed"]
+
+
+def test_trace_show_notes_truncation(tmp_path):
+    path = tmp_path / "hand.htrace"
+    write_by_hand(path)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) - 12])
+    result = run_histeg("trace", "show", str(path))
+    assert result.code == 0 and "truncated" in result.stderr and "TRUNCATED" in result.stdout.splitlines()[0]
+
+
+def test_values_off_in_process(tmp_path):
+    trace = read_trace(trace_in_process(tmp_path, capture=False))
+    root = trace.entry_points[0]
+    assert root.params == [] and root.returned is None and root.ended and root.lines[-1] == 4
+    assert sys.monitoring.get_tool(4) is None

@@ -1,0 +1,136 @@
+"""Parameters and return values under the real tracer: reprs that raise, are huge, recurse, carry addresses."""
+
+from __future__ import annotations
+
+import pytest
+
+from histeg.traces import Value
+from histeg.tracing import values
+
+THINGS = '''
+class Grumpy:
+    def __repr__(self):
+        raise RuntimeError("no repr for you")
+
+
+class Huge:
+    def __repr__(self):
+        return "x" * 100000
+
+
+class Plain:
+    pass
+
+
+class Located:
+    def __repr__(self):
+        return f"<Located at {hex(id(self))}>"
+
+
+class Loop:
+    def __repr__(self):
+        return repr(self)
+
+
+class Chatty:
+    def __repr__(self):
+        return f"Chatty({helper(2)})"
+
+
+def helper(n):
+    return n + 1
+
+
+def take(thing):
+    return thing
+'''
+
+TESTS = '''
+from pkg.things import Chatty, Grumpy, Huge, Located, Loop, Plain, helper, take
+
+
+def test_grumpy():
+    assert isinstance(take(Grumpy()), Grumpy)
+
+
+def test_huge():
+    assert isinstance(take(Huge()), Huge)
+
+
+def test_plain():
+    assert isinstance(take(Plain()), Plain)
+
+
+def test_located():
+    assert isinstance(take(Located()), Located)
+
+
+def test_loop():
+    assert isinstance(take(Loop()), Loop)
+
+
+def test_chatty():
+    assert isinstance(take(Chatty()), Chatty)
+    assert helper(5) == 6
+'''
+
+FILES = {"src/pkg/__init__.py": "", "src/pkg/things.py": THINGS, "tests/test_things.py": TESTS}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory, project_runner):
+    return project_runner(tmp_path_factory.mktemp("values"), FILES)
+
+
+def taken(run, test: str):
+    root = run.entry(f"::{test}")
+    (position, take), = root.children
+    assert take.function.ident == "pkg.things:take" and take.lines == [1]
+    return take
+
+
+def test_the_traced_suite_passes(run):
+    assert run.proc.returncode == 0, run.proc.stdout + run.proc.stderr
+    assert "6 passed" in run.proc.stdout
+
+
+def test_repr_that_raises_is_recorded_as_failed(run):
+    take = taken(run, "test_grumpy")
+    assert take.params == [Value("pkg.things.Grumpy", "<repr failed: RuntimeError>")]
+    assert take.returned == take.params[0]
+
+
+def test_huge_repr_is_capped_and_hashed(run):
+    rep = taken(run, "test_huge").params[0].repr
+    prefix = "x" * (values.MAX_REPR // 2)
+    assert rep == f"{prefix}\u2026[len=100000 hash={values._digest('x' * 100000)}]"
+
+
+def test_default_repr_keeps_only_the_type(run):
+    take = taken(run, "test_plain")
+    assert take.params == [Value("pkg.things.Plain", None)] and take.returned == Value("pkg.things.Plain", None)
+
+
+def test_addresses_are_scrubbed(run):
+    assert taken(run, "test_located").params == [Value("pkg.things.Located", "<Located at 0x\u2026>")]
+
+
+def test_recursive_repr_is_recorded_as_failed(run):
+    assert taken(run, "test_loop").params == [Value("pkg.things.Loop", "<repr failed: RecursionError>")]
+
+
+def test_calls_made_by_repr_are_not_recorded(run):
+    root = run.entry("::test_chatty")
+    assert [child.function.ident for _, child in root.children] == ["pkg.things:take", "pkg.things:helper"]
+    take = root.children[0][1]
+    assert take.params == [Value("pkg.things.Chatty", "Chatty(3)")] and take.children == []
+    assert [call.params for call in run.calls("pkg.things:helper")] == [[Value("int", "5")]]
+    assert root.lines == [1, 2]
+
+
+def test_value_capture_can_be_switched_off(traced):
+    run = traced(FILES, capture_values=False)
+    assert run.proc.returncode == 0
+    take = run.entry("::test_grumpy").children[0][1]
+    assert take.params == [] and take.returned is None and take.ended
+    assert take.lines == [1]
