@@ -148,3 +148,7 @@ from histeg.trace_cli import exec_command, trace  # noqa: E402
 
 cli.add_command(trace)
 cli.add_command(exec_command)
+
+from histeg.syntax.command import diff  # noqa: E402
+
+cli.add_command(diff)

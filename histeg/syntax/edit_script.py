@@ -1,0 +1,162 @@
+"""Chawathe et al.'s edit script generation from a mapping (as in GumTree).
+
+The old tree is copied and transformed in place, breadth-first over the new
+tree: unmapped new nodes are inserted, mapped ones are updated when their
+labels differ and moved when their parents are not partners, children are
+re-ordered along a longest common subsequence, and finally every old node
+left without partner is deleted (post-order, so always a leaf). Kept apart
+from the matcher: any mapping gives a valid script.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from histeg.syntax.actions import Action, Delete, Insert, Move, Update
+from histeg.syntax.mapping import MappingStore
+from histeg.syntax.matcher import lcs
+from histeg.syntax.tree import Node, bfs, postorder
+
+
+class _Copy:
+    """A node of the working copy of the old tree."""
+
+    __slots__ = ("type", "label", "children", "parent", "origin", "partner")
+
+    def __init__(self, type_: str, label: str, origin: Node | None, partner: Node | None) -> None:
+        self.type = type_
+        self.label = label
+        self.children: list[_Copy] = []
+        self.parent: _Copy | None = None
+        self.origin = origin
+        """The old node this copy stands for (``None`` for inserted nodes)."""
+        self.partner = partner
+        """The new node it is mapped to."""
+
+
+@dataclass
+class EditScript:
+    actions: list[Action]
+    mappings: MappingStore
+
+    def __len__(self) -> int:
+        return len(self.actions)
+
+
+def generate(mappings: MappingStore) -> EditScript:
+    return _Generator(mappings).run()
+
+
+class _Generator:
+    def __init__(self, mappings: MappingStore) -> None:
+        self.mappings = mappings
+        src = mappings.src
+        self.copies = [_Copy(node.type, node.label, node, mappings.dst_of(node)) for node in src.nodes]
+        for node, copy in zip(src.nodes, self.copies):
+            for child in node.children:
+                child_copy = self.copies[child.id]
+                child_copy.parent = copy
+                copy.children.append(child_copy)
+        self.fake_root = _Copy("", "", None, None)
+        self.fake_root.children.append(self.copies[0])
+        self.copies[0].parent = self.fake_root
+        self.copy_of: list[_Copy | None] = [None] * len(mappings.dst)
+        for old, new in mappings.pairs():
+            self.copy_of[new.id] = self.copies[old.id]
+        self.src_in_order: set[int] = set()
+        self.dst_in_order: set[int] = set()
+        self.actions: list[Action] = []
+
+    def run(self) -> EditScript:
+        for x in bfs(self.mappings.dst.root):
+            y = x.parent
+            z = self.fake_root if y is None else self.copy_of[y.id]
+            assert z is not None  # breadth-first: the parent is handled first
+            w = self.copy_of[x.id]
+            if w is None:
+                position = self._find_position(x)
+                w = _Copy(x.type, x.label, None, x)
+                self.copy_of[x.id] = w
+                self._attach(w, z, position)
+                self.actions.append(Insert(x, y, position))
+            else:
+                if w.label != x.label:
+                    assert w.origin is not None
+                    self.actions.append(Update(w.origin, x))
+                    w.label = x.label
+                if w.parent is not z:
+                    assert w.origin is not None
+                    position = self._find_position(x)
+                    self._detach(w)
+                    self._attach(w, z, position)
+                    self.actions.append(Move(w.origin, x, y, position))
+            self.src_in_order.add(id(w))
+            self.dst_in_order.add(x.id)
+            self._align_children(w, x)
+        for copy in postorder(self.fake_root):  # type: ignore[type-var]
+            if copy.partner is None and copy.origin is not None:
+                self.actions.append(Delete(copy.origin))
+        return EditScript(self.actions, self.mappings)
+
+    @staticmethod
+    def _attach(node: _Copy, parent: _Copy, position: int) -> None:
+        parent.children.insert(position, node)
+        node.parent = parent
+
+    @staticmethod
+    def _detach(node: _Copy) -> None:
+        assert node.parent is not None
+        node.parent.children.remove(node)
+
+    def _align_children(self, w: _Copy, x: Node) -> None:
+        for child in w.children:
+            self.src_in_order.discard(id(child))
+        for child in x.children:
+            self.dst_in_order.discard(child.id)
+        s1 = [child for child in w.children if child.partner is not None and child.partner.parent is x]
+        s2 = [child for child in x.children if (copy := self.copy_of[child.id]) is not None and copy.parent is w]
+        if not s1:
+            return
+        if [child.partner for child in s1] == s2:
+            common = list(zip(s1, s2))
+        else:
+            common = lcs(s1, s2, lambda a, b: a.partner is b)
+        kept = set()
+        for a, b in common:
+            self.src_in_order.add(id(a))
+            self.dst_in_order.add(b.id)
+            kept.add(b.id)
+        for b in s2:
+            if b.id in kept:
+                continue
+            a = self.copy_of[b.id]
+            assert a is not None and a.origin is not None
+            position = self._find_position(b)
+            self._detach(a)
+            self._attach(a, w, position)
+            self.actions.append(Move(a.origin, b, x, position))
+            self.src_in_order.add(id(a))
+            self.dst_in_order.add(b.id)
+
+    def _find_position(self, x: Node) -> int:
+        """Where ``x``'s copy goes: right after the copy of its rightmost in-order left sibling."""
+        y = x.parent
+        if y is None:
+            return len(self.fake_root.children)
+        siblings = y.children
+        for child in siblings:
+            if child.id in self.dst_in_order:
+                if child is x:
+                    return 0
+                break
+        anchor = None
+        for child in siblings:
+            if child is x:
+                break
+            if child.id in self.dst_in_order:
+                anchor = child
+        if anchor is None:
+            return 0
+        copy = self.copy_of[anchor.id]
+        assert copy is not None and copy.parent is not None
+        return copy.parent.children.index(copy) + 1

@@ -1,0 +1,67 @@
+"""Mappings between the nodes of two trees (one partner per node at most)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from histeg.syntax.tree import Node, Tree
+
+
+class MappingStore:
+    def __init__(self, src: Tree, dst: Tree) -> None:
+        self.src = src
+        self.dst = dst
+        self._to_dst: list[Node | None] = [None] * len(src)
+        self._to_src: list[Node | None] = [None] * len(dst)
+
+    def __len__(self) -> int:
+        return sum(1 for node in self._to_dst if node is not None)
+
+    def add(self, a: Node, b: Node) -> None:
+        self._to_dst[a.id] = b
+        self._to_src[b.id] = a
+
+    def add_isomorphic(self, a: Node, b: Node) -> None:
+        """Map two isomorphic subtrees node by node (same pre-order shape)."""
+        for offset in range(a.size):
+            self.add(self.src.nodes[a.id + offset], self.dst.nodes[b.id + offset])
+
+    def dst_of(self, a: Node) -> Node | None:
+        return self._to_dst[a.id]
+
+    def src_of(self, b: Node) -> Node | None:
+        return self._to_src[b.id]
+
+    def has_src(self, a: Node) -> bool:
+        return self._to_dst[a.id] is not None
+
+    def has_dst(self, b: Node) -> bool:
+        return self._to_src[b.id] is not None
+
+    def are_mapped(self, a: Node, b: Node) -> bool:
+        return self._to_dst[a.id] is b
+
+    def pairs(self) -> Iterator[tuple[Node, Node]]:
+        for a, b in zip(self.src.nodes, self._to_dst):
+            if b is not None:
+                yield a, b
+
+    def dice(self, a: Node, b: Node) -> float:
+        """Share of the two subtrees' descendants that are mapped onto each other."""
+        total = a.size + b.size - 2
+        if total == 0:
+            return 0.0
+        low, high = b.id, b.id + b.size
+        to_dst = self._to_dst
+        common = 0
+        for index in range(a.id + 1, a.id + a.size):
+            partner = to_dst[index]
+            if partner is not None and low < partner.id < high:
+                common += 1
+        return 2.0 * common / total
+
+    def has_unmapped_descendants(self, a: Node, b: Node) -> bool:
+        to_dst, to_src = self._to_dst, self._to_src
+        src_free = any(to_dst[index] is None for index in range(a.id + 1, a.id + a.size))
+        dst_free = any(to_src[index] is None for index in range(b.id + 1, b.id + b.size))
+        return src_free and dst_free
