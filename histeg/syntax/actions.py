@@ -2,7 +2,8 @@
 
 Actions refer to nodes of the two original trees: ``Insert`` and ``Move``
 name the new node, its new parent and the position among that parent's
-children at the moment the action is applied; ``Delete`` names an old node;
+children at the moment the action is applied (for a move: once the node has
+left its old place); ``Delete`` names an old node;
 ``Update`` pairs an old node with the new node whose label it takes.
 """
 

@@ -86,8 +86,8 @@ class _Generator:
                     w.label = x.label
                 if w.parent is not z:
                     assert w.origin is not None
-                    position = self._find_position(x)
                     self._detach(w)
+                    position = self._find_position(x)
                     self._attach(w, z, position)
                     self.actions.append(Move(w.origin, x, y, position))
             self.src_in_order.add(id(w))
@@ -131,8 +131,8 @@ class _Generator:
                 continue
             a = self.copy_of[b.id]
             assert a is not None and a.origin is not None
+            self._detach(a)  # first: the position counts the siblings without it
             position = self._find_position(b)
-            self._detach(a)
             self._attach(a, w, position)
             self.actions.append(Move(a.origin, b, x, position))
             self.src_in_order.add(id(a))
