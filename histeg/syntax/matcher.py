@@ -8,7 +8,9 @@ Three phases, each adding to one mapping store:
 2. *bottom-up*: an unmapped container is mapped to the container of the same
    type that shares the most mapped descendants (dice ≥ ``min_dice``); a
    ``block`` is not compared on its own but follows the statement owning it
-   (else an ``else`` body can be taken for the loop body around it);
+   (else an ``else`` body can be taken for the loop body around it), and a
+   named definition below the threshold is still mapped to the one candidate
+   of the same name (a class that gained a large method stays that class);
 3. *recovery*, for every container pair of phase 2 (and the roots): an
    optimal tree edit distance (Zhang–Shasha) when both subtrees are small,
    else GumTree's "simple" recovery (Falleri & Martinez, ICSE 2024):
@@ -173,14 +175,33 @@ def _bottom_up(src: Tree, dst: Tree, mappings: MappingStore, options: MatcherOpt
         if mappings.has_src(node) or not node.children or node.type in OWNED:
             continue
         best, best_dice = None, options.min_dice
-        for candidate in _candidates(src, node, mappings):
+        candidates = _candidates(src, node, mappings)
+        for candidate in candidates:
             similarity = mappings.dice(node, candidate)
             if similarity >= best_dice and (best is None or similarity > best_dice):
                 best, best_dice = candidate, similarity
+        if best is None:
+            best = _same_name(node, candidates)
         if best is not None:
             mappings.add(node, best)
             _map_owned_children(node, best, mappings)
             _recover(node, best, mappings, options)
+
+
+def _name(node: Node) -> str | None:
+    for child in node.children:
+        if child.field == "name":
+            return child.label
+    return None
+
+
+def _same_name(node: Node, candidates: list[Node]) -> Node | None:
+    """A definition that shares a mapped descendant and its name (``class Tool`` that gained a method)."""
+    name = _name(node)
+    if name is None:
+        return None
+    named = [candidate for candidate in candidates if _name(candidate) == name]
+    return named[0] if len(named) == 1 else None
 
 
 def _map_owned_children(a: Node, b: Node, mappings: MappingStore) -> None:
