@@ -19,7 +19,10 @@ from histeg.options import RunOptions
 
 F = Callable[..., Any]
 
-CONFIG_KEYS_FROM_FLAGS = ("sources", "tests", "build", "ignore_prefixes", "ignore_suffixes", "ignore_directories", "ignore_functions")
+CONFIG_KEYS_FROM_FLAGS = (
+    "sources", "tests", "build", "ignore_prefixes", "ignore_suffixes", "ignore_directories", "ignore_functions",
+    "repeat", "timeout", "run_main", "run",
+)
 
 
 def run_options(command: F) -> F:
@@ -49,6 +52,21 @@ def run_options(command: F) -> F:
     return command
 
 
+def trace_options(command: F) -> F:
+    """How the versions are run under the tracer (analyze, compute)."""
+    decorators = [
+        click.option("--repeat", type=click.IntRange(min=1), help="Run each version's entry points N times (default 1)."),
+        click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds per trace command (default 600)."),
+        click.option("--run-main", "run_main", multiple=True, metavar="MODULE", help="Also trace 'python -m MODULE' (repeatable)."),
+        click.option("--run", "run", multiple=True, metavar="CMD", help="Also trace a shell command run in the snapshot (repeatable)."),
+        click.option("--no-tests", "no_tests", is_flag=True, help="Do not run the version's pytest suite."),
+        click.option("--no-values", "no_values", is_flag=True, help="Record no parameter or return values (code handling secrets)."),
+    ]
+    for decorator in reversed(decorators):
+        command = decorator(command)
+    return command
+
+
 def build_options(params: dict[str, Any]) -> RunOptions:
     from histeg.config import user_config
 
@@ -57,6 +75,10 @@ def build_options(params: dict[str, Any]) -> RunOptions:
         value = params.get(key)
         if value:  # flags win over the file
             config[key.replace("_", "-")] = list(value) if isinstance(value, tuple) else value
+    if params.get("no_tests"):
+        config["run-tests"] = False
+    if params.get("no_values"):
+        config["values"] = False
     repo = params.get("repo") or config.get("repo")
     if not repo:
         raise HistegError("no repository given: use --repo PATH|URL or 'repo' in [tool.histeg]")
@@ -86,18 +108,21 @@ def cli() -> None:
     """histeg: what to test after each change of a Python project."""
 
 
-def _step_command(step: str, doc: str) -> None:
+def _step_command(step: str, doc: str, traced: bool = False) -> None:
     def command(**params: Any) -> None:
         from histeg.pipeline import run_command
 
         sys.exit(run_command(build_options(params), until=step))
 
     command.__doc__ = doc
-    cli.command(name=step)(run_options(command))
+    options = run_options(trace_options(command) if traced else command)
+    cli.command(name=step)(options)
 
 
 _step_command("extract", "Step 1: history.json, snapshots and file-level changes.")
 _step_command("build", "Step 2: run each version's build command (after extracting).")
+_step_command("instrument", "Step 3: trace configuration, function table and static call graph per version.", traced=True)
+_step_command("analyze", "Steps 4 and 5: syntax changes, and traces of each version's entry points.", traced=True)
 
 
 def _not_yet(step: str, doc: str) -> None:
@@ -108,8 +133,6 @@ def _not_yet(step: str, doc: str) -> None:
     cli.command(name=step)(run_options(command))
 
 
-_not_yet("instrument", "Step 3: prepare versions for tracing; export functions and call graph.")
-_not_yet("analyze", "Steps 4 and 5: syntax changes and trace divergences.")
 _not_yet("compute", "Every step, from extraction to ranked testing targets.")
 
 

@@ -2,24 +2,27 @@
 
 Every step command runs the steps before it first; their results are cached
 in the output directory, so this costs little when they are already there.
+Static results (extraction, build, static facts, syntax changes) are reused
+unless ``--override``; traces are reused while the trace options are the same.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from histeg.build import DEFAULT_BUILD_TIMEOUT, build_version
-from histeg.errors import EXIT_OK, EXIT_SOME_VERSIONS_FAILED
+from histeg.errors import EXIT_OK, EXIT_SOME_VERSIONS_FAILED, HistegError
 from histeg.history.extract import ExtractResult, extract
 from histeg.options import RunOptions
 from histeg.report.console import Console
-from histeg.store import OutputStore
+from histeg.store import CALL_GRAPH, FUNCTIONS, SYNTAX_CHANGES, OutputStore, read_json
 
-STEPS = ("extract", "build")
+STEPS = ("extract", "build", "instrument", "analyze")
 
 
 def emit_json(summary: dict[str, Any]) -> None:
@@ -41,6 +44,33 @@ class PipelineRun:
         return {"steps": self.steps, "failedVersions": [{"index": i, "reason": r} for i, r in sorted(self.failed.items())]}
 
 
+@dataclass
+class Context:
+    options: RunOptions
+    console: Console
+    store: OutputStore
+    run: PipelineRun
+    versions: list[int]
+    """Indices still in the running, in the user's order."""
+
+    def fail(self, index: int, reason: str) -> None:
+        self.run.failed[index] = reason
+        self.console.warn(f"version {index}: {reason}; it is skipped by later steps")
+
+    def usable(self) -> list[int]:
+        return [index for index in self.versions if index not in self.run.failed]
+
+    def each(self, description: str, action: Callable[[int], dict[str, Any]]) -> list[dict[str, Any]]:
+        """Apply ``action`` to every usable version; a version's HistegError fails only that version."""
+        results = []
+        for index in self.console.progress(self.usable(), len(self.usable()), description):
+            try:
+                results.append({"index": index, **action(index)})
+            except HistegError as exc:
+                self.fail(index, str(exc))
+        return results
+
+
 def _extract_step(options: RunOptions, console: Console) -> ExtractResult:
     result = extract(options, console)
     reused = sum(1 for v in result.versions if v.status == "reused")
@@ -51,23 +81,90 @@ def _extract_step(options: RunOptions, console: Console) -> ExtractResult:
     return result
 
 
+def _build(context: Context, index: int) -> dict[str, Any]:
+    timeout = float(context.options.config.get("build-timeout", DEFAULT_BUILD_TIMEOUT))
+    result = build_version(context.store, index, timeout=timeout, override=context.options.override)
+    if not result.usable:
+        context.fail(index, f"build {result.status} (see {context.store.file(index, 'build.log')})")
+    return {"status": result.status, "reused": result.reused}
+
+
+def _instrument(context: Context, index: int) -> dict[str, Any]:
+    from histeg.runs.runner import write_trace_config
+    from histeg.statics.export import export_static_facts
+
+    store = context.store
+    reused = not context.options.override and store.file(index, FUNCTIONS).is_file() and store.file(index, CALL_GRAPH).is_file()
+    if not reused:
+        export_static_facts(store, index)
+    write_trace_config(store, index, capture_values=_trace_settings(context.options)["values"])
+    return {"reused": reused, "functions": len(read_json(store.file(index, FUNCTIONS)).get("functions", []))}
+
+
+def _syntax(context: Context, index: int) -> dict[str, Any]:
+    from histeg.syntax.analysis import analyze_version
+
+    path = context.store.file(index, SYNTAX_CHANGES)
+    reused = path.is_file() and not context.options.override
+    if not reused:
+        analyze_version(context.store, index)
+    return {"reused": reused, "changes": read_json(path)["summary"]["changes"]}
+
+
+def _trace_settings(options: RunOptions) -> dict[str, Any]:
+    config = options.config
+    return {
+        "repeat": int(config.get("repeat", 1)),
+        "timeout": float(config.get("timeout", 600)),
+        "run-main": list(config.get("run-main", [])),
+        "run": list(config.get("run", [])),
+        "tests": bool(config.get("run-tests", True)),
+        "values": bool(config.get("values", True)),
+    }
+
+
+def _traces(context: Context, index: int) -> dict[str, Any]:
+    from histeg.runs.commands import trace_commands
+    from histeg.runs.runner import RUNS, TRACE_CONFIG, run_traces, version_settings
+    from histeg.statics.observed import add_observed_edges
+    from histeg.tracing.activation import TraceConfig
+
+    store = context.store
+    wanted = _trace_settings(context.options)
+    _, settings = version_settings(store, index)
+    commands = trace_commands(settings.tests, wanted["run-main"], wanted["run"], with_tests=wanted["tests"])
+    if not commands:
+        raise HistegError("nothing to trace: no tests directory and no --run/--run-main command")
+    runs_path = store.file(index, RUNS)
+    if runs_path.is_file() and not context.options.override:
+        previous = read_json(runs_path)
+        same_commands = sorted({orjson.dumps(r["command"]) for r in previous["runs"]}) == sorted(orjson.dumps(c.to_json()) for c in commands)
+        same_values = TraceConfig.read(store.file(index, TRACE_CONFIG)).capture_values == wanted["values"]
+        if previous.get("repeat") == wanted["repeat"] and same_commands and same_values:
+            return {"reused": True, "runs": len(previous["runs"])}
+    summary = run_traces(store, index, commands, repeat=wanted["repeat"], timeout=wanted["timeout"], capture_values=wanted["values"])
+    add_observed_edges(store, index, [store.version_dir(index) / path for run in summary.runs for path in run.traces])
+    for run in summary.failures:
+        context.console.warn(f"version {index}: {run.command.label} (run {run.repetition}) {run.outcome}: {run.message or 'some tests failed'}")
+    if summary.errors:
+        first = summary.errors[0]
+        context.fail(index, f"trace run {first.command.label} {first.outcome}: {first.message} (see {store.version_dir(index) / first.log})")
+    return {"reused": False, "runs": len(summary.runs), "outcomes": sorted({run.outcome for run in summary.runs})}
+
+
 def run_pipeline(options: RunOptions, console: Console, until: str = STEPS[-1]) -> PipelineRun:
     """Run the steps up to and including ``until``."""
     run = PipelineRun()
     extracted = _extract_step(options, console)
     run.steps["extract"] = extracted.to_json()
-    if until == "extract":
-        return run
-    store = OutputStore(options.out)
-    timeout = float(options.config.get("build-timeout", DEFAULT_BUILD_TIMEOUT))
-    builds = []
-    for version in console.progress(extracted.versions, len(extracted.versions), "building versions"):
-        result = build_version(store, version.index, timeout=timeout, override=options.override)
-        builds.append(result.to_json() | {"reused": result.reused})
-        if not result.usable:
-            run.failed[version.index] = f"build {result.status} (see {store.file(version.index, 'build.log')})"
-            console.warn(f"version {version.index}: build {result.status}; it is skipped by later steps")
-    run.steps["build"] = builds
+    context = Context(options, console, OutputStore(options.out), run, [v.index for v in extracted.versions])
+    if STEPS.index(until) >= STEPS.index("build"):
+        run.steps["build"] = context.each("building versions", lambda i: _build(context, i))
+    if STEPS.index(until) >= STEPS.index("instrument"):
+        run.steps["instrument"] = context.each("exporting static facts", lambda i: _instrument(context, i))
+    if STEPS.index(until) >= STEPS.index("analyze"):
+        run.steps["syntax"] = context.each("analysing syntax changes", lambda i: _syntax(context, i))
+        run.steps["traces"] = context.each("tracing versions", lambda i: _traces(context, i))
     return run
 
 
@@ -75,6 +172,8 @@ def run_command(options: RunOptions, until: str) -> int:
     """Entry point of the step commands: run, print, return the exit code."""
     console = Console(options.verbosity)
     run = run_pipeline(options, console, until)
+    if run.failed:
+        console.info(f"{len(run.failed)} version(s) failed: " + ", ".join(str(i) for i in sorted(run.failed)))
     if options.json_output:
         emit_json(run.to_json())
     return run.exit_code

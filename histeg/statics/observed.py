@@ -1,0 +1,28 @@
+"""Dynamic call edges: the caller/callee pairs the traces of a version actually show."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+from histeg.statics.callgraph import add_dynamic_edges, call_graph_to_json, load_call_graph
+from histeg.store import CALL_GRAPH, OutputStore, read_json, write_json
+from histeg.traces import read_trace
+
+
+def observed_calls(trace_paths: Iterable[Path]) -> Iterator[tuple[str, str]]:
+    for path in trace_paths:
+        for root in read_trace(path).entry_points:
+            for call in root.walk():
+                for _, child in call.children:
+                    yield call.function.ident, child.function.ident
+
+
+def add_observed_edges(store: OutputStore, index: int, trace_paths: Iterable[Path]) -> int:
+    """Merge the traces' call edges into ``callGraph.json``; returns how many were new."""
+    path = store.file(index, CALL_GRAPH)
+    graph = load_call_graph(path)
+    added = add_dynamic_edges(graph, set(observed_calls(trace_paths)))
+    identifier = read_json(path).get("identifier")
+    write_json(path, {**call_graph_to_json(graph), "identifier": identifier})
+    return added
