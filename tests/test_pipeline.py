@@ -1,0 +1,68 @@
+"""The steps chained on real repositories: instrument and analyze, failures isolated per version."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from tests.conftest import GitRepo, validate_output
+
+LIB = "def double(x):\n    if x > 10:\n        return x * 2\n    return x + x\n"
+TEST = "from lib import double\n\ndef test_double():\n    assert double(3) == 6\n"
+
+
+def project(repo: GitRepo) -> list[str]:
+    return [
+        repo.commit("library", {"lib.py": LIB, "tests/test_lib.py": TEST}),
+        repo.commit("broken test", {"tests/test_lib.py": TEST.replace("== 6", "== 7")}),
+        repo.commit("hanging import", {"tests/conftest.py": "import time\ntime.sleep(60)\n"}),
+        repo.commit("repaired", {"tests/test_lib.py": TEST}, remove=("tests/conftest.py",)),
+    ]
+
+
+def test_analyze_traces_every_version_and_isolates_failures(make_repo, histeg, tmp_path: Path) -> None:
+    repo = make_repo()
+    project(repo)
+    out = tmp_path / "out"
+    args = ("analyze", "--repo", str(repo.path), "--all", "--out", str(out), "--timeout", "5", "--json")
+    result = histeg(*args)
+    assert result.code == 1, result.stderr
+    summary = json.loads(result.stdout)
+    assert [f["index"] for f in summary["failedVersions"]] == [2]
+    assert "timeout" in summary["failedVersions"][0]["reason"]
+    assert [t["outcomes"] for t in summary["steps"]["traces"]] == [["passed"], ["failed"], ["timeout"], ["passed"]]
+    assert "version 1: pytest (run 1) failed" in result.stderr
+    for index in range(4):
+        for name in ("functions", "callGraph", "syntaxChanges", "runs"):
+            validate_output(out / str(index) / f"{name}.json")
+    graph = validate_output(out / "0" / "callGraph.json")
+    edges = {(e["caller"], e["callee"]): e["kind"] for e in graph["edges"]}
+    assert edges[("tests.test_lib:test_double", "lib:double")] == "both"
+    assert len(list((out / "1" / "traces" / "run-1").glob("*.htrace"))) == 1
+    again = json.loads(histeg(*args).stdout)
+    assert all(step["reused"] for name in ("instrument", "syntax", "traces") for step in again["steps"][name])
+
+
+def test_trace_options_change_only_the_traces(make_repo, histeg, tmp_path: Path) -> None:
+    repo = make_repo()
+    repo.commit("library", {"lib.py": LIB, "tests/test_lib.py": TEST})
+    out = tmp_path / "out"
+    base = ("analyze", "--repo", str(repo.path), "--all", "--out", str(out), "--json")
+    assert histeg(*base).code == 0
+    repeated = json.loads(histeg(*base, "--repeat", "2").stdout)
+    assert repeated["steps"]["syntax"][0]["reused"] and repeated["steps"]["instrument"][0]["reused"]
+    assert repeated["steps"]["traces"][0] == {"index": 0, "reused": False, "runs": 2, "outcomes": ["passed"]}
+    assert sorted(p.name for p in (out / "0" / "traces").iterdir() if p.is_dir()) == ["run-1", "run-2"]
+
+
+def test_nothing_to_trace_fails_the_version(make_repo, histeg, tmp_path: Path) -> None:
+    repo = make_repo()
+    repo.commit("no tests", {"lib.py": LIB})
+    result = histeg("analyze", "--repo", str(repo.path), "--all", "--out", str(tmp_path / "out"), "--json")
+    assert result.code == 1
+    assert "pytest collected no tests" in json.loads(result.stdout)["failedVersions"][0]["reason"]
+    result = histeg("analyze", "--repo", str(repo.path), "--all", "--out", str(tmp_path / "out"), "--json", "--no-tests")
+    assert "nothing to trace" in json.loads(result.stdout)["failedVersions"][0]["reason"]
+    result = histeg("analyze", "--repo", str(repo.path), "--all", "--out", str(tmp_path / "out"), "--json", "--no-tests",
+                    "--run", "python -c 'import lib; lib.double(20)'")
+    assert result.code == 0, result.stderr
