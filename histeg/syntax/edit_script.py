@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from histeg.syntax.actions import Action, Delete, Insert, Move, Update
 from histeg.syntax.mapping import MappingStore
 from histeg.syntax.matcher import lcs
-from histeg.syntax.tree import Node, bfs, postorder
+from histeg.syntax.tree import Node, postorder
 
 
 class _Copy:
@@ -43,6 +43,25 @@ class EditScript:
         return len(self.actions)
 
 
+def _exact_subtrees(mappings: MappingStore) -> list[bool]:
+    """For each new node: its subtree is mapped node for node onto an identical old subtree.
+
+    Linear: a subtree is exact when every node in its pre-order range is mapped
+    at the same offset and the partner root has the same hash.
+    """
+    dst, src_nodes = mappings.dst, mappings.src.nodes
+    offsets = [partner.id - index if partner is not None else None for index, partner in enumerate(mappings.src_partners())]
+    count = len(offsets)
+    run_end = [count] * count
+    for index in range(count - 2, -1, -1):
+        offset = offsets[index]
+        run_end[index] = run_end[index + 1] if offset is not None and offsets[index + 1] == offset else index + 1
+    return [
+        (offset := offsets[index]) is not None and run_end[index] >= index + node.size and src_nodes[index + offset].hash == node.hash
+        for index, node in enumerate(dst.nodes)
+    ]
+
+
 def generate(mappings: MappingStore) -> EditScript:
     return _Generator(mappings).run()
 
@@ -50,29 +69,48 @@ def generate(mappings: MappingStore) -> EditScript:
 class _Generator:
     def __init__(self, mappings: MappingStore) -> None:
         self.mappings = mappings
-        src = mappings.src
-        self.copies = [_Copy(node.type, node.label, node, mappings.dst_of(node)) for node in src.nodes]
-        for node, copy in zip(src.nodes, self.copies):
-            for child in node.children:
-                child_copy = self.copies[child.id]
-                child_copy.parent = copy
-                copy.children.append(child_copy)
+        src, dst = mappings.src, mappings.dst
+        self.exact = _exact_subtrees(mappings)
+        # Copies only where actions can happen: not inside exactly mapped subtrees.
+        self.copies: dict[int, _Copy] = {}
+        inside: set[int] = set()
+        for node in src.nodes:
+            parent = node.parent
+            if parent is not None and (parent.id in inside or self._is_exact_src(parent)):
+                inside.add(node.id)
+                continue
+            copy = _Copy(node.type, node.label, node, mappings.dst_of(node))
+            self.copies[node.id] = copy
+            if parent is not None:
+                parent_copy = self.copies[parent.id]
+                copy.parent = parent_copy
+                parent_copy.children.append(copy)
         self.fake_root = _Copy("", "", None, None)
-        self.fake_root.children.append(self.copies[0])
-        self.copies[0].parent = self.fake_root
-        self.copy_of: list[_Copy | None] = [None] * len(mappings.dst)
-        for old, new in mappings.pairs():
-            self.copy_of[new.id] = self.copies[old.id]
+        root_copy = self.copies[src.root.id]
+        self.fake_root.children.append(root_copy)
+        root_copy.parent = self.fake_root
+        self.copy_of: dict[int, _Copy] = {}
+        for copy in self.copies.values():
+            if copy.partner is not None:
+                self.copy_of[copy.partner.id] = copy
         self.src_in_order: set[int] = set()
         self.dst_in_order: set[int] = set()
         self.actions: list[Action] = []
+        self._dst = dst
+
+    def _is_exact_src(self, node: Node) -> bool:
+        partner = self.mappings.dst_of(node)
+        return partner is not None and self.exact[partner.id]
 
     def run(self) -> EditScript:
-        for x in bfs(self.mappings.dst.root):
+        queue = [self._dst.root]
+        index = 0
+        while index < len(queue):
+            x = queue[index]
+            index += 1
             y = x.parent
             z = self.fake_root if y is None else self.copy_of[y.id]
-            assert z is not None  # breadth-first: the parent is handled first
-            w = self.copy_of[x.id]
+            w = self.copy_of.get(x.id)
             if w is None:
                 position = self._find_position(x)
                 w = _Copy(x.type, x.label, None, x)
@@ -86,13 +124,15 @@ class _Generator:
                     w.label = x.label
                 if w.parent is not z:
                     assert w.origin is not None
-                    self._detach(w)
+                    self._detach(w)  # first: the position counts the siblings without it
                     position = self._find_position(x)
                     self._attach(w, z, position)
                     self.actions.append(Move(w.origin, x, y, position))
             self.src_in_order.add(id(w))
             self.dst_in_order.add(x.id)
-            self._align_children(w, x)
+            if not self.exact[x.id]:  # an exactly mapped subtree needs nothing below its root
+                self._align_children(w, x)
+                queue.extend(x.children)
         for copy in postorder(self.fake_root):  # type: ignore[type-var]
             if copy.partner is None and copy.origin is not None:
                 self.actions.append(Delete(copy.origin))
@@ -114,7 +154,7 @@ class _Generator:
         for child in x.children:
             self.dst_in_order.discard(child.id)
         s1 = [child for child in w.children if child.partner is not None and child.partner.parent is x]
-        s2 = [child for child in x.children if (copy := self.copy_of[child.id]) is not None and copy.parent is w]
+        s2 = [child for child in x.children if (copy := self.copy_of.get(child.id)) is not None and copy.parent is w]
         if not s1:
             return
         if [child.partner for child in s1] == s2:
@@ -130,7 +170,7 @@ class _Generator:
             if b.id in kept:
                 continue
             a = self.copy_of[b.id]
-            assert a is not None and a.origin is not None
+            assert a.origin is not None
             self._detach(a)  # first: the position counts the siblings without it
             position = self._find_position(b)
             self._attach(a, w, position)
@@ -158,5 +198,5 @@ class _Generator:
         if anchor is None:
             return 0
         copy = self.copy_of[anchor.id]
-        assert copy is not None and copy.parent is not None
+        assert copy.parent is not None
         return copy.parent.children.index(copy) + 1

@@ -18,13 +18,28 @@ class MappingStore:
         return sum(1 for node in self._to_dst if node is not None)
 
     def add(self, a: Node, b: Node) -> None:
+        """Map ``a`` to ``b``, dropping any earlier partner of either."""
+        old_b, old_a = self._to_dst[a.id], self._to_src[b.id]
+        if old_b is not None:
+            self._to_src[old_b.id] = None
+        if old_a is not None:
+            self._to_dst[old_a.id] = None
         self._to_dst[a.id] = b
         self._to_src[b.id] = a
 
     def add_isomorphic(self, a: Node, b: Node) -> None:
-        """Map two isomorphic subtrees node by node (same pre-order shape)."""
-        for offset in range(a.size):
-            self.add(self.src.nodes[a.id + offset], self.dst.nodes[b.id + offset])
+        """Map two isomorphic, so far unmapped subtrees node by node (same pre-order layout)."""
+        size = a.size
+        self._to_dst[a.id : a.id + size] = self.dst.nodes[b.id : b.id + size]
+        self._to_src[b.id : b.id + size] = self.src.nodes[a.id : a.id + size]
+
+    def dst_partners(self) -> list[Node | None]:
+        """The partner of every old node, by id (read-only view)."""
+        return self._to_dst
+
+    def src_partners(self) -> list[Node | None]:
+        """The partner of every new node, by id (read-only view)."""
+        return self._to_src
 
     def dst_of(self, a: Node) -> Node | None:
         return self._to_dst[a.id]
@@ -61,7 +76,9 @@ class MappingStore:
         return 2.0 * common / total
 
     def has_unmapped_descendants(self, a: Node, b: Node) -> bool:
-        to_dst, to_src = self._to_dst, self._to_src
-        src_free = any(to_dst[index] is None for index in range(a.id + 1, a.id + a.size))
-        dst_free = any(to_src[index] is None for index in range(b.id + 1, b.id + b.size))
-        return src_free and dst_free
+        """Both subtrees have an unmapped node below their roots."""
+        return None in self._to_dst[a.id + 1 : a.id + a.size] and None in self._to_src[b.id + 1 : b.id + b.size]
+
+    def subtree_unmapped(self, a: Node, b: Node) -> bool:
+        """Neither subtree has a mapped node."""
+        return self._to_dst[a.id : a.id + a.size].count(None) == a.size and self._to_src[b.id : b.id + b.size].count(None) == b.size

@@ -26,7 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from histeg.syntax.mapping import MappingStore
-from histeg.syntax.tree import Node, Tree, postorder
+from histeg.syntax.tree import Node, Tree
 from histeg.syntax.zhang_shasha import ZhangShasha
 
 
@@ -164,15 +164,10 @@ def _resolve_ambiguous(src: Tree, dst: Tree, pairs: list[tuple[Node, Node]], map
 
 
 def _bottom_up(src: Tree, dst: Tree, mappings: MappingStore, options: MatcherOptions) -> None:
-    for node in postorder(src.root):
-        if node is src.root:
-            if not mappings.has_src(node) and not mappings.has_dst(dst.root) and node.type == dst.root.type:
-                mappings.add(node, dst.root)
-            if mappings.are_mapped(node, dst.root):
-                _map_owned_children(node, dst.root, mappings)
-                _recover(node, dst.root, mappings, options)
-            break
-        if mappings.has_src(node) or not node.children or node.type in OWNED:
+    mapped = mappings.dst_partners()
+    root = src.root
+    for node in src.postorder_nodes:
+        if mapped[node.id] is not None or not node.children or node is root or node.type in OWNED:
             continue
         best, best_dice = None, options.min_dice
         candidates = _candidates(src, node, mappings)
@@ -186,6 +181,11 @@ def _bottom_up(src: Tree, dst: Tree, mappings: MappingStore, options: MatcherOpt
             mappings.add(node, best)
             _map_owned_children(node, best, mappings)
             _recover(node, best, mappings, options)
+    if not mappings.has_src(root) and not mappings.has_dst(dst.root) and root.type == dst.root.type:
+        mappings.add(root, dst.root)
+    if mappings.are_mapped(root, dst.root):
+        _map_owned_children(root, dst.root, mappings)
+        _recover(root, dst.root, mappings, options)
 
 
 def _name(node: Node) -> str | None:
@@ -265,7 +265,7 @@ def _simple_recovery(a: Node, b: Node, mappings: MappingStore) -> None:
                 if equal is _same_key:
                     mappings.add(c1, c2)
                     work.append((c1, c2))
-                else:
+                elif mappings.subtree_unmapped(c1, c2):
                     mappings.add_isomorphic(c1, c2)  # equal shape: same pre-order layout
         free1 = [child for child in x.children if not mappings.has_src(child)]
         free2 = [child for child in y.children if not mappings.has_dst(child)]

@@ -12,14 +12,16 @@ its identity whether or not it is decorated.
 from __future__ import annotations
 
 import io
+import re
 import tokenize
+from bisect import bisect_left
 from dataclasses import dataclass
 from functools import cache
 
 from tree_sitter import Language, Parser
 
 from histeg.errors import HistegError
-from histeg.syntax.tree import Node, Tree, preorder
+from histeg.syntax.tree import Node, Tree
 
 SKIPPED = frozenset({"comment", "line_continuation", "string_end"})
 """Named nodes without meaning for behaviour."""
@@ -29,6 +31,8 @@ PUNCTUATION = frozenset({"(", ")", "[", "]", "{", "}", ",", ":", ";"})
 
 WHOLE_TEXT = frozenset({"import_prefix", "string_start"})
 """Named nodes labelled by their text and not descended into."""
+
+_NEWLINE = re.compile(rb"\n")
 
 DEFAULT_MAX_BYTES = 4_000_000
 """Files above this are not compared node by node (about 100,000 lines of ordinary code)."""
@@ -79,27 +83,21 @@ def parse_source(data: bytes, name: str = "<source>", max_bytes: int = DEFAULT_M
     source, decode_errors = decode_source(data)
     ts_tree = _parser().parse(source)
     root, errors = _convert(ts_tree, source)
-    _flatten_decorators(root)
     return ParsedFile(Tree(root, source), parse_errors=errors or ts_tree.root_node.has_error, decode_errors=decode_errors)
-
-
-def _lines(node: object) -> tuple[int, int]:
-    start = node.start_point  # type: ignore[attr-defined]
-    end = node.end_point  # type: ignore[attr-defined]
-    last = end.row if end.column == 0 and end.row > start.row else end.row + 1
-    return start.row + 1, last
 
 
 def _convert(ts_tree: object, source: bytes) -> tuple[Node, bool]:
     """Walk tree-sitter's cursor once, building our nodes; iterative.
 
-    ``stack[-1]`` is always our node for the cursor's parent.
+    ``stack[-1]`` is always our node for the cursor's parent. Lines come from
+    byte offsets (1 + newlines before the first and the last byte).
     """
+    newlines = [match.start() for match in _NEWLINE.finditer(source)]
     cursor = ts_tree.walk()  # type: ignore[attr-defined]
     ts_root = cursor.node
-    first, last = _lines(ts_root)
-    root = Node(ts_root.type, "", ts_root.start_byte, ts_root.end_byte, first, last)
-    labels: dict[int, list[str]] = {}
+    root = Node(ts_root.type, "", ts_root.start_byte, ts_root.end_byte, 1, 1 + bisect_left(newlines, max(0, ts_root.end_byte - 1)))
+    labels: dict[Node, list[str]] = {}
+    decorated: list[Node] = []
     stack = [root]
     errors = False
     if not cursor.goto_first_child():
@@ -107,54 +105,53 @@ def _convert(ts_tree: object, source: bytes) -> tuple[Node, bool]:
     while stack:
         ts = cursor.node
         parent = stack[-1]
-        if ts.is_missing:
-            errors = True
-        elif ts.is_named:
+        if ts.is_named:
             kind = ts.type
-            if kind not in SKIPPED:
-                first, last = _lines(ts)
+            if kind not in SKIPPED and not ts.is_missing:
+                start, end = ts.start_byte, ts.end_byte
                 leaf = ts.child_count == 0 or kind in WHOLE_TEXT
                 if leaf:
-                    text = source[ts.start_byte : ts.end_byte].decode("utf-8", "replace")
+                    text = source[start:end].decode("utf-8", "replace")
                     label = text.rstrip("'\"").lower() if kind == "string_start" else text
                 else:
                     label = ""
-                node = Node(kind, label, ts.start_byte, ts.end_byte, first, last, cursor.field_name)
+                first = 1 + bisect_left(newlines, start)
+                last = 1 + bisect_left(newlines, end - 1) if end > start else first
+                node = Node(kind, label, start, end, first, last, cursor.field_name)
                 node.parent = parent
                 parent.children.append(node)
                 if parent.type == "slice":
-                    labels.setdefault(id(parent), []).append("_")
+                    labels.setdefault(parent, []).append("_")
                 if kind == "ERROR":
                     errors = True
+                elif kind == "decorated_definition":
+                    decorated.append(node)
                 if not leaf and cursor.goto_first_child():
                     stack.append(node)
                     continue
+            elif ts.is_missing:
+                errors = True
+        elif ts.is_missing:
+            errors = True
         else:
             token = " ".join(source[ts.start_byte : ts.end_byte].decode("utf-8", "replace").split())
             if token not in PUNCTUATION or (parent.type == "slice" and token == ":"):
-                labels.setdefault(id(parent), []).append(token)
+                labels.setdefault(parent, []).append(token)
         while not cursor.goto_next_sibling():
             cursor.goto_parent()
             stack.pop()
             if not stack:
                 break
-    _apply_labels(root, labels)
+    for node, parts in labels.items():
+        node.label = " ".join(parts)
+    _flatten_decorators(decorated)
     return root, errors
 
 
-def _apply_labels(root: Node, labels: dict[int, list[str]]) -> None:
-    if not labels:
-        return
-    for node in preorder(root):
-        parts = labels.get(id(node))
-        if parts:
-            node.label = " ".join(parts)
-
-
-def _flatten_decorators(root: Node) -> None:
+def _flatten_decorators(decorated: list[Node]) -> None:
     """``decorated_definition(decorator*, def)`` → ``def(decorator*, ...)``."""
-    for node in list(preorder(root)):
-        if node.type != "decorated_definition" or node.parent is None:
+    for node in reversed(decorated):  # inner ones first: a replaced node is never revisited
+        if node.parent is None or not node.children:
             continue
         definition = node.child("definition") or node.children[-1]
         decorators = [child for child in node.children if child is not definition]

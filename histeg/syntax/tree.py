@@ -87,10 +87,10 @@ class Tree:
     def __init__(self, root: Node, source: bytes) -> None:
         self.root = root
         self.source = source
-        self.nodes: list[Node] = list(preorder(root))
+        self.nodes: list[Node] = preorder(root)
         for index, node in enumerate(self.nodes):
             node.id = index
-        compute_metrics(root)
+        self.postorder_nodes: list[Node] = compute_metrics(root)
 
     def __len__(self) -> int:
         return len(self.nodes)
@@ -108,23 +108,28 @@ class Tree:
         return self.nodes[node.id : node.id + node.size]
 
 
-def preorder(root: Node) -> Iterator[Node]:
+def preorder(root: Node) -> list[Node]:
+    out: list[Node] = []
     stack = [root]
     while stack:
         node = stack.pop()
-        yield node
-        stack.extend(reversed(node.children))
+        out.append(node)
+        if node.children:
+            stack.extend(reversed(node.children))
+    return out
 
 
-def postorder(root: Node) -> Iterator[Node]:
-    stack: list[tuple[Node, bool]] = [(root, False)]
+def postorder(root: Node) -> list[Node]:
+    """Children before parents, siblings left to right (the reverse of a right-to-left pre-order)."""
+    out: list[Node] = []
+    stack = [root]
     while stack:
-        node, expanded = stack.pop()
-        if expanded or not node.children:
-            yield node
-        else:
-            stack.append((node, True))
-            stack.extend((child, False) for child in reversed(node.children))
+        node = stack.pop()
+        out.append(node)
+        if node.children:
+            stack.extend(node.children)
+    out.reverse()
+    return out
 
 
 def bfs(root: Node) -> Iterator[Node]:
@@ -137,9 +142,10 @@ def bfs(root: Node) -> Iterator[Node]:
         queue.extend(node.children)
 
 
-def compute_metrics(root: Node) -> None:
-    """Height, size and the two hashes, bottom-up in one post-order pass."""
-    for node in postorder(root):
+def compute_metrics(root: Node) -> list[Node]:
+    """Height, size and the two hashes, bottom-up in one post-order pass; returns that order."""
+    order = postorder(root)
+    for node in order:
         if node.children:
             node.height = 1 + max(child.height for child in node.children)
             node.size = 1 + sum(child.size for child in node.children)
@@ -150,3 +156,4 @@ def compute_metrics(root: Node) -> None:
             node.size = 1
             node.hash = hash((node.type, node.label))
             node.shape = hash(node.type)
+    return order
