@@ -1,0 +1,155 @@
+"""Trace divergences of a version against its predecessor, with noise set apart.
+
+Run 1 of each version is compared. With ``--repeat N`` the other runs are
+compared with run 1 of the *same* version first: whatever diverges there
+(entry point and function) is noise, excluded from the divergences that are
+ranked and reported in its own section.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from histeg.compare.calls import CallDivergence, Digests, compare_calls
+from histeg.compare.code_lines import CodeLines
+from histeg.compare.entry_points import EntryKey, entry_points, match_entry_points, read_manual_matching
+from histeg.errors import HistegError
+from histeg.store import TRACE_DIVERGENCES, VERSION, OutputStore, read_json, write_json
+from histeg.traces import Call, read_trace, trace_files
+
+MANUAL_MATCHING = "traceMatching.json"
+SCHEMA_VERSION = 1
+
+
+@dataclass
+class Divergence:
+    entry: EntryKey
+    call: CallDivergence
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "entryPoint": self.entry.to_json(),
+            "function": self.call.function,
+            "callChain": list(self.call.chain),
+            "callPath": list(self.call.path),
+            "kinds": self.call.kinds,
+            "metrics": self.call.metrics(),
+            "details": self.call.details,
+        }
+
+
+@dataclass
+class VersionComparison:
+    index: int
+    against: int
+    divergences: list[Divergence] = field(default_factory=list)
+    noise: list[Divergence] = field(default_factory=list)
+    matched: int = 0
+    only_old: list[EntryKey] = field(default_factory=list)
+    only_new: list[EntryKey] = field(default_factory=list)
+    entry_functions: dict[EntryKey, set[str]] = field(default_factory=dict)
+    """Functions called under each matched entry point (new version): the traces a target appears in."""
+
+
+def run_directories(store: OutputStore, index: int) -> list[Path]:
+    runs = sorted((p for p in store.traces(index).glob("run-*") if p.is_dir()), key=lambda p: int(p.name.split("-")[1]))
+    if not runs or not trace_files(runs[0]):
+        raise HistegError(f"version {index} has no traces in {store.traces(index)}; run 'histeg analyze' first")
+    return runs
+
+
+def load_run(directory: Path) -> dict[EntryKey, Call]:
+    return entry_points(read_trace(path) for path in trace_files(directory))
+
+
+def _divergences(old: dict[EntryKey, Call], new: dict[EntryKey, Call], pairs: Iterable[tuple[EntryKey, EntryKey]],
+                 lines: tuple[CodeLines, CodeLines], with_sections: bool) -> list[Divergence]:
+    digests_old, digests_new = Digests(lines[0]), Digests(lines[1])
+    found = []
+    for old_key, new_key in pairs:
+        for call in compare_calls(old[old_key], new[new_key], digests_old, digests_new, with_sections):
+            found.append(Divergence(new_key, call))
+    return found
+
+
+def _noise_keys(runs: list[dict[EntryKey, Call]], lines: CodeLines, with_sections: bool) -> set[tuple[EntryKey, str]]:
+    """(entry point, function) pairs that diverge between runs of one version."""
+    keys: set[tuple[EntryKey, str]] = set()
+    first = runs[0]
+    for other in runs[1:]:
+        matching = match_entry_points(first, other)
+        keys.update((d.entry, d.call.function) for d in _divergences(first, other, matching.pairs, (lines, lines), with_sections))
+        keys.update((key, key.root) for key in (*matching.only_old, *matching.only_new))
+    return keys
+
+
+def compare_versions(store: OutputStore, index: int, with_sections: bool = True) -> VersionComparison:
+    version = read_json(store.file(index, VERSION))
+    against = version.get("comparingAgainstIndex")
+    if against is None:
+        raise HistegError(f"version {index} has no predecessor to compare with")
+    new_runs = [load_run(d) for d in run_directories(store, index)]
+    old_runs = [load_run(d) for d in run_directories(store, against)]
+    manual_path = store.file(index, MANUAL_MATCHING)
+    manual = read_manual_matching(manual_path) if manual_path.is_file() else None
+    matching = match_entry_points(old_runs[0], new_runs[0], manual)
+    lines = (CodeLines(store.snapshot(against)), CodeLines(store.snapshot(index)))
+    noise = _noise_keys(new_runs, lines[1], with_sections)
+    old_to_new = dict(matching.pairs)
+    noise |= {(old_to_new[key], function) for key, function in _noise_keys(old_runs, lines[0], with_sections) if key in old_to_new}
+    result = VersionComparison(index, against, matched=len(matching.pairs), only_old=matching.only_old, only_new=matching.only_new)
+    for divergence in _divergences(old_runs[0], new_runs[0], matching.pairs, lines, with_sections):
+        noisy = (divergence.entry, divergence.call.function) in noise
+        (result.noise if noisy else result.divergences).append(divergence)
+    for _, new_key in matching.pairs:
+        result.entry_functions[new_key] = {call.function.ident for call in new_runs[0][new_key].walk()}
+    return result
+
+
+def _tree(divergences: list[Divergence]) -> list[dict[str, Any]]:
+    """Divergences nested under their nearest divergent ancestor, per entry point."""
+    by_entry: dict[EntryKey, list[Divergence]] = {}
+    for divergence in divergences:
+        by_entry.setdefault(divergence.entry, []).append(divergence)
+    result = []
+    for entry, items in sorted(by_entry.items()):
+        nodes: dict[tuple[int, ...], dict[str, Any]] = {}
+        roots: list[dict[str, Any]] = []
+        for item in sorted(items, key=lambda d: d.call.path):
+            node = {k: v for k, v in item.to_json().items() if k not in ("entryPoint", "callPath")} | {"children": []}
+            path = item.call.path
+            parent = next((nodes[path[:cut]] for cut in range(len(path) - 1, -1, -1) if path[:cut] in nodes), None)
+            (parent["children"] if parent is not None else roots).append(node)
+            nodes[path] = node
+        result.append({"entryPoint": entry.to_json(), "divergences": roots})
+    return result
+
+
+def write_divergences(store: OutputStore, comparison: VersionComparison, flat: bool) -> Path:
+    version = read_json(store.file(comparison.index, VERSION))
+    noise_pairs = sorted({(d.entry, d.call.function) for d in comparison.noise})
+    data = {
+        "schemaVersion": SCHEMA_VERSION,
+        "identifier": version["identifier"],
+        "comparingAgainstVersion": version["comparingAgainstVersion"],
+        "layout": "flat" if flat else "tree",
+        "entryPoints": {
+            "matched": comparison.matched,
+            "onlyInOld": [key.to_json() for key in comparison.only_old],
+            "onlyInNew": [key.to_json() for key in comparison.only_new],
+        },
+        "divergences": [d.to_json() for d in comparison.divergences] if flat else _tree(comparison.divergences),
+        "noise": [{"entryPoint": entry.to_json(), "function": function} for entry, function in noise_pairs],
+        "summary": {
+            "divergences": len(comparison.divergences),
+            "divergentFunctions": len({d.call.function for d in comparison.divergences}),
+            "noise": len(comparison.noise),
+            "noisyFunctions": sorted({d.call.function for d in comparison.noise}),
+        },
+    }
+    path = store.file(comparison.index, TRACE_DIVERGENCES)
+    write_json(path, data)
+    return path
