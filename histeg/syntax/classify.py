@@ -124,25 +124,23 @@ class _Classifier:
     # -- grouping ----------------------------------------------------------
 
     def _touch_old(self, anchor: Node) -> Key:
-        key = ("o", anchor.id)
-        self.union.find(key)
-        self._pending_old[key] = anchor
-        partner = self.mappings.dst_of(anchor)
-        if partner is not None:
-            other = anchor_of(partner)
-            self._pending_new[("n", other.id)] = other
-            self.union.union(key, ("n", other.id))
-        return key
+        return self._touch("o", anchor, self.mappings.dst_of(anchor))
 
     def _touch_new(self, anchor: Node) -> Key:
-        key = ("n", anchor.id)
+        return self._touch("n", anchor, self.mappings.src_of(anchor))
+
+    def _touch(self, side: str, anchor: Node, partner: Node | None) -> Key:
+        """Register an anchor of one side; a mapped anchor joins the group of its partner's anchor."""
+        pending, other_pending, other_side = (
+            (self._pending_old, self._pending_new, "n") if side == "o" else (self._pending_new, self._pending_old, "o")
+        )
+        key = (side, anchor.id)
         self.union.find(key)
-        self._pending_new[key] = anchor
-        partner = self.mappings.src_of(anchor)
+        pending[key] = anchor
         if partner is not None:
             other = anchor_of(partner)
-            self._pending_old[("o", other.id)] = other
-            self.union.union(key, ("o", other.id))
+            other_pending[(other_side, other.id)] = other
+            self.union.union(key, (other_side, other.id))
         return key
 
     def run(self) -> list[SyntaxChange]:
@@ -243,24 +241,10 @@ class _Classifier:
         actions: list[Action],
         same_scope: bool = True,
     ) -> SyntaxChange:
-        return SyntaxChange(
-            level=place.level,  # type: ignore[arg-type]
-            entity=place.entity,
-            function=place.function,
-            klass=place.klass,
-            type=kind,  # type: ignore[arg-type]
-            code_type=ctype,
-            significance=significance(kind, ctype, place.level, same_scope),
-            before=before,
-            after=after,
-            old_lines=old_lines,
-            new_lines=new_lines,
-            old_path=self.context.old_path,
-            new_path=self.context.new_path,
-            old_entity=old_place.entity if old_place else None,
-            edits=[describe(action) for action in actions],
-            defines=place.defines,
-        )
+        change = change_at(place, kind, ctype, (before, after), (old_lines, new_lines), self.context, same_scope)
+        change.old_entity = old_place.entity if old_place else None
+        change.edits = [describe(action) for action in actions]
+        return change
 
     def _move(self, old_node: Node, new_node: Node, actions: list[Action]) -> SyntaxChange:
         place = place_of(new_node, self.new_module)
@@ -294,6 +278,34 @@ class _Classifier:
         change = self._record(place, "rename", ctype, before, after, old_lines, new_lines, old_place, actions)
         change.old_name, change.new_name = name_of(old_def), name_of(new_def)
         return [change]
+
+
+def change_at(
+    place: Place,
+    kind: str,
+    ctype: str,
+    code: tuple[str | None, str | None],
+    lines: tuple[tuple[int, int] | None, tuple[int, int] | None],
+    context: FileContext,
+    same_scope: bool = True,
+) -> SyntaxChange:
+    """A change of ``kind`` at ``place``; ``code`` and ``lines`` are (old, new)."""
+    return SyntaxChange(
+        level=place.level,  # type: ignore[arg-type]
+        entity=place.entity,
+        function=place.function,
+        klass=place.klass,
+        type=kind,  # type: ignore[arg-type]
+        code_type=ctype,
+        significance=significance(kind, ctype, place.level, same_scope),
+        before=code[0],
+        after=code[1],
+        old_lines=lines[0],
+        new_lines=lines[1],
+        old_path=context.old_path,
+        new_path=context.new_path,
+        defines=place.defines,
+    )
 
 
 def merge_same_name(changes: list[SyntaxChange]) -> list[SyntaxChange]:
@@ -394,21 +406,7 @@ def _whole(tree: Tree, node: Node, context: FileContext, added: bool) -> SyntaxC
     kind = "addition" if added else "removal"
     ctype = "class" if node.type == CLASS else "function"
     text, lines = snippet(tree, node, whole=True)
-    change = SyntaxChange(
-        level=place.level,  # type: ignore[arg-type]
-        entity=place.entity,
-        function=place.function,
-        klass=place.klass,
-        type=kind,  # type: ignore[arg-type]
-        code_type=ctype,
-        significance=significance(kind, ctype, place.level),
-        before=None if added else text,
-        after=text if added else None,
-        old_lines=None if added else lines,
-        new_lines=lines if added else None,
-        old_path=context.old_path,
-        new_path=context.new_path,
-        old_entity=None if added else place.entity,
-        fingerprint=(tree, node),
-    )
+    change = change_at(place, kind, ctype, (None, text) if added else (text, None), (None, lines) if added else (lines, None), context)
+    change.old_entity = None if added else place.entity
+    change.fingerprint = (tree, node)
     return change

@@ -123,11 +123,7 @@ class _Generator:
                     self.actions.append(Update(w.origin, x))
                     w.label = x.label
                 if w.parent is not z:
-                    assert w.origin is not None
-                    self._detach(w)  # first: the position counts the siblings without it
-                    position = self._find_position(x)
-                    self._attach(w, z, position)
-                    self.actions.append(Move(w.origin, x, y, position))
+                    self._move(w, x, z)
             self.src_in_order.add(id(w))
             self.dst_in_order.add(x.id)
             if not self.exact[x.id]:  # an exactly mapped subtree needs nothing below its root
@@ -137,6 +133,14 @@ class _Generator:
             if copy.partner is None and copy.origin is not None:
                 self.actions.append(Delete(copy.origin))
         return EditScript(self.actions, self.mappings)
+
+    def _move(self, copy: _Copy, x: Node, parent: _Copy) -> None:
+        """Move ``copy`` under ``parent`` where ``x`` sits in the new tree."""
+        assert copy.origin is not None
+        self._detach(copy)  # first: the position counts the siblings without it
+        position = self._find_position(x)
+        self._attach(copy, parent, position)
+        self.actions.append(Move(copy.origin, x, x.parent, position))
 
     @staticmethod
     def _attach(node: _Copy, parent: _Copy, position: int) -> None:
@@ -170,11 +174,7 @@ class _Generator:
             if b.id in kept:
                 continue
             a = self.copy_of[b.id]
-            assert a.origin is not None
-            self._detach(a)  # first: the position counts the siblings without it
-            position = self._find_position(b)
-            self._attach(a, w, position)
-            self.actions.append(Move(a.origin, b, x, position))
+            self._move(a, b, w)
             self.src_in_order.add(id(a))
             self.dst_in_order.add(b.id)
 

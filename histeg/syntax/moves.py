@@ -14,10 +14,9 @@ from dataclasses import dataclass
 from Levenshtein import ratio
 
 from histeg.syntax.changes import SyntaxChange
-from histeg.syntax.classify import FileContext, snippet, top_level_definitions
+from histeg.syntax.classify import FileContext, change_at, snippet, top_level_definitions
 from histeg.syntax.diff import FileDiff
 from histeg.syntax.entities import CLASS, name_of, place_of
-from histeg.syntax.significance import significance
 from histeg.syntax.tree import Node, Tree
 
 MIN_SIMILARITY = 0.5
@@ -143,23 +142,12 @@ def _replace(old: _Candidate, new: _Candidate) -> None:
     before, old_lines = snippet(old.tree, old.node, whole=True)
     after, new_lines = snippet(new.tree, new.node, whole=True)
     same_place = old_place.entity == new_place.entity
-    change = SyntaxChange(
-        level=new_place.level,  # type: ignore[arg-type]
-        entity=new_place.entity,
-        function=new_place.function,
-        klass=new_place.klass,
-        type="move",
-        code_type=ctype,
-        significance=significance("move", ctype, new_place.level, same_scope=same_place),
-        before=snippet(old.tree, old.node, whole=False)[0],
-        after=snippet(new.tree, new.node, whole=False)[0],
-        old_lines=old_lines,
-        new_lines=new_lines,
-        old_path=old_context.old_path,
-        new_path=new_context.new_path,
-        old_entity=old_place.entity,
-        edits=[f"move {new.node.type}" + ("" if before == after else " (with changes)")],
-    )
+    context = FileContext(old_context.old_path, new_context.new_path, old_context.old_module, new_context.new_module)
+    header = (snippet(old.tree, old.node, whole=False)[0], snippet(new.tree, new.node, whole=False)[0])
+    change = change_at(new_place, "move", ctype, header, (old_lines, new_lines), context, same_scope=same_place)
+    change.old_entity = old_place.entity
+    change.defines = None
+    change.edits = [f"move {new.node.type}" + ("" if before == after else " (with changes)")]
     if old.name != new.name:
         change.old_name, change.new_name = old.name, new.name
     new.diff.result.changes.append(change)

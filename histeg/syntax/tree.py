@@ -109,26 +109,24 @@ class Tree:
 
 
 def preorder(root: Node) -> list[Node]:
-    out: list[Node] = []
-    stack = [root]
-    while stack:
-        node = stack.pop()
-        out.append(node)
-        if node.children:
-            stack.extend(reversed(node.children))
-    return out
+    return _depth_first(root, left_to_right=True)
 
 
 def postorder(root: Node) -> list[Node]:
     """Children before parents, siblings left to right (the reverse of a right-to-left pre-order)."""
+    order = _depth_first(root, left_to_right=False)
+    order.reverse()
+    return order
+
+
+def _depth_first(root: Node, left_to_right: bool) -> list[Node]:
     out: list[Node] = []
     stack = [root]
     while stack:
         node = stack.pop()
         out.append(node)
         if node.children:
-            stack.extend(node.children)
-    out.reverse()
+            stack.extend(reversed(node.children) if left_to_right else node.children)
     return out
 
 
