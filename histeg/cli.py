@@ -14,15 +14,16 @@ from typing import Any
 import click
 
 from histeg import __version__
-from histeg.errors import EXIT_BAD_INPUT, HistegError, NotAvailable
+from histeg.errors import EXIT_BAD_INPUT, HistegError
 from histeg.options import RunOptions
 
 F = Callable[..., Any]
 
 CONFIG_KEYS_FROM_FLAGS = (
     "sources", "tests", "build", "ignore_prefixes", "ignore_suffixes", "ignore_directories", "ignore_functions",
-    "repeat", "timeout", "run_main", "run",
+    "repeat", "timeout", "run_main", "run", "metric",
 )
+CONFIG_SWITCHES = ("restrict_syntax_mapping", "export_flat", "generate_for_syntax", "generate_for_divergence")
 
 
 def run_options(command: F) -> F:
@@ -67,6 +68,21 @@ def trace_options(command: F) -> F:
     return command
 
 
+def target_options(command: F) -> F:
+    """How divergences become ranked testing targets (compute)."""
+    decorators = [
+        click.option("--metric", multiple=True, type=click.Choice(["sections", "coverage", "distance"]),
+                     help="Ranking metric (default sections); coverage and distance can be combined."),
+        click.option("--restrict-syntax-mapping", is_flag=True, help="Charge a divergence only to the closest changed caller."),
+        click.option("--export-flat", is_flag=True, help="Write traceDivergences.json as a flat list instead of trees."),
+        click.option("--generate-for-syntax", is_flag=True, help="Also write syntaxTargets.json (targets from syntax changes alone)."),
+        click.option("--generate-for-divergence", is_flag=True, help="Also write divergenceTargets.json (targets from divergences alone)."),
+    ]
+    for decorator in reversed(decorators):
+        command = decorator(command)
+    return command
+
+
 def build_options(params: dict[str, Any]) -> RunOptions:
     from histeg.config import user_config
 
@@ -75,6 +91,9 @@ def build_options(params: dict[str, Any]) -> RunOptions:
         value = params.get(key)
         if value:  # flags win over the file
             config[key.replace("_", "-")] = list(value) if isinstance(value, tuple) else value
+    for switch in CONFIG_SWITCHES:
+        if params.get(switch):
+            config[switch.replace("_", "-")] = True
     if params.get("no_tests"):
         config["run-tests"] = False
     if params.get("no_values"):
@@ -108,32 +127,26 @@ def cli() -> None:
     """histeg: what to test after each change of a Python project."""
 
 
-def _step_command(step: str, doc: str, traced: bool = False) -> None:
+def _step_command(step: str, doc: str, traced: bool = False, ranked: bool = False) -> None:
     def command(**params: Any) -> None:
         from histeg.pipeline import run_command
 
         sys.exit(run_command(build_options(params), until=step))
 
     command.__doc__ = doc
-    options = run_options(trace_options(command) if traced else command)
-    cli.command(name=step)(options)
+    decorated: F = command
+    if ranked:
+        decorated = target_options(decorated)
+    if traced:
+        decorated = trace_options(decorated)
+    cli.command(name=step)(run_options(decorated))
 
 
 _step_command("extract", "Step 1: history.json, snapshots and file-level changes.")
 _step_command("build", "Step 2: run each version's build command (after extracting).")
 _step_command("instrument", "Step 3: trace configuration, function table and static call graph per version.", traced=True)
 _step_command("analyze", "Steps 4 and 5: syntax changes, and traces of each version's entry points.", traced=True)
-
-
-def _not_yet(step: str, doc: str) -> None:
-    def command(**params: Any) -> None:
-        raise NotAvailable(f"'histeg {step}' is not available in this release yet")
-
-    command.__doc__ = doc
-    cli.command(name=step)(run_options(command))
-
-
-_not_yet("compute", "Every step, from extraction to ranked testing targets.")
+_step_command("compute", "Every step: divergences mapped to syntax changes, ranked testingTargets.json per version.", traced=True, ranked=True)
 
 
 @cli.command()

@@ -14,7 +14,3 @@ class HistegError(Exception):
 
     def __init__(self, message: str) -> None:
         super().__init__(" ".join(message.split()))
-
-
-class NotAvailable(HistegError):
-    """A pipeline step that this release does not provide."""

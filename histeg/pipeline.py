@@ -22,7 +22,7 @@ from histeg.options import RunOptions
 from histeg.report.console import Console
 from histeg.store import CALL_GRAPH, FUNCTIONS, SYNTAX_CHANGES, OutputStore, read_json
 
-STEPS = ("extract", "build", "instrument", "analyze")
+STEPS = ("extract", "build", "instrument", "analyze", "compute")
 
 
 def emit_json(summary: dict[str, Any]) -> None:
@@ -152,6 +152,33 @@ def _traces(context: Context, index: int) -> dict[str, Any]:
     return {"reused": False, "runs": len(summary.runs), "outcomes": sorted({run.outcome for run in summary.runs})}
 
 
+def impact_options(options: RunOptions) -> Any:
+    from histeg.impact.scaling import Scaling, parse_metrics
+    from histeg.impact.step import ImpactOptions
+
+    config = options.config
+    return ImpactOptions(
+        scaling=Scaling.from_config(config.get("scaling")),
+        metrics=parse_metrics(config.get("metric")),
+        restrict=bool(config.get("restrict-syntax-mapping", False)),
+        flat=bool(config.get("export-flat", False)),
+        for_syntax=bool(config.get("generate-for-syntax", False)),
+        for_divergence=bool(config.get("generate-for-divergence", False)),
+    )
+
+
+def _targets(context: Context, index: int, settings: Any) -> dict[str, Any]:
+    from histeg.impact.step import compute_targets
+    from histeg.store import VERSION
+
+    against = read_json(context.store.file(index, VERSION))["comparingAgainstIndex"]
+    if against is None:
+        return {"targets": None, "note": "first version in the list: nothing to compare with"}
+    if against in context.run.failed:
+        raise HistegError(f"its predecessor, version {against}, failed")
+    return compute_targets(context.store, index, settings)
+
+
 def run_pipeline(options: RunOptions, console: Console, until: str = STEPS[-1]) -> PipelineRun:
     """Run the steps up to and including ``until``."""
     run = PipelineRun()
@@ -165,6 +192,13 @@ def run_pipeline(options: RunOptions, console: Console, until: str = STEPS[-1]) 
     if STEPS.index(until) >= STEPS.index("analyze"):
         run.steps["syntax"] = context.each("analysing syntax changes", lambda i: _syntax(context, i))
         run.steps["traces"] = context.each("tracing versions", lambda i: _traces(context, i))
+    if STEPS.index(until) >= STEPS.index("compute"):
+        settings = impact_options(options)
+        run.steps["targets"] = context.each("ranking testing targets", lambda i: _targets(context, i, settings))
+        for item in run.steps["targets"]:
+            if item.get("targets") is not None:
+                top = ", ".join(item["top"]) or "none"
+                console.info(f"version {item['index']}: {item['targets']} testing target(s); top: {top}")
     return run
 
 

@@ -176,8 +176,3 @@ def test_no_repository_and_bad_config(histeg, tmp_path: Path) -> None:
     assert_error(histeg("extract", "--all", cwd=tmp_path), "no repository given")
     (tmp_path / "histeg.toml").write_text("[tool.histeg\n")
     assert_error(histeg("extract", "--all", cwd=tmp_path), "invalid TOML", "histeg.toml")
-
-
-def test_steps_not_yet_available_say_so(histeg, tmp_path: Path) -> None:
-    result = histeg("compute", "--repo", str(tmp_path), "--all")
-    assert_error(result, "not available")

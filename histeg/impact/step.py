@@ -1,0 +1,108 @@
+"""Pipeline step 6 for one version: divergences, mapping, ranking, written to disk."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from histeg.compare.divergences import VersionComparison, compare_versions, write_divergences
+from histeg.config import VersionSettings
+from histeg.impact.changes import load_changes
+from histeg.impact.mapping import map_divergences
+from histeg.impact.scaling import Scaling
+from histeg.impact.targets import FunctionInfo, Target, build_targets, is_test_code
+from histeg.statics.callgraph import call_distance, load_call_graph
+from histeg.statics.functions import read_function_table
+from histeg.statics.reads import value_reads
+from histeg.store import CALL_GRAPH, FUNCTIONS, SYNTAX_CHANGES, TESTING_TARGETS, VERSION, OutputStore, read_json, write_json
+
+SCHEMA_VERSION = 1
+SYNTAX_TARGETS = "syntaxTargets.json"
+DIVERGENCE_TARGETS = "divergenceTargets.json"
+
+
+@dataclass
+class ImpactOptions:
+    scaling: Scaling = field(default_factory=Scaling)
+    metrics: tuple[str, ...] = ("sections",)
+    restrict: bool = False
+    flat: bool = False
+    for_syntax: bool = False
+    for_divergence: bool = False
+
+    def to_json(self) -> dict[str, Any]:
+        return {"metrics": list(self.metrics), "restrictSyntaxMapping": self.restrict, "scaling": self.scaling.to_json()}
+
+
+def _function_table(store: OutputStore, *indices: int) -> dict[str, FunctionInfo]:
+    """New version first: its files and lines win over the old version's."""
+    table: dict[str, FunctionInfo] = {}
+    for index in indices:
+        for row in read_json(store.file(index, FUNCTIONS)).get("functions", []):
+            table.setdefault(row["identifier"], FunctionInfo(row["kind"], row["file"], (row["firstLine"], row["lastLine"])))
+    return table
+
+
+def _reads(store: OutputStore, index: int, settings: VersionSettings) -> dict[str, set[str]]:
+    return value_reads(read_function_table(store.snapshot(index), settings))
+
+
+def _document(store: OutputStore, index: int, options: ImpactOptions, ranked: list[Target], extra: dict[str, Any]) -> dict[str, Any]:
+    version = read_json(store.file(index, VERSION))
+    return {
+        "schemaVersion": SCHEMA_VERSION,
+        "identifier": version["identifier"],
+        "comparingAgainstVersion": version["comparingAgainstVersion"],
+        "options": options.to_json(),
+        "targets": [target.to_json(rank) for rank, target in enumerate(ranked, 1)],
+        **extra,
+    }
+
+
+def _ranked(targets: list[Target]) -> list[Target]:
+    return sorted(targets, key=lambda t: (-t.value.total, t.identifier))
+
+
+def compute_targets(store: OutputStore, index: int, options: ImpactOptions) -> dict[str, Any]:
+    version = read_json(store.file(index, VERSION))
+    against = version["comparingAgainstIndex"]
+    comparison: VersionComparison = compare_versions(store, index, with_sections="sections" in options.metrics)
+    write_divergences(store, comparison, options.flat)
+    changes = load_changes(store.file(index, SYNTAX_CHANGES))
+    graph = load_call_graph(store.file(index, CALL_GRAPH))
+    settings = VersionSettings.from_json(version)
+    reads = _reads(store, index, settings)
+    mapped = map_divergences(comparison.divergences, changes, reads, lambda a, b: call_distance(graph, a, b), options.restrict)
+    targets = build_targets(changes, mapped, comparison, _function_table(store, index, against), options.scaling, options.metrics)
+    ignored = set(settings.ignore.functions)
+    targets = [t for t in targets if t.identifier.rpartition(".")[2].rpartition(":")[2] not in ignored]
+    product = [t for t in targets if not is_test_code(t, settings.tests)]
+    tests = [t for t in targets if is_test_code(t, settings.tests)]
+    noisy = sorted({d.call.function for d in comparison.noise})
+    extra = {
+        "testCode": [t.to_json(None) for t in _ranked(tests)],
+        "noise": {"functions": noisy, "entryPoints": sorted({d.entry.label or d.entry.root for d in comparison.noise}),
+                  "divergences": len(comparison.noise)},
+        "unmatchedEntryPoints": {"onlyInOld": [k.to_json() for k in comparison.only_old], "onlyInNew": [k.to_json() for k in comparison.only_new]},
+        "summary": {
+            "targets": len(product),
+            "withImpact": sum(1 for t in product if t.impact.local or t.impact.non_local),
+            "unmapped": sum(1 for t in product if t.unmapped),
+            "divergences": len(comparison.divergences),
+            "noise": len(comparison.noise),
+        },
+    }
+    ranked = _ranked(product)
+    write_json(store.file(index, TESTING_TARGETS), _document(store, index, options, ranked, extra))
+    if options.for_syntax:
+        syntax_only = [t for t in product if t.syntax_changes]
+        write_json(store.file(index, SYNTAX_TARGETS), _document(store, index, options, _ranked(syntax_only), {}))
+    if options.for_divergence:
+        divergent = [t for t in product if t.impact.local or t.impact.non_local]
+        write_json(store.file(index, DIVERGENCE_TARGETS), _document(store, index, options, _ranked(divergent), {}))
+    return {"targets": len(ranked), "top": [t.identifier for t in ranked[:3]], "noise": noisy}
+
+
+def targets_path(store: OutputStore, index: int) -> Path:
+    return store.file(index, TESTING_TARGETS)
