@@ -13,16 +13,28 @@ from typing import Any
 import jsonschema
 import orjson
 import pytest
+from referencing import Registry, Resource
+from referencing.jsonschema import DRAFT202012
 
 ROOT = Path(__file__).resolve().parent.parent
 SCHEMAS = ROOT / "output_schema"
+
+
+def _registry() -> Registry:
+    """Every schema under its $id, so schemas can refer to each other."""
+    resources = []
+    for path in SCHEMAS.glob("*.schema.json"):
+        schema = orjson.loads(path.read_bytes())
+        resources.append((schema.get("$id", path.name), Resource.from_contents(schema, default_specification=DRAFT202012)))
+    return Registry().with_resources(resources)
 
 
 def validate_output(path: Path) -> Any:
     """Load a JSON file histeg wrote and validate it against output_schema/<name>.schema.json."""
     schema = orjson.loads((SCHEMAS / f"{path.stem}.schema.json").read_bytes())
     data = orjson.loads(path.read_bytes())
-    jsonschema.validate(data, schema, format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    validator = jsonschema.Draft202012Validator(schema, registry=_registry(), format_checker=jsonschema.Draft202012Validator.FORMAT_CHECKER)
+    validator.validate(data)
     return data
 
 
