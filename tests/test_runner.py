@@ -52,7 +52,25 @@ PASSING = {
             assert twice(2) == 4
     """,
 }
-FAILING = {**PASSING, "tests/test_more.py": "from calc.ops import add\n\n\ndef test_wrong():\n    assert add(1, 1) == 3\n"}
+FAILING = {
+    **PASSING,
+    "tests/test_more.py": """
+        import unittest
+
+        from calc.ops import add
+
+
+        def test_wrong():
+            assert add(1, 1) == 3
+
+
+        class Cases(unittest.TestCase):
+            def test_each(self):
+                for n in range(3):
+                    with self.subTest(n=n):
+                        self.assertEqual(add(n, 0), n)
+    """,
+}
 
 
 def traces_of(store: OutputStore, run: dict) -> list[Trace]:
@@ -102,7 +120,7 @@ def test_failing_suite_is_tolerated_and_still_traced(tmp_path: Path) -> None:
     summary = run_traces(store, 0, timeout=120)
     [run] = validate_output(store.file(0, RUNS))["runs"]
     assert (run["outcome"], run["exitCode"], run["message"]) == ("failed", 1, "tests failed")
-    assert run["tests"] == {"failed": 1, "passed": 2}
+    assert run["tests"] == {"failed": 1, "passed": 3, "subtestsPassed": 3}
     assert len(summary.failures) == 1 and summary.errors == []
     [trace] = traces_of(store, run)
     assert trace.outcomes["tests/test_more.py::test_wrong"]["call"] == "failed"

@@ -18,9 +18,9 @@ from histeg.runs.process import ProcessResult
 Outcome = Literal["passed", "failed", "error", "timeout"]
 
 PYTEST_ERRORS = {2: "pytest was interrupted", 3: "pytest hit an internal error", 4: "pytest usage error", 5: "pytest collected no tests"}
-_SUMMARY = re.compile(r"^=*\s*((?:\d+ [a-z]+(?:, )?)+|no tests ran)(?: in [\d.]+s)?(?: \([^)]*\))?\s*=*$")
-_COUNT = re.compile(r"(\d+) ([a-z]+)")
-_PLURALS = {"error": "errors", "warning": "warnings"}
+_SUMMARY = re.compile(r"^=*\s*((?:\d+ [a-z]+(?: [a-z]+)?(?:, )?)+|no tests ran)(?: in [\d.]+s)?(?: \([^)]*\))?\s*=*$")
+_COUNT = re.compile(r"(\d+) ([a-z]+(?: [a-z]+)?)")
+_KEYS = {"error": "errors", "warning": "warnings", "subtest": "subtests"}
 
 
 @dataclass
@@ -28,7 +28,7 @@ class Verdict:
     outcome: Outcome
     message: str | None
     tests: dict[str, int] | None
-    """pytest's summary counts (``passed``, ``failed``, ``errors``, ``skipped``, ...)."""
+    """pytest's summary counts (``passed``, ``failed``, ``errors``, ``skipped``, ``subtestsPassed``, ...)."""
 
 
 def judge(command: TraceCommand, result: ProcessResult) -> Verdict:
@@ -58,5 +58,11 @@ def pytest_counts(output: str) -> dict[str, int] | None:
         if match:
             if match.group(1) == "no tests ran":
                 return {}
-            return {_PLURALS.get(word, word): int(n) for n, word in _COUNT.findall(match.group(1))}
+            return {_key(words): int(n) for n, words in _COUNT.findall(match.group(1))}
     return None
+
+
+def _key(words: str) -> str:
+    """``error`` -> ``errors``, ``subtests passed`` -> ``subtestsPassed``."""
+    first, *rest = words.split()
+    return _KEYS.get(first, first) + "".join(word.capitalize() for word in rest)

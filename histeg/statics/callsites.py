@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from histeg.statics.functions import SCOPE_NODES, Definition, FunctionTable
+from histeg.statics.functions import SCOPE_NODES, Definition, FunctionTable, definition_time_expressions
 from histeg.statics.resolve import (
     EXTERNAL,
     OTHER,
@@ -23,7 +23,6 @@ from histeg.statics.resolve import (
     ProjectIndex,
     Scope,
     identifier_of,
-    definition_time_expressions,
 )
 
 CONSTRUCTION_METHODS = ("__new__", "__init__")

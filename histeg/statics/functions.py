@@ -10,6 +10,7 @@ its bare name, and a decorated definition starts at its first decorator.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -21,6 +22,7 @@ from histeg.statics.scope import SourceFile, is_ignored_function, source_files
 Kind = Literal["module", "class", "function", "method"]
 DefinitionNode = ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
 SCOPE_NODES = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+OWN_SCOPE_EXPRESSIONS = (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
 
 
 @dataclass(frozen=True)
@@ -131,8 +133,9 @@ def _definitions(source: SourceFile, tree: ast.Module, text: bytes, settings: Ve
     found = [module]
 
     def visit(scope: Definition, body: list[ast.stmt]) -> None:
-        declared_global = _global_names(body) if scope.parent is not None else set()
-        for node in _nested_definitions(body):
+        nodes = list(scope_nodes(body))
+        declared_global = {name for node in nodes if isinstance(node, ast.Global) for name in node.names}
+        for node in (node for node in nodes if isinstance(node, SCOPE_NODES)):
             qualname = _qualname(scope, node.name, declared_global)
             record = None
             if not (isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and is_ignored_function(node.name, qualname, settings.ignore)):
@@ -173,30 +176,25 @@ def _qualname(scope: Definition, name: str, declared_global: set[str]) -> str:
     return f"{scope.qualname}.{name}"
 
 
-def _nested_definitions(body: list[ast.stmt]) -> list[ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef]:
-    """Definitions whose code belongs directly to this scope (inside if/try/with/... too)."""
-    found: list[ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef] = []
+def scope_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
+    """Every node whose code runs in this scope; nested definitions are yielded but not entered.
+
+    Decorators, defaults and class bases of nested definitions run here and are
+    entered; lambdas and comprehensions have scopes of their own and are not.
+    """
     stack: list[ast.AST] = list(reversed(body))
     while stack:
         node = stack.pop()
+        yield node
         if isinstance(node, SCOPE_NODES):
-            found.append(node)
-            # decorators, defaults and annotations run in this scope and may hold lambdas only
-            continue
-        if isinstance(node, ast.Lambda | ast.GeneratorExp | ast.ListComp | ast.SetComp | ast.DictComp):
-            continue  # a ``def`` cannot appear inside an expression
-        stack.extend(reversed(list(ast.iter_child_nodes(node))))
-    return found
+            stack.extend(reversed(definition_time_expressions(node)))
+        elif not isinstance(node, OWN_SCOPE_EXPRESSIONS):
+            stack.extend(reversed(list(ast.iter_child_nodes(node))))
 
 
-def _global_names(body: list[ast.stmt]) -> set[str]:
-    """Names a function or class body declares ``global`` (nested scopes excluded)."""
-    names: set[str] = set()
-    stack: list[ast.AST] = list(body)
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ast.Global):
-            names.update(node.names)
-        elif not isinstance(node, (*SCOPE_NODES, ast.Lambda)):
-            stack.extend(ast.iter_child_nodes(node))
-    return names
+def definition_time_expressions(node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr]:
+    """Expressions of a definition evaluated by the enclosing scope when the definition runs."""
+    if isinstance(node, ast.ClassDef):
+        return [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]
+    defaults = [d for d in node.args.kw_defaults if d is not None]
+    return [*node.decorator_list, *node.args.defaults, *defaults]

@@ -12,13 +12,12 @@ libraries): the call graph counts those and never guesses.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Literal
 
 from histeg.naming import identifier
-from histeg.statics.functions import SCOPE_NODES, Definition, FunctionTable, ParsedModule
+from histeg.statics.functions import SCOPE_NODES, Definition, FunctionTable, ParsedModule, scope_nodes
 
 
 class Opaque(Enum):
@@ -364,30 +363,6 @@ def _c3(head: list[str], sequences: list[list[str]]) -> list[str]:
         pending = [[c for c in seq if c != candidate] for seq in pending]
         pending = [seq for seq in pending if seq]
     return result
-
-
-def scope_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
-    """Every node whose code runs in this scope; nested definitions are yielded but not entered.
-
-    Decorators, defaults and class bases of nested definitions run here and are
-    entered; lambdas and comprehensions have scopes of their own and are not.
-    """
-    stack: list[ast.AST] = list(reversed(body))
-    while stack:
-        node = stack.pop()
-        yield node
-        if isinstance(node, SCOPE_NODES):
-            stack.extend(reversed(definition_time_expressions(node)))
-        elif not isinstance(node, ast.Lambda | ast.GeneratorExp | ast.ListComp | ast.SetComp | ast.DictComp):
-            stack.extend(reversed(list(ast.iter_child_nodes(node))))
-
-
-def definition_time_expressions(node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr]:
-    """Expressions of a definition evaluated by the enclosing scope when the definition runs."""
-    if isinstance(node, ast.ClassDef):
-        return [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]
-    defaults = [d for d in node.args.kw_defaults if d is not None]
-    return [*node.decorator_list, *node.args.defaults, *defaults]
 
 
 def _body(node: ast.AST) -> list[ast.stmt]:
