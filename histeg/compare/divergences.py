@@ -47,6 +47,9 @@ class VersionComparison:
     against: int
     divergences: list[Divergence] = field(default_factory=list)
     noise: list[Divergence] = field(default_factory=list)
+    """Divergences between the versions that runs of one version also show: not ranked."""
+    noise_keys: set[tuple[EntryKey, str]] = field(default_factory=set)
+    """(entry point, function) pairs that diverge between runs of one version."""
     matched: int = 0
     only_old: list[EntryKey] = field(default_factory=list)
     only_new: list[EntryKey] = field(default_factory=list)
@@ -100,7 +103,8 @@ def compare_versions(store: OutputStore, index: int, with_sections: bool = True)
     noise = _noise_keys(new_runs, lines[1], with_sections)
     old_to_new = dict(matching.pairs)
     noise |= {(old_to_new[key], function) for key, function in _noise_keys(old_runs, lines[0], with_sections) if key in old_to_new}
-    result = VersionComparison(index, against, matched=len(matching.pairs), only_old=matching.only_old, only_new=matching.only_new)
+    result = VersionComparison(index, against, matched=len(matching.pairs), only_old=matching.only_old, only_new=matching.only_new,
+                               noise_keys=noise)
     for divergence in _divergences(old_runs[0], new_runs[0], matching.pairs, lines, with_sections):
         noisy = (divergence.entry, divergence.call.function) in noise
         (result.noise if noisy else result.divergences).append(divergence)
@@ -130,7 +134,7 @@ def _tree(divergences: list[Divergence]) -> list[dict[str, Any]]:
 
 def write_divergences(store: OutputStore, comparison: VersionComparison, flat: bool) -> Path:
     version = read_json(store.file(comparison.index, VERSION))
-    noise_pairs = sorted({(d.entry, d.call.function) for d in comparison.noise})
+    noise_pairs = sorted(comparison.noise_keys)
     data = {
         "schemaVersion": SCHEMA_VERSION,
         "identifier": version["identifier"],
@@ -147,7 +151,7 @@ def write_divergences(store: OutputStore, comparison: VersionComparison, flat: b
             "divergences": len(comparison.divergences),
             "divergentFunctions": len({d.call.function for d in comparison.divergences}),
             "noise": len(comparison.noise),
-            "noisyFunctions": sorted({d.call.function for d in comparison.noise}),
+            "noisyFunctions": sorted({function for _, function in comparison.noise_keys}),
         },
     }
     path = store.file(comparison.index, TRACE_DIVERGENCES)

@@ -79,10 +79,10 @@ def compute_targets(store: OutputStore, index: int, options: ImpactOptions) -> d
     targets = [t for t in targets if t.identifier.rpartition(".")[2].rpartition(":")[2] not in ignored]
     product = [t for t in targets if not is_test_code(t, settings.tests)]
     tests = [t for t in targets if is_test_code(t, settings.tests)]
-    noisy = sorted({d.call.function for d in comparison.noise})
+    noisy = sorted({function for _, function in comparison.noise_keys})
     extra = {
         "testCode": [t.to_json(None) for t in _ranked(tests)],
-        "noise": {"functions": noisy, "entryPoints": sorted({d.entry.label or d.entry.root for d in comparison.noise}),
+        "noise": {"functions": noisy, "entryPoints": sorted({entry.label or entry.root for entry, _ in comparison.noise_keys}),
                   "divergences": len(comparison.noise)},
         "unmatchedEntryPoints": {"onlyInOld": [k.to_json() for k in comparison.only_old], "onlyInNew": [k.to_json() for k in comparison.only_new]},
         "summary": {
