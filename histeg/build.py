@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from histeg.config import VersionSettings
-from histeg.processes import pinned_environment, run_with_timeout
+from histeg.runs.process import pinned_environment, run_process
 from histeg.store import VERSION, OutputStore, read_json, write_bytes, write_json
 
 BUILD = "build.json"
@@ -48,9 +48,11 @@ def build_version(store: OutputStore, index: int, timeout: float = DEFAULT_BUILD
     if not command:
         result = BuildResult(index, NOTHING_TO_DO, None, None, 0.0)
     else:
-        exit_code, output, seconds = run_with_timeout(command, str(store.snapshot(index)), pinned_environment(), timeout, shell=True)
-        write_bytes(store.file(index, BUILD_LOG), output)
-        status = TIMED_OUT if exit_code is None else SUCCEEDED if exit_code == 0 else FAILED
-        result = BuildResult(index, status, command, exit_code, seconds)
+        process = run_process(["/bin/sh", "-c", command], store.snapshot(index), pinned_environment(), timeout)
+        log = f"$ {command}\n--- stdout (tail) ---\n{process.stdout_tail}\n--- stderr (tail) ---\n{process.stderr_tail}\n"
+        write_bytes(store.file(index, BUILD_LOG), log.encode())
+        exit_code = None if process.timed_out else process.exit_code
+        status = TIMED_OUT if process.timed_out else SUCCEEDED if exit_code == 0 else FAILED
+        result = BuildResult(index, status, command, exit_code, process.duration)
     write_json(record, result.to_json())
     return result

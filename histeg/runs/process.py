@@ -23,6 +23,13 @@ TAIL_BYTES = 32 * 1024
 DEFAULT_GRACE_SECONDS = 5.0
 
 
+def pinned_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The environment of every process histeg starts: hash randomisation pinned."""
+    env = dict(os.environ if base is None else base)
+    env["PYTHONHASHSEED"] = "0"
+    return env
+
+
 @dataclass
 class ProcessResult:
     exit_code: int | None
