@@ -56,7 +56,7 @@ def run_options(command: F) -> F:
 def trace_options(command: F) -> F:
     """How the versions are run under the tracer (analyze, compute)."""
     decorators = [
-        click.option("--repeat", type=click.IntRange(min=1), help="Run each version's entry points N times (default 1)."),
+        click.option("--repeat", type=click.IntRange(min=1), help="Run each version's entry points N times (default 2: the second run exposes noise)."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds per trace command (default 600)."),
         click.option("--run-main", "run_main", multiple=True, metavar="MODULE", help="Also trace 'python -m MODULE' (repeatable)."),
         click.option("--run", "run", multiple=True, metavar="CMD", help="Also trace a shell command run in the snapshot (repeatable)."),

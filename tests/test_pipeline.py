@@ -24,7 +24,7 @@ def test_analyze_traces_every_version_and_isolates_failures(make_repo, histeg, t
     repo = make_repo()
     project(repo)
     out = tmp_path / "out"
-    args = ("analyze", "--repo", str(repo.path), "--all", "--out", str(out), "--timeout", "5", "--json")
+    args = ("analyze", "--repo", str(repo.path), "--all", "--out", str(out), "--timeout", "5", "--repeat", "1", "--json")
     result = histeg(*args)
     assert result.code == 1, result.stderr
     summary = json.loads(result.stdout)
@@ -48,8 +48,8 @@ def test_trace_options_change_only_the_traces(make_repo, histeg, tmp_path: Path)
     repo.commit("library", {"lib.py": LIB, "tests/test_lib.py": TEST})
     out = tmp_path / "out"
     base = ("analyze", "--repo", str(repo.path), "--all", "--out", str(out), "--json")
-    assert histeg(*base).code == 0
-    repeated = json.loads(histeg(*base, "--repeat", "2").stdout)
+    assert histeg(*base, "--repeat", "1").code == 0
+    repeated = json.loads(histeg(*base).stdout)
     assert repeated["steps"]["syntax"][0]["reused"] and repeated["steps"]["instrument"][0]["reused"]
     assert repeated["steps"]["traces"][0] == {"index": 0, "reused": False, "runs": 2, "outcomes": ["passed"]}
     assert sorted(p.name for p in (out / "0" / "traces").iterdir() if p.is_dir()) == ["run-1", "run-2"]
