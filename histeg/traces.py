@@ -274,11 +274,16 @@ class _Reader:
             return pos, True
         raise self.fail(f"unknown record type {tag:#04x}")
 
+    def _value(self, value_id: int) -> Value | None:
+        if value_id & fmt.INLINE_INT:
+            return Value("int", str((value_id & ~fmt.INLINE_INT) - fmt.INT_BIAS))
+        return self.values.get(value_id)
+
     def _events(self, thread: int, words: array) -> None:
         """Replay one chunk of a thread's event stream onto its call stack."""
         stack = self.stacks.setdefault(thread, [])
         build = self.build
-        values = self.values
+        value = self._value
         n = len(words)
         i = 0
         lines = stack[-1].lines if stack and build else None
@@ -309,7 +314,7 @@ class _Reader:
                     count = words[i]
                     i += 1
                     if build:
-                        call.params = [values.get(words[j] | words[j + 1] << 16) for j in range(i, i + 2 * count, 2)]
+                        call.params = [value(words[j] | words[j + 1] << 16) for j in range(i, i + 2 * count, 2)]
                         if stack:
                             parent = stack[-1]
                             parent.children.append((len(parent.lines), call))
@@ -322,18 +327,18 @@ class _Reader:
                     i += 3
                     stack.append(call)
                 elif word in (fmt.OP_RETURN, fmt.OP_RAISE, fmt.OP_YIELD):
-                    value = values.get(words[i + 1] | words[i + 2] << 16)
+                    result = value(words[i + 1] | words[i + 2] << 16)
                     i += 3
                     call = stack.pop()
                     if word == fmt.OP_YIELD:
                         if build:
-                            call.yielded.append(value)
+                            call.yielded.append(result)
                     else:
                         call.ended = True
                         if word == fmt.OP_RETURN:
-                            call.returned = value
+                            call.returned = result
                         else:
-                            call.raised = value
+                            call.raised = result
                 else:
                     raise self.fail(f"unknown event {word:#06x} in thread {thread}")
                 lines = stack[-1].lines if stack and build else None

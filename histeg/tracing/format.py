@@ -35,6 +35,10 @@ OP_YIELD = 0xFFFA
 OP_RESUME = 0xFFFB
 """A suspended call resumes on this thread; followed by its generator call id (2 words)."""
 
+INLINE_INT = 0x80000000
+"""Value ids with this bit set are ints, stored inline: value = (id & 0x7FFFFFFF) - INT_BIAS."""
+INT_BIAS = 0x40000000
+
 # Record tags of the zlib stream.
 REC_FUNC = 0x46  # F: id, identifier, relative path, first line, flags, parameter names
 REC_VALUE = 0x56  # V: id, type name, has-repr flag, repr
@@ -50,8 +54,13 @@ FUNC_COROUTINE = 0x2
 _BIG_ENDIAN = sys.byteorder == "big"
 
 
+_SMALL = [bytes((n,)) for n in range(0x80)]
+
+
 def varint(value: int) -> bytes:
     """Unsigned LEB128."""
+    if value < 0x80:
+        return _SMALL[value]
     out = bytearray()
     while value > 0x7F:
         out.append((value & 0x7F) | 0x80)
@@ -62,7 +71,8 @@ def varint(value: int) -> bytes:
 
 def text(value: str) -> bytes:
     data = value.encode("utf-8", "surrogatepass")
-    return varint(len(data)) + data
+    size = len(data)
+    return (_SMALL[size] if size < 0x80 else varint(size)) + data
 
 
 class TraceWriter:

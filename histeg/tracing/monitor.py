@@ -30,7 +30,7 @@ from array import array
 
 from histeg.tracing import format as fmt
 from histeg.tracing.selection import Selector
-from histeg.tracing.values import abstract
+from histeg.tracing.values import abstract, overrides_repr
 
 _mon = sys.monitoring
 _E = _mon.events
@@ -40,9 +40,15 @@ GLOBAL_EVENTS = _E.PY_START | _E.PY_UNWIND | _E.PY_THROW
 CO_VARARGS, CO_VARKEYWORDS = 0x4, 0x8
 CO_GENERATOR, CO_COROUTINE, CO_ASYNC_GENERATOR = 0x20, 0x80, 0x200
 CHUNK_WORDS = 1 << 15
-MAX_CACHED_VALUES = 1 << 16
+MAX_CACHED_VALUES = 1 << 17
 """Value ids are cached up to this many distinct values, then the cache starts over."""
 TOOL_IDS = (4, 3, 5, 2)
+EXACT = frozenset({int, str, bytes, bool, float, complex, type(None)})
+"""Types whose abstraction runs no user code."""
+HASHED_EXACT = frozenset({int, str, bytes, bool, type(None)})
+"""Exact types whose equal values have equal abstractions, so ids can be cached by value (not float: 0.0 == -0.0)."""
+MAX_KEY_LENGTH = 64
+INLINE_INT, INT_BIAS = fmt.INLINE_INT, fmt.INT_BIAS
 TOOL_NAME = "histeg"
 NO_VALUE = 0
 
@@ -183,14 +189,17 @@ class Collector:
             fmt.FUNC_COROUTINE if flags & (CO_COROUTINE | CO_ASYNC_GENERATOR) else 0
         )
         count = code.co_argcount + code.co_kwonlyargcount + bool(flags & CO_VARARGS) + bool(flags & CO_VARKEYWORDS)
-        entry = (code, (fmt.OP_CALL, func_id & 0xFFFF, func_id >> 16), kind, code.co_varnames[:count], found, func_id)
+        names = code.co_varnames[:count]
+        prefix = (fmt.OP_CALL, func_id & 0xFFFF, func_id >> 16)
+        called = (*prefix, len(names) if self.capture_values else 0)
+        entry = (code, prefix, kind, names, found, func_id, (code, 0, 0), array("H", called))  # extending by an array is 5x faster than by a tuple
         self._announce(entry)
         self._codes[id(code)] = entry
         _mon.set_local_events(self.tool, code, LOCAL_EVENTS)
         return entry
 
     def _announce(self, entry: tuple) -> None:
-        code, _, kind, names, found, func_id = entry
+        code, _, kind, names, found, func_id = entry[:6]
         self.writer.function(func_id, found[0], found[1], code.co_firstlineno, kind, names)
 
     def _make_callbacks(self) -> dict[int, object]:
@@ -202,6 +211,8 @@ class Collector:
         ship = self._ship
         tls = self._tls
         values = self._values
+        by_object: dict[tuple[type, object], int] = {}
+        by_type: dict[type, int] = {}
         value_ids = self._value_ids
         gen_ids = self._gen_ids
         writer_value = self.writer.value
@@ -209,33 +220,46 @@ class Collector:
         getframe = sys._getframe
         collector = self
 
-        def value_id(value: object) -> int:
-            key = abstract(value)
+        def intern(key: tuple[str, str | None]) -> int:
             found = values.get(key)
             if found is None:
                 if len(values) >= MAX_CACHED_VALUES:
                     values.clear()
+                    by_object.clear()
                 found = values[key] = next(value_ids)
                 writer_value(found, key[0], key[1])
             return found
 
-        def ended(state: ThreadState, op: int, value: object) -> None:
-            """Write RETURN/RAISE/YIELD with the value, captured with monitoring muted for this thread."""
+        def value_id(value: object, state: ThreadState) -> int:
+            """The id of a value's abstraction; ``repr`` of user types runs with this thread muted."""
+            cls = type(value)
+            if cls is int and -INT_BIAS <= value < INT_BIAS:
+                return (value + INT_BIAS) | INLINE_INT
+            found = by_type.get(cls)
+            if found is not None:
+                return found
+            if cls in HASHED_EXACT and not ((cls is str or cls is bytes) and len(value) > MAX_KEY_LENGTH):
+                key = (cls, value)
+                found = by_object.get(key)
+                if found is None:
+                    if len(by_object) >= MAX_CACHED_VALUES:
+                        by_object.clear()
+                    found = by_object[key] = intern(abstract(value))
+                return found
+            if cls in EXACT:
+                return intern(abstract(value))
+            if not overrides_repr(cls):
+                found = by_type[cls] = intern(abstract(value))
+                return found
             buf = state.buf
-            if capture:
-                mark = len(buf)
-                state.muted = True
-                try:
-                    vid = value_id(value)
-                finally:
-                    state.muted = False
-                    if len(buf) != mark:
-                        del buf[mark:]
-            else:
-                vid = NO_VALUE
-            buf.extend((op, vid & 0xFFFF, vid >> 16))
-            if not state.stack or len(buf) > CHUNK_WORDS:
-                ship(state)
+            mark = len(buf)
+            state.muted = True
+            try:
+                return intern(abstract(value))
+            finally:
+                state.muted = False
+                if len(buf) != mark:
+                    del buf[mark:]
 
         def py_start(code: object, offset: int) -> object:
             entry = codes_get(id(code))
@@ -251,64 +275,62 @@ class Collector:
                 return None
             stack = state.stack
             buf = state.buf
-            words = list(entry[1])
-            if not stack:
-                words[0] |= fmt.CALL_ROOT
-                label = collector._label
-                words += (label & 0xFFFF, label >> 16)
-            if entry[2] & fmt.FUNC_GENERATOR or entry[2] & fmt.FUNC_COROUTINE:
-                words[0] |= fmt.CALL_GEN
-                call_id = next(gen_ids)
-                words += (call_id & 0xFFFF, call_id >> 16)
-                stack.append((code, call_id, id(getframe(1))))
+            if stack and not entry[2]:  # the common case: a nested plain function
+                stack.append(entry[6])
+                buf.extend(entry[7])
             else:
-                stack.append((code, 0, 0))
-            names = entry[3]
-            if capture and names:
-                words.append(len(names))
-                mark = len(buf)
-                state.muted = True
-                try:
-                    local = getframe(1).f_locals
-                    for name in names:
-                        vid = value_id(local[name]) if name in local else NO_VALUE
-                        words += (vid & 0xFFFF, vid >> 16)
-                finally:
-                    state.muted = False
-                    if len(buf) != mark:
-                        del buf[mark:]
-            else:
-                words.append(0)
-            buf.extend(words)
+                words = array("H", entry[1])
+                if not stack:
+                    words[0] |= fmt.CALL_ROOT
+                    label = collector._label
+                    words.append(label & 0xFFFF)
+                    words.append(label >> 16)
+                if entry[2]:
+                    words[0] |= fmt.CALL_GEN
+                    call_id = next(gen_ids)
+                    words.append(call_id & 0xFFFF)
+                    words.append(call_id >> 16)
+                    stack.append((code, call_id, id(getframe(1))))
+                else:
+                    stack.append(entry[6])
+                words.append(entry[7][3])
+                buf.extend(words)
+            if capture and entry[3]:
+                local = getframe(1).f_locals
+                for name in entry[3]:
+                    vid = value_id(local[name], state) if name in local else NO_VALUE
+                    buf.append(vid & 0xFFFF)
+                    buf.append(vid >> 16)
             if len(buf) > CHUNK_WORDS:
                 ship(state)
             return None
 
-        def current(code: object) -> ThreadState | None:
-            """The thread's state if ``code`` is its running call (else events of frames we never saw)."""
-            try:
-                state = tls.st
-            except AttributeError:
-                return None
-            if state.muted or not state.stack:
-                return None
-            top = state.stack[-1]
-            if top[0] is not code or (top[2] and top[2] != id(getframe(2))):
-                return None
-            return state
+        def leaving(op: int) -> object:
+            """The PY_RETURN / PY_YIELD / PY_UNWIND callback: pop the running call, write ``op`` and the value."""
 
-        def py_return(code: object, offset: int, value: object) -> None:
-            state = current(code)
-            if state is not None:
-                state.stack.pop()
-                ended(state, fmt.OP_RETURN, value)
+            def leave(code: object, offset: int, value: object) -> None:
+                try:
+                    state = tls.st
+                except AttributeError:
+                    return
+                stack = state.stack
+                if not stack or state.muted:
+                    return
+                top = stack[-1]
+                if top[0] is not code or (top[1] and top[2] != id(getframe(1))):
+                    return  # a frame that started before tracing, or code that is not ours (unwind is global)
+                stack.pop()
+                if op == fmt.OP_YIELD:
+                    suspended[top[2]] = (*top, state)
+                buf = state.buf
+                vid = value_id(value, state) if capture else NO_VALUE
+                buf.append(op)
+                buf.append(vid & 0xFFFF)
+                buf.append(vid >> 16)
+                if not stack or len(buf) > CHUNK_WORDS:
+                    ship(state)
 
-        def py_yield(code: object, offset: int, value: object) -> None:
-            state = current(code)
-            if state is not None:
-                top = state.stack.pop()
-                suspended[top[2]] = (*top, state)
-                ended(state, fmt.OP_YIELD, value)
+            return leave
 
         def resume(code: object) -> None:
             entry = suspended.pop(id(getframe(2)), None)
@@ -325,7 +347,10 @@ class Collector:
                 ship(owner)  # its START must precede this RESUME in the file
             state.stack.append(entry[:3])
             call_id = entry[1]
-            state.buf.extend((fmt.OP_RESUME, call_id & 0xFFFF, call_id >> 16))
+            buf = state.buf
+            buf.append(fmt.OP_RESUME)
+            buf.append(call_id & 0xFFFF)
+            buf.append(call_id >> 16)
 
         def py_resume(code: object, offset: int) -> None:
             resume(code)
@@ -334,21 +359,13 @@ class Collector:
             if codes_get(id(code)) is not None:
                 resume(code)
 
-        def py_unwind(code: object, offset: int, exc: BaseException) -> None:
-            if codes_get(id(code)) is None:
-                return
-            state = current(code)
-            if state is not None:
-                state.stack.pop()
-                ended(state, fmt.OP_RAISE, exc)
-
         return {
             _E.PY_START: py_start,
-            _E.PY_RETURN: py_return,
-            _E.PY_YIELD: py_yield,
+            _E.PY_RETURN: leaving(fmt.OP_RETURN),
+            _E.PY_YIELD: leaving(fmt.OP_YIELD),
             _E.PY_RESUME: py_resume,
             _E.PY_THROW: py_throw,
-            _E.PY_UNWIND: py_unwind,
+            _E.PY_UNWIND: leaving(fmt.OP_RAISE),
         }
 
 

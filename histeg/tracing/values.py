@@ -54,7 +54,8 @@ def _digest(value: str | bytes) -> str:
     return f"{zlib.crc32(data) | (zlib.adler32(data) << 32):016x}"
 
 
-def _overrides_repr(cls: type) -> bool:
+def overrides_repr(cls: type) -> bool:
+    """Whether ``repr`` of instances says more than the type and the address (cached per type)."""
     known = _overrides.get(cls)
     if known is None:
         try:
@@ -81,7 +82,7 @@ def abstract(value: Any) -> tuple[str, str | None]:
             return name, f"<repr failed: {type(exc).__name__}>"
     if cls in _SIZED and len(value) > MAX_ITEMS:
         return name, f"<len={len(value)}>"
-    if not _overrides_repr(cls):
+    if not overrides_repr(cls):
         return name, None
     if cls in _slow_types:
         return name, "<repr skipped: slow>"
