@@ -1,9 +1,9 @@
 """Trace divergences of a version against its predecessor, with noise set apart.
 
 Run 1 of each version is compared. With ``--repeat N`` the other runs are
-compared with run 1 of the *same* version first: whatever diverges there
-(entry point and function) is noise, excluded from the divergences that are
-ranked and reported in its own section.
+compared with run 1 of the *same* version first: a function that diverges
+there is noise, and its divergences between the versions are excluded from
+ranking and reported in their own section.
 """
 
 from __future__ import annotations
@@ -105,8 +105,11 @@ def compare_versions(store: OutputStore, index: int, with_sections: bool = True)
     noise |= {(old_to_new[key], function) for key, function in _noise_keys(old_runs, lines[0], with_sections) if key in old_to_new}
     result = VersionComparison(index, against, matched=len(matching.pairs), only_old=matching.only_old, only_new=matching.only_new,
                                noise_keys=noise)
+    noisy_functions = {function for _, function in noise}
     for divergence in _divergences(old_runs[0], new_runs[0], matching.pairs, lines, with_sections):
-        noisy = (divergence.entry, divergence.call.function) in noise
+        # A function seen diverging between runs under one entry point is nondeterministic under all:
+        # under some entry points two runs agree by chance, so pairs alone would let noise through.
+        noisy = divergence.call.function in noisy_functions
         (result.noise if noisy else result.divergences).append(divergence)
     for _, new_key in matching.pairs:
         result.entry_functions[new_key] = {call.function.ident for call in new_runs[0][new_key].walk()}
