@@ -32,6 +32,9 @@ TESTING_TARGETS = "testingTargets.json"
 SNAPSHOT_DIR = "snapshot"
 TRACES_DIR = "traces"
 LOCK_FILE = ".histeg.lock"
+TRACE_MATCHING = "traceMatching.json"
+USER_FILES = (TRACE_MATCHING,)
+"""Files a user puts into a version directory; they survive the directory being rebuilt."""
 
 
 def dump_json(data: Any) -> bytes:
@@ -120,6 +123,9 @@ class OutputStore:
             if final.exists():
                 if not replace:
                     raise HistegError(f"version directory {final} already exists")
+                for name in USER_FILES:
+                    if (final / name).is_file():
+                        shutil.copy2(final / name, scratch / name)
                 trash = self.root / f".building-old-{index}"
                 shutil.rmtree(trash, ignore_errors=True)
                 os.replace(final, trash)

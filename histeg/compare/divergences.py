@@ -17,10 +17,9 @@ from histeg.compare.calls import CallDivergence, Digests, compare_calls
 from histeg.compare.code_lines import CodeLines
 from histeg.compare.entry_points import EntryKey, entry_points, match_entry_points, read_manual_matching
 from histeg.errors import HistegError
-from histeg.store import TRACE_DIVERGENCES, VERSION, OutputStore, read_json, write_json
+from histeg.store import TRACE_DIVERGENCES, TRACE_MATCHING, VERSION, OutputStore, read_json, write_json
 from histeg.traces import Call, read_trace, trace_files
 
-MANUAL_MATCHING = "traceMatching.json"
 SCHEMA_VERSION = 1
 
 
@@ -96,7 +95,7 @@ def compare_versions(store: OutputStore, index: int, with_sections: bool = True)
         raise HistegError(f"version {index} has no predecessor to compare with")
     new_runs = [load_run(d) for d in run_directories(store, index)]
     old_runs = [load_run(d) for d in run_directories(store, against)]
-    manual_path = store.file(index, MANUAL_MATCHING)
+    manual_path = store.file(index, TRACE_MATCHING)
     manual = read_manual_matching(manual_path) if manual_path.is_file() else None
     matching = match_entry_points(old_runs[0], new_runs[0], manual)
     lines = (CodeLines(store.snapshot(against)), CodeLines(store.snapshot(index)))

@@ -2,9 +2,13 @@
 
 In order: the divergent function itself changed (local impact); a changed
 function above it in the call chain (non-local impact of each, or only of the
-closest with ``restrict``); a function at or above it reads a changed
-constant, class attribute or module global (non-local impact of that value);
-otherwise the divergent function becomes an unmapped target of its own.
+closest with ``restrict``); beyond the thesis, a changed function it called
+that returned or raised something else (the effect travels up through the
+return value: non-local impact of the closest such callee); a function at or
+above it reads a changed constant, class attribute or module global
+(non-local impact of that value); a changed test above it (tests are entry
+points: their changes explain a divergence only when the code under test
+does not); otherwise the divergent function becomes an unmapped target.
 """
 
 from __future__ import annotations
@@ -43,9 +47,13 @@ def map_divergences(
     reads: Mapping[str, set[str]],
     distance: Distance,
     restrict: bool = False,
+    tests: frozenset[str] = frozenset(),
 ) -> ImpactMap:
-    """``reads`` maps a function to the values it reads; ``distance`` is the call-graph distance."""
+    """``reads`` maps a function to the values it reads; ``distance`` is the call-graph distance;
+    ``tests`` are the functions of the test code."""
     result = ImpactMap()
+    divergences = list(divergences)
+    returning = _changed_returns(divergences, changes)
     for divergence in divergences:
         function = divergence.call.function
         if function in changes.functions:
@@ -53,10 +61,12 @@ def map_divergences(
             continue
         chain = list(reversed(divergence.call.chain))  # closest caller first
         changed_callers = [caller for caller in chain if caller in changes.functions]
-        if changed_callers:
-            for caller in changed_callers[:1] if restrict else changed_callers:
-                hops = distance(caller, function)
-                result.of(caller).non_local.append((divergence, hops if hops is not None else chain.index(caller) + 1))
+        if _charge_callers(result, divergence, chain, [c for c in changed_callers if c not in tests], distance, restrict):
+            continue
+        below = _closest_below(divergence, returning)
+        if below:
+            for callee, hops in below:
+                result.of(callee).non_local.append((divergence, hops))
             continue
         readers = [(hops, values) for hops, reader in enumerate([function, *chain]) if (values := reads.get(reader, set()) & changes.values)]
         if readers:
@@ -64,6 +74,39 @@ def map_divergences(
             for value in sorted(values):
                 result.of(value).non_local.append((divergence, hops))
             continue
+        if _charge_callers(result, divergence, chain, [c for c in changed_callers if c in tests], distance, restrict):
+            continue
         result.of(function).local.append(divergence)
         result.unmapped.add(function)
     return result
+
+
+def _charge_callers(result: ImpactMap, divergence: Divergence, chain: list[str], callers: list[str], distance: Distance, restrict: bool) -> bool:
+    """Non-local impact of each changed caller (only the closest when restricted); False when there is none."""
+    for caller in callers[:1] if restrict else callers:
+        hops = distance(caller, divergence.call.function)
+        result.of(caller).non_local.append((divergence, hops if hops is not None else chain.index(caller) + 1))
+    return bool(callers)
+
+
+def _changed_returns(divergences: list[Divergence], changes: ChangeIndex) -> dict[object, list[Divergence]]:
+    """Per entry point, divergences of changed functions whose return value or exception differs."""
+    found: dict[object, list[Divergence]] = {}
+    for divergence in divergences:
+        if divergence.call.function in changes.functions and divergence.call.returns:
+            found.setdefault(divergence.entry, []).append(divergence)
+    return found
+
+
+def _closest_below(divergence: Divergence, returning: Mapping[object, list[Divergence]]) -> list[tuple[str, int]]:
+    """Changed functions called (transitively) by this call whose return diverged, nearest first level only."""
+    path = divergence.call.path
+    candidates = [
+        (len(other.call.path) - len(path), other.call.function)
+        for other in returning.get(divergence.entry, [])
+        if len(other.call.path) > len(path) and other.call.path[: len(path)] == path
+    ]
+    if not candidates:
+        return []
+    nearest = min(hops for hops, _ in candidates)
+    return sorted({(function, hops) for hops, function in candidates if hops == nearest})

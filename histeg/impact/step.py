@@ -11,7 +11,7 @@ from histeg.config import VersionSettings
 from histeg.impact.changes import load_changes
 from histeg.impact.mapping import map_divergences
 from histeg.impact.scaling import Scaling
-from histeg.impact.targets import FunctionInfo, Target, build_targets, is_test_code
+from histeg.impact.targets import FunctionInfo, Target, build_targets, in_directories
 from histeg.statics.callgraph import call_distance, load_call_graph
 from histeg.statics.functions import read_function_table
 from histeg.statics.reads import value_reads
@@ -73,15 +73,17 @@ def compute_targets(store: OutputStore, index: int, options: ImpactOptions) -> d
     graph = load_call_graph(store.file(index, CALL_GRAPH))
     settings = VersionSettings.from_json(version)
     reads = _reads(store, index, settings)
-    mapped = map_divergences(comparison.divergences, changes, reads, lambda a, b: call_distance(graph, a, b), options.restrict)
-    targets = build_targets(changes, mapped, comparison, _function_table(store, index, against), options.scaling, options.metrics)
+    table = _function_table(store, index, against)
+    tests = frozenset(identifier for identifier, info in table.items() if in_directories(info.file, settings.tests))
+    mapped = map_divergences(comparison.divergences, changes, reads, lambda a, b: call_distance(graph, a, b), options.restrict, tests)
+    targets = build_targets(changes, mapped, comparison, table, options.scaling, options.metrics)
     ignored = set(settings.ignore.functions)
     targets = [t for t in targets if t.identifier.rpartition(".")[2].rpartition(":")[2] not in ignored]
-    product = [t for t in targets if not is_test_code(t, settings.tests)]
-    tests = [t for t in targets if is_test_code(t, settings.tests)]
+    product = [t for t in targets if not in_directories(t.file, settings.tests)]
+    test_targets = [t for t in targets if in_directories(t.file, settings.tests)]
     noisy = sorted({function for _, function in comparison.noise_keys})
     extra = {
-        "testCode": [t.to_json(None) for t in _ranked(tests)],
+        "testCode": [t.to_json(None) for t in _ranked(test_targets)],
         "noise": {"functions": noisy, "entryPoints": sorted({entry.label or entry.root for entry, _ in comparison.noise_keys}),
                   "divergences": len(comparison.noise)},
         "unmatchedEntryPoints": {"onlyInOld": [k.to_json() for k in comparison.only_old], "onlyInNew": [k.to_json() for k in comparison.only_new]},

@@ -157,8 +157,9 @@ def _lines_from_changes(syntax: Iterable[dict[str, Any]]) -> tuple[int, int] | N
     return min(s[0] for s in spans), max(s[1] for s in spans)
 
 
-def is_test_code(target: Target, test_dirs: Iterable[str]) -> bool:
-    if not target.file:
+def in_directories(file: str | None, directories: Iterable[str]) -> bool:
+    """Whether a snapshot-relative file lies under one of the directories (the root counts for nothing)."""
+    if not file:
         return False
-    path = PurePosixPath(target.file)
-    return any(str(d) in ("", ".") or path.is_relative_to(d) for d in test_dirs) and any(str(d) not in ("", ".") for d in test_dirs)
+    path = PurePosixPath(file)
+    return any(str(d) not in ("", ".") and path.is_relative_to(d) for d in directories)

@@ -1,0 +1,140 @@
+"""Impact mapping and ranking on a purpose-built project: every mapping rule, options, matching."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import GitRepo, run_histeg, validate_output
+
+LIB = '''LIMIT = 10
+
+
+def helper(x):
+    if x > 5:
+        return "big"
+    return "small"
+
+
+def compute(x):
+    return helper(x * 2)
+
+
+def report(x):
+    result = compute(x)
+    if result == "big":
+        return "B"
+    return "S"
+
+
+def summary(x):
+    if compute(x) == "big":
+        return "big!"
+    return "small!"
+
+
+def threshold(x):
+    return x > LIMIT
+'''
+TESTS = '''from lib import report, summary, threshold
+
+
+def test_summary():
+    assert summary(2) in ("big!", "small!")
+
+
+def test_report():
+    assert report(2) in ("B", "S")
+
+
+def test_threshold():
+    assert threshold(8) in (True, False)
+'''
+CHANGED = LIB.replace("LIMIT = 10", "LIMIT = 7").replace("helper(x * 2)", "helper(x * 3)").replace(
+    '    result = compute(x)\n', '    result = compute(x)\n    checked = True\n')
+
+
+@pytest.fixture(scope="module")
+def project(tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
+    path = tmp_path_factory.mktemp("impact") / "repo"
+    path.mkdir()
+    repo = GitRepo(path)
+    repo.git("init", "-q", "-b", "main")
+    repo.commit("base", {"lib.py": LIB, "tests/test_lib.py": TESTS})
+    repo.commit("change", {"lib.py": CHANGED, "tests/test_lib.py": TESTS.replace("def test_threshold", "def test_limit")})
+    return repo
+
+
+def compute(repo: GitRepo, out: Path, *extra: str) -> dict[str, Any]:
+    result = run_histeg("compute", "--repo", str(repo.path), "--all", "--out", str(out), "--repeat", "1", "--override", *extra)
+    assert result.code == 0, result.stderr
+    return validate_output(out / "1" / "testingTargets.json")
+
+
+def by_id(document: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {t["identifier"]: t for t in document["targets"]}
+
+
+def test_mapping_rules(project: GitRepo, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    document = compute(project, out)
+    targets = by_id(document)
+    compute_target = targets["lib:compute"]
+    non_local = {(d["function"], d["callDistance"]) for d in compute_target["nonLocalDivergences"]}
+    assert ("lib:helper", 1) in non_local  # unchanged callee, one call away
+    assert ("lib:summary", 1) in non_local  # unchanged caller of compute, diverging through its return value
+    assert {(d["function"], d["callDistance"]) for d in targets["lib:report"]["nonLocalDivergences"]} >= {("lib:helper", 2)}
+    assert [d["function"] for d in targets["lib:LIMIT"]["nonLocalDivergences"]] == []  # its test was renamed: no matched trace
+    assert document["targets"][0]["identifier"] == "lib:compute"
+    unmatched = document["unmatchedEntryPoints"]
+    assert [k["label"] for k in unmatched["onlyInOld"]] == ["tests/test_lib.py::test_threshold"]
+    assert [k["label"] for k in unmatched["onlyInNew"]] == ["tests/test_lib.py::test_limit"]
+    assert "lib:helper" not in targets and "lib:summary" not in targets and "lib:report" in targets
+
+
+def test_manual_matching_pairs_renamed_tests(project: GitRepo, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    compute(project, out)
+    entry = {"command": "pytest", "phase": "call", "root": "tests.test_lib:test_threshold", "occurrence": 0,
+             "label": "tests/test_lib.py::test_threshold"}
+    renamed = entry | {"root": "tests.test_lib:test_limit", "label": "tests/test_lib.py::test_limit"}
+    (out / "1" / "traceMatching.json").write_text(json.dumps({"pairs": [{"old": entry, "new": renamed}]}))
+    targets = by_id(compute(project, out))
+    assert [(d["function"], d["callDistance"]) for d in targets["lib:LIMIT"]["nonLocalDivergences"]] == [("lib:threshold", 0)]
+
+
+def test_restricted_mapping_charges_only_the_closest_changed_caller(project: GitRepo, tmp_path: Path) -> None:
+    targets = by_id(compute(project, tmp_path / "out", "--restrict-syntax-mapping"))
+    assert "lib:helper" in {d["function"] for d in targets["lib:compute"]["nonLocalDivergences"]}
+    assert "lib:helper" not in {d["function"] for d in targets["lib:report"]["nonLocalDivergences"]}
+
+
+def test_alternative_metrics_and_single_source_lists(project: GitRepo, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    default = compute(project, out)
+    combined = compute(project, out, "--metric", "coverage", "--metric", "distance", "--generate-for-syntax", "--generate-for-divergence", "--export-flat")
+    assert combined["options"]["metrics"] == ["coverage", "distance"]
+    assert by_id(combined)["lib:compute"]["parts"]["nonLocal"].keys() >= {"coverage", "distance"}
+    assert "sections" not in by_id(combined)["lib:compute"]["parts"]["nonLocal"]
+    assert by_id(default)["lib:compute"]["value"] != by_id(combined)["lib:compute"]["value"]
+    syntax = validate_output(out / "1" / "syntaxTargets.json")
+    assert {t["identifier"] for t in syntax["targets"]} == {"lib:compute", "lib:report", "lib:LIMIT"}
+    divergence = validate_output(out / "1" / "divergenceTargets.json")
+    assert {t["identifier"] for t in divergence["targets"]} == {"lib:compute", "lib:report"}
+    flat = validate_output(out / "1" / "traceDivergences.json")
+    assert flat["layout"] == "flat" and all("callPath" in d for d in flat["divergences"])
+
+
+def test_scaling_from_configuration(project: GitRepo, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    config = tmp_path / "histeg.toml"
+    config.write_text("[tool.histeg.scaling]\nnon-local-sections = 0\nnon-local-distance = 0\nnon-local-returns = 0\n"
+                      "non-local-parameters = 0\nnon-local-calls = 0\ncall-distance = 0\naffected-functions = 0\n")
+    targets = by_id(compute(project, out, "--config", str(config)))
+    assert targets["lib:compute"]["value"] == targets["lib:compute"]["parts"]["syntaxChanges"] + sum(targets["lib:compute"]["parts"]["local"].values())
+    config.write_text("[tool.histeg.scaling]\nno-such-weight = 1\n")
+    result = run_histeg("compute", "--repo", str(project.path), "--all", "--out", str(out), "--config", str(config))
+    assert result.code == 2 and "unknown scaling 'no-such-weight'" in result.stderr
