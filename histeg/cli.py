@@ -26,6 +26,13 @@ CONFIG_KEYS_FROM_FLAGS = (
 CONFIG_SWITCHES = ("restrict_syntax_mapping", "export_flat", "generate_for_syntax", "generate_for_divergence")
 
 
+def _decorated(command: F, decorators: list[Callable[[F], F]]) -> F:
+    """Apply option decorators so they appear in ``--help`` in the order listed."""
+    for decorator in reversed(decorators):
+        command = decorator(command)
+    return command
+
+
 def run_options(command: F) -> F:
     """The options every pipeline step shares."""
     decorators = [
@@ -48,9 +55,7 @@ def run_options(command: F) -> F:
         click.option("-v", "--verbose", "verbosity", flag_value=2, help="Details of every step."),
         click.option("--json", "json_output", is_flag=True, help="Print a JSON summary on stdout."),
     ]
-    for decorator in reversed(decorators):
-        command = decorator(command)
-    return command
+    return _decorated(command, decorators)
 
 
 def trace_options(command: F) -> F:
@@ -63,9 +68,7 @@ def trace_options(command: F) -> F:
         click.option("--no-tests", "no_tests", is_flag=True, help="Do not run the version's pytest suite."),
         click.option("--no-values", "no_values", is_flag=True, help="Record no parameter or return values (code handling secrets)."),
     ]
-    for decorator in reversed(decorators):
-        command = decorator(command)
-    return command
+    return _decorated(command, decorators)
 
 
 def target_options(command: F) -> F:
@@ -78,9 +81,7 @@ def target_options(command: F) -> F:
         click.option("--generate-for-syntax", is_flag=True, help="Also write syntaxTargets.json (targets from syntax changes alone)."),
         click.option("--generate-for-divergence", is_flag=True, help="Also write divergenceTargets.json (targets from divergences alone)."),
     ]
-    for decorator in reversed(decorators):
-        command = decorator(command)
-    return command
+    return _decorated(command, decorators)
 
 
 def build_options(params: dict[str, Any]) -> RunOptions:
