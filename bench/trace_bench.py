@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -26,14 +27,17 @@ from histeg.traces import read_trace, trace_files  # noqa: E402
 from histeg.tracing.activation import TraceConfig, traced_environment  # noqa: E402
 
 
-def run_suite(command: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, int, int]:
-    """Wall time, exit code and peak RSS (KiB) of one run of the suite."""
+def run_suite(command: list[str], cwd: Path, env: dict[str, str], log: Path) -> tuple[float, str, int]:
+    """Wall time, exit code with pytest's summary line, and peak RSS (KiB) of one run of the suite."""
     started = time.perf_counter()
-    child = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    _, status, usage = os.wait4(child.pid, 0)
+    with open(log, "wb") as output:
+        child = subprocess.Popen(command, cwd=cwd, env=env, stdout=output, stderr=subprocess.STDOUT)
+        _, status, usage = os.wait4(child.pid, 0)
     elapsed = time.perf_counter() - started
-    child.returncode = os.waitstatus_to_exitcode(status)
-    return elapsed, child.returncode, usage.ru_maxrss
+    lines = log.read_text(errors="replace").strip().splitlines()
+    summary = lines[-1].strip("= ") if lines else ""
+    summary = re.sub(r" in [0-9.]+s.*$", "", summary)  # the duration differs, the counts must not
+    return elapsed, f"exit {os.waitstatus_to_exitcode(status)}: {summary}", usage.ru_maxrss
 
 
 def main() -> None:
@@ -56,11 +60,11 @@ def main() -> None:
     traced_times: list[float] = []
     plain_rss: list[int] = []
     traced_rss: list[int] = []
-    codes: set[tuple[str, int]] = set()
+    codes: set[tuple[str, str]] = set()
     try:
         last_dir = work
         for pair in range(args.pairs):
-            elapsed, code, rss = run_suite(command, repo, base)
+            elapsed, code, rss = run_suite(command, repo, base, work / "untraced.log")
             plain_times.append(elapsed)
             plain_rss.append(rss)
             codes.add(("untraced", code))
@@ -68,7 +72,7 @@ def main() -> None:
             config = TraceConfig(root=str(repo), sources=[sources], tests=[args.tests], trace_dir=str(last_dir), capture_values=not args.no_values)
             config_path = work / f"config-{pair}.json"
             config.write(config_path)
-            elapsed, code, rss = run_suite(command, repo, traced_environment(config_path, base))
+            elapsed, code, rss = run_suite(command, repo, traced_environment(config_path, base), work / "traced.log")
             traced_times.append(elapsed)
             traced_rss.append(rss)
             codes.add(("traced", code))
@@ -81,7 +85,10 @@ def main() -> None:
 
     ratios = [t / p for t, p in zip(traced_times, plain_times)]
     print(f"repository: {repo.name}  sources: {sources}  tests: {args.tests}  python: {args.python}")
-    print(f"exit codes: {sorted(codes)}")
+    for kind, outcome in sorted(codes):
+        print(f"{kind:9s} {outcome}")
+    same = len({outcome for _, outcome in codes}) == 1
+    print("traced and untraced runs " + ("ended alike" if same else "DIFFER"))
     print(f"untraced median {statistics.median(plain_times):.2f}s, traced median {statistics.median(traced_times):.2f}s")
     print(f"time ratio traced/untraced: median {statistics.median(ratios):.2f}x (pairs: {', '.join(f'{r:.2f}' for r in ratios)})  goal <= 5x")
     print(f"line events recorded: {events:,} in {len(files)} trace files, {stored:,} bytes stored")

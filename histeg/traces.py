@@ -10,6 +10,7 @@ was killed) is read up to its last complete record and reported as
 from __future__ import annotations
 
 import json
+import re
 import sys
 import zlib
 from array import array
@@ -163,6 +164,7 @@ class _Reader:
         self.labels: dict[int, tuple[str, str]] = {}
         self.threads: dict[int, tuple[int, str]] = {}
         self.stacks: dict[int, list[Call]] = {}
+        self.depths: dict[int, int] = {}
         self.generators: dict[int, Call] = {}
         self.outcomes: dict[str, dict[str, str]] = {}
         self.roots: list[Call] = []
@@ -223,10 +225,11 @@ class _Reader:
             size, pos = _varint(data, pos)
             if pos + size > len(data):
                 raise _NeedMore
-            words = array("H", bytes(data[pos : pos + size]))
+            raw = bytes(data[pos : pos + size])
+            words = array("H", raw)
             if sys.byteorder == "big":
                 words.byteswap()
-            self._events(index, words)
+            (self._events if self.build else self._count)(index, words, raw)
             return pos + size, False
         if tag == fmt.REC_VALUE:
             value_id, pos = _varint(data, pos)
@@ -279,25 +282,52 @@ class _Reader:
             return Value("int", str((value_id & ~fmt.INLINE_INT) - fmt.INT_BIAS))
         return self.values.get(value_id)
 
-    def _events(self, thread: int, words: array) -> None:
-        """Replay one chunk of a thread's event stream onto its call stack."""
+    def _count(self, thread: int, words: array, raw: bytes) -> None:
+        """``_events`` without building calls: only the depth of each thread's stack matters."""
+        depth = self.depths.get(thread, 0)
+        n = len(words)
+        i = 0
+        events = 0
+        while i < n:
+            word = words[i]
+            if word <= fmt.MAX_LINE:
+                end = _next_op(raw, i, n)
+                if depth:
+                    events += end - i
+                i = end
+            elif word & 0xFFF8 == fmt.OP_CALL:
+                i += 3 + 2 * bool(word & fmt.CALL_ROOT) + 2 * bool(word & fmt.CALL_GEN)
+                i += 1 + 2 * words[i] if i < n else 1
+                depth += 1
+            elif word == fmt.OP_RESUME:
+                i += 3
+                depth += 1
+            elif word in (fmt.OP_RETURN, fmt.OP_RAISE, fmt.OP_YIELD) and depth:
+                i += 3
+                depth -= 1
+            else:
+                raise self.fail(f"inconsistent event stream in thread {thread}")
+        self.depths[thread] = depth
+        self.line_events += events
+
+    def _events(self, thread: int, words: array, raw: bytes) -> None:
+        """Replay one chunk of a thread's event stream (``raw``: its little-endian bytes) onto its call stack."""
         stack = self.stacks.setdefault(thread, [])
-        build = self.build
         value = self._value
         n = len(words)
         i = 0
-        lines = stack[-1].lines if stack and build else None
+        lines = stack[-1].lines if stack else None
         first = stack[-1].function.first_line if stack else 0
         events = 0
         try:
             while i < n:
                 word = words[i]
                 if word <= fmt.MAX_LINE:
-                    i += 1
+                    end = _next_op(raw, i, n)
                     if stack:
-                        events += 1
-                        if lines is not None:
-                            lines.append(word - first)
+                        events += end - i
+                        lines.extend([line - first for line in words[i:end]])
+                    i = end
                     continue
                 if word & 0xFFF8 == fmt.OP_CALL:
                     function = self.functions[words[i + 1] | words[i + 2] << 16]
@@ -313,13 +343,12 @@ class _Reader:
                         i += 2
                     count = words[i]
                     i += 1
-                    if build:
-                        call.params = [value(words[j] | words[j + 1] << 16) for j in range(i, i + 2 * count, 2)]
-                        if stack:
-                            parent = stack[-1]
-                            parent.children.append((len(parent.lines), call))
-                        else:
-                            self.roots.append(call)
+                    call.params = [value(words[j] | words[j + 1] << 16) for j in range(i, i + 2 * count, 2)]
+                    if stack:
+                        parent = stack[-1]
+                        parent.children.append((len(parent.lines), call))
+                    else:
+                        self.roots.append(call)
                     i += 2 * count
                     stack.append(call)
                 elif word == fmt.OP_RESUME:
@@ -331,8 +360,7 @@ class _Reader:
                     i += 3
                     call = stack.pop()
                     if word == fmt.OP_YIELD:
-                        if build:
-                            call.yielded.append(result)
+                        call.yielded.append(result)
                     else:
                         call.ended = True
                         if word == fmt.OP_RETURN:
@@ -341,12 +369,24 @@ class _Reader:
                             call.raised = result
                 else:
                     raise self.fail(f"unknown event {word:#06x} in thread {thread}")
-                lines = stack[-1].lines if stack and build else None
+                lines = stack[-1].lines if stack else None
                 first = stack[-1].function.first_line if stack else 0
         except (IndexError, KeyError) as exc:
             raise self.fail(f"inconsistent event stream in thread {thread} ({type(exc).__name__})") from None
         finally:
             self.line_events += events
+
+
+_OP_WORD = re.compile(rb"[\xf0-\xff]\xff")
+"""A little-endian word >= 0xFFF0 (an event marker; line numbers stop at 0xFFEF)."""
+
+
+def _next_op(raw: bytes, start: int, end: int) -> int:
+    """Index of the first marker word at or after word ``start``: lines in between need no decoding one by one."""
+    found = _OP_WORD.search(raw, 2 * start)
+    while found is not None and found.start() & 1:
+        found = _OP_WORD.search(raw, found.start() + 1)
+    return end if found is None else found.start() >> 1
 
 
 def _kind(flags: int) -> str:

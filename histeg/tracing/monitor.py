@@ -56,13 +56,15 @@ NO_VALUE = 0
 class ThreadState:
     """One thread's call stack and event stream buffer."""
 
-    __slots__ = ("index", "buf", "stack", "muted")
+    __slots__ = ("index", "buf", "stack")
 
     def __init__(self, index: int) -> None:
         self.index = index
+        """-1 for the scratch state that receives the events of histeg's own ``repr`` calls."""
         self.buf = array("H")
-        self.stack: list[tuple] = []  # (code, generator call id, frame id)
-        self.muted = False
+        self.stack: list[tuple] = []
+        """Per running call: (code, 0, 0, None) for plain functions, [code, generator call id,
+        frame id, resume words, thread state] for generators and coroutines."""
 
 
 class Collector:
@@ -75,7 +77,7 @@ class Collector:
         self.tool: int | None = None
         self.states: list[ThreadState] = []
         self._codes: dict[int, tuple] = {}  # id(code) -> (code, call prefix, flags, parameter names)
-        self._suspended: dict[int, tuple] = {}  # frame id -> (code, call id, frame id, owner state)
+        self._suspended: dict[int, list] = {}  # frame id -> stack entry of a suspended generator call
         self._values: dict[tuple[str, str | None], int] = {}
         self._value_ids = itertools.count(1)
         self._func_ids = itertools.count(1)
@@ -171,7 +173,7 @@ class Collector:
     def _ship(self, state: ThreadState) -> None:
         """Move a thread's buffered events to the writer (only called by that thread or at exit)."""
         buf = state.buf
-        if buf:
+        if buf and state.index >= 0:
             data = buf.tobytes()
             del buf[:]
             self.writer.chunk(state.index, data)
@@ -192,7 +194,8 @@ class Collector:
         names = code.co_varnames[:count]
         prefix = (fmt.OP_CALL, func_id & 0xFFFF, func_id >> 16)
         called = (*prefix, len(names) if self.capture_values else 0)
-        entry = (code, prefix, kind, names, found, func_id, (code, 0, 0), array("H", called))  # extending by an array is 5x faster than by a tuple
+        # extending an array by an array is 5x faster than by a tuple
+        entry = (code, prefix, kind, names, found, func_id, (code, 0, 0, None), array("H", called))
         self._announce(entry)
         self._codes[id(code)] = entry
         _mon.set_local_events(self.tool, code, LOCAL_EVENTS)
@@ -206,6 +209,7 @@ class Collector:
         """The callbacks, as closures over local names: attribute lookups cost on the hot path."""
         codes_get = self._codes.get
         suspended = self._suspended
+        suspended_pop = suspended.pop
         instrument = self._instrument
         new_state = self._new_state
         ship = self._ship
@@ -251,13 +255,15 @@ class Collector:
             if not overrides_repr(cls):
                 found = by_type[cls] = intern(abstract(value))
                 return found
+            # User code runs: its events go to a scratch state (and its lines, which the
+            # LINE callback may append to this thread's buffer directly, are cut off).
             buf = state.buf
             mark = len(buf)
-            state.muted = True
+            tls.st = ThreadState(-1)
             try:
                 return intern(abstract(value))
             finally:
-                state.muted = False
+                tls.st = state
                 if len(buf) != mark:
                     del buf[mark:]
 
@@ -271,8 +277,6 @@ class Collector:
                 state = tls.st
             except AttributeError:
                 state = new_state()
-            if state.muted:
-                return None
             stack = state.stack
             buf = state.buf
             if stack and not entry[2]:  # the common case: a nested plain function
@@ -290,7 +294,8 @@ class Collector:
                     call_id = next(gen_ids)
                     words.append(call_id & 0xFFFF)
                     words.append(call_id >> 16)
-                    stack.append((code, call_id, id(getframe(1))))
+                    resume_words = array("H", (fmt.OP_RESUME, call_id & 0xFFFF, call_id >> 16))
+                    stack.append([code, call_id, id(getframe(1)), resume_words, state])
                 else:
                     stack.append(entry[6])
                 words.append(entry[7][3])
@@ -301,12 +306,11 @@ class Collector:
                     vid = value_id(local[name], state) if name in local else NO_VALUE
                     buf.append(vid & 0xFFFF)
                     buf.append(vid >> 16)
-            if len(buf) > CHUNK_WORDS:
-                ship(state)
             return None
 
         def leaving(op: int) -> object:
             """The PY_RETURN / PY_YIELD / PY_UNWIND callback: pop the running call, write ``op`` and the value."""
+            suspends = op == fmt.OP_YIELD
 
             def leave(code: object, offset: int, value: object) -> None:
                 try:
@@ -314,16 +318,18 @@ class Collector:
                 except AttributeError:
                     return
                 stack = state.stack
-                if not stack or state.muted:
-                    return
-                top = stack[-1]
-                if top[0] is not code or (top[1] and top[2] != id(getframe(1))):
+                if not stack or stack[-1][0] is not code:
                     return  # a frame that started before tracing, or code that is not ours (unwind is global)
-                stack.pop()
-                if op == fmt.OP_YIELD:
-                    suspended[top[2]] = (*top, state)
+                top = stack.pop()
+                if suspends:
+                    suspended[top[2]] = top
+                if not capture:
+                    vid = NO_VALUE
+                elif type(value) is int and -INT_BIAS <= value < INT_BIAS:  # value_id's first case, inlined
+                    vid = (value + INT_BIAS) | INLINE_INT
+                else:
+                    vid = value_id(value, state)
                 buf = state.buf
-                vid = value_id(value, state) if capture else NO_VALUE
                 buf.append(op)
                 buf.append(vid & 0xFFFF)
                 buf.append(vid >> 16)
@@ -332,39 +338,31 @@ class Collector:
 
             return leave
 
-        def resume(code: object) -> None:
-            entry = suspended.pop(id(getframe(2)), None)
-            if entry is None or entry[0] is not code:
-                return
-            try:
-                state = tls.st
-            except AttributeError:
-                state = new_state()
-            if state.muted:
-                return
-            owner = entry[3]
-            if owner is not state:
-                ship(owner)  # its START must precede this RESUME in the file
-            state.stack.append(entry[:3])
-            call_id = entry[1]
-            buf = state.buf
-            buf.append(fmt.OP_RESUME)
-            buf.append(call_id & 0xFFFF)
-            buf.append(call_id >> 16)
+        def resuming(depth: int) -> object:
+            """The PY_RESUME / PY_THROW callback: push the suspended call of this frame again."""
 
-        def py_resume(code: object, offset: int) -> None:
-            resume(code)
+            def resume(code: object, offset: int, exc: object = None) -> None:
+                entry = suspended_pop(id(getframe(depth)), None)
+                if entry is None:
+                    return  # a generator that started before tracing or inside histeg's repr
+                try:
+                    state = tls.st
+                except AttributeError:
+                    state = new_state()
+                if entry[4] is not state:  # resumed on another thread than last time
+                    ship(entry[4])  # the events before must precede this RESUME in the file
+                    entry[4] = state
+                state.stack.append(entry)
+                state.buf.extend(entry[3])
 
-        def py_throw(code: object, offset: int, exc: BaseException) -> None:
-            if codes_get(id(code)) is not None:
-                resume(code)
+            return resume
 
         return {
             _E.PY_START: py_start,
             _E.PY_RETURN: leaving(fmt.OP_RETURN),
             _E.PY_YIELD: leaving(fmt.OP_YIELD),
-            _E.PY_RESUME: py_resume,
-            _E.PY_THROW: py_throw,
+            _E.PY_RESUME: resuming(1),
+            _E.PY_THROW: resuming(1),
             _E.PY_UNWIND: leaving(fmt.OP_RAISE),
         }
 

@@ -224,3 +224,23 @@ def test_exec_runs_a_command_traced(tmp_path):
     assert failing.returncode == 3
     missing = run_histeg("exec", str(tmp_path / "nowhere"), "--", "true")
     assert missing.code == 2 and "neither a trace config file nor a version directory" in missing.stderr
+
+
+def test_pytest_plugin_is_inert_unless_tracing(traced):
+    files = {
+        **PROJECT,
+        "tests/test_mixed.py": "",
+        "tests/test_plugin.py": '''
+            import os
+
+
+            def test_plugin_state(pytestconfig):
+                assert pytestconfig.pluginmanager.has_plugin("histeg")
+                labels = pytestconfig.pluginmanager.has_plugin("histeg-trace-labels")
+                assert labels == ("HISTEG_TRACE_CONFIG" in os.environ)
+        ''',
+    }
+    assert traced(files, name="plain", trace=False).proc.returncode == 0
+    run = traced(files, name="traced")
+    assert run.proc.returncode == 0, run.proc.stdout
+    assert run.entry("::test_plugin_state").lines == [1, 2, 3]
