@@ -1,6 +1,6 @@
 """Tracer overhead on a real repository's test suite.
 
-    python bench/trace_bench.py REPO_PATH [--pairs 3] [--tests DIR] [--sources DIR]
+    python bench/trace_bench.py REPO_PATH [--pairs 3] [--tests DIR] [--sources DIR] [--only PATH]
 
 Runs the suite untraced and traced, alternating, ``--pairs`` times, and prints
 the median time ratio traced/untraced, the bytes stored per recorded line
@@ -46,6 +46,7 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=3)
     parser.add_argument("--tests", default="tests", help="tests directory inside the repository (default: tests)")
     parser.add_argument("--sources", default=None, help="sources directory (default: src if present, else .)")
+    parser.add_argument("--only", default=None, help="what pytest runs (default: the tests directory), e.g. tests/test_more.py")
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--no-values", action="store_true", help="trace without parameter/return values")
     parser.add_argument("--pytest-args", default="-q -p no:cacheprovider", help="extra pytest arguments")
@@ -54,7 +55,7 @@ def main() -> None:
     repo = args.repo.resolve()
     sources = args.sources or ("src" if (repo / "src").is_dir() else ".")
     work = Path(tempfile.mkdtemp(prefix="histeg-trace-bench-"))
-    command = [args.python, "-m", "pytest", *args.pytest_args.split(), args.tests]
+    command = [args.python, "-m", "pytest", *args.pytest_args.split(), args.only or args.tests]
     base = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
     plain_times: list[float] = []
     traced_times: list[float] = []
@@ -84,7 +85,7 @@ def main() -> None:
         shutil.rmtree(work, ignore_errors=True)
 
     ratios = [t / p for t, p in zip(traced_times, plain_times)]
-    print(f"repository: {repo.name}  sources: {sources}  tests: {args.tests}  python: {args.python}")
+    print(f"repository: {repo.name}  sources: {sources}  tests: {args.tests}  ran: {args.only or args.tests}  python: {args.python}")
     for kind, outcome in sorted(codes):
         print(f"{kind:9s} {outcome}")
     same = len({outcome for _, outcome in codes}) == 1

@@ -244,3 +244,20 @@ def test_pytest_plugin_is_inert_unless_tracing(traced):
     run = traced(files, name="traced")
     assert run.proc.returncode == 0, run.proc.stdout
     assert run.entry("::test_plugin_state").lines == [1, 2, 3]
+
+
+def test_exec_on_a_version_directory_runs_in_its_snapshot(tmp_path):
+    version_dir = tmp_path / "out" / "0"
+    write_project(version_dir / "snapshot", {**PROJECT, "tests/test_mixed.py": ""})
+    settings = {
+        "sourcesIn": ["src"], "testsIn": ["tests"], "commandToBuild": None, "ignoredModulesByPrefix": [],
+        "ignoredModulesBySuffix": [], "ignoredDirectories": [], "ignoredFunctionsByName": ["__repr__"],
+    }
+    (version_dir / "version.json").write_text(json.dumps({"schemaVersion": 1, "index": 0, "identifier": "abc", **settings}))
+    code = "import sys; sys.path.insert(0, 'src'); from pkg.lib import spin; print(spin(2))"
+    out = subprocess.run([sys.executable, "-m", "histeg", "exec", str(version_dir), "--", sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert (out.returncode, out.stdout) == (0, "1\n"), out.stderr
+    config = TraceConfig.read(version_dir / "traceConfig.json")
+    assert config.root == str((version_dir / "snapshot").resolve()) and config.ignore_functions == ["__repr__"]
+    (trace,) = [read_trace(p) for p in trace_files(version_dir / "traces")]
+    assert [c.function.ident for c in trace.entry_points] == ["pkg.lib:spin"]
