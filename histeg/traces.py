@@ -242,41 +242,24 @@ class _Reader:
             self.values[value_id] = Value(type_name, rep)
             return pos, False
         if tag == fmt.REC_FUNC:
-            func_id, pos = _varint(data, pos)
-            ident, pos = _text(data, pos)
-            relpath, pos = _text(data, pos)
-            first, pos = _varint(data, pos)
-            flags, pos = _varint(data, pos)
-            count, pos = _varint(data, pos)
-            names = []
-            for _ in range(count):
-                name, pos = _text(data, pos)
-                names.append(name)
+            (func_id, ident, relpath, first, flags, count), pos = _fields(data, pos, "vttvvv")
+            names, pos = _fields(data, pos, "t" * count)
             self.functions[func_id] = Function(ident, relpath, first, _kind(flags), tuple(names))
-            return pos, False
-        if tag == fmt.REC_LABEL:
-            label_id, pos = _varint(data, pos)
-            nodeid, pos = _text(data, pos)
-            phase, pos = _text(data, pos)
+        elif tag == fmt.REC_LABEL:
+            (label_id, nodeid, phase), pos = _fields(data, pos, "vtt")
             self.labels[label_id] = (nodeid, phase)
-            return pos, False
-        if tag == fmt.REC_OUTCOME:
-            nodeid, pos = _text(data, pos)
-            phase, pos = _text(data, pos)
-            outcome, pos = _text(data, pos)
+        elif tag == fmt.REC_OUTCOME:
+            (nodeid, phase, outcome), pos = _fields(data, pos, "ttt")
             self.outcomes.setdefault(nodeid, {})[phase] = outcome
-            return pos, False
-        if tag == fmt.REC_THREAD:
-            index, pos = _varint(data, pos)
-            ident, pos = _varint(data, pos)
-            name, pos = _text(data, pos)
+        elif tag == fmt.REC_THREAD:
+            (index, ident, name), pos = _fields(data, pos, "vvt")
             self.threads[index] = (ident, name)
-            return pos, False
-        if tag == fmt.REC_END:
+        elif tag == fmt.REC_END:
             _, pos = _varint(data, pos)
             return pos, True
-        raise self.fail(f"unknown record type {tag:#04x}")
-
+        else:
+            raise self.fail(f"unknown record type {tag:#04x}")
+        return pos, False
     def _value(self, value_id: int) -> Value | None:
         if value_id & fmt.INLINE_INT:
             return Value("int", str((value_id & ~fmt.INLINE_INT) - fmt.INT_BIAS))
@@ -407,6 +390,15 @@ def _varint(data: bytes | bytearray, pos: int) -> tuple[int, int]:
         if byte < 0x80:
             return result, pos
         shift += 7
+
+
+def _fields(data: bytes | bytearray, pos: int, kinds: str) -> tuple[list, int]:
+    """Decode consecutive fields: ``v`` a varint, ``t`` a text."""
+    values: list = []
+    for kind in kinds:
+        value, pos = _varint(data, pos) if kind == "v" else _text(data, pos)
+        values.append(value)
+    return values, pos
 
 
 def _text(data: bytes | bytearray, pos: int) -> tuple[str, int]:
