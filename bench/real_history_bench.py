@@ -1,0 +1,243 @@
+"""``histeg compute`` on a stretch of a real project's history: targets, time by step, noise.
+
+    python bench/real_history_bench.py REPO [--versions 30] [--timed 20] [--end REV]
+                                            [--sources src] [--tests tests] [--work DIR] [--keep] [--json FILE]
+
+1. Time by step: on a fresh output directory, the step commands ``extract``,
+   ``build``, ``instrument``, ``analyze`` and ``compute`` run in this order
+   over the ``--timed`` newest versions ending at ``--end`` (each reuses what
+   the previous one produced), timed one by one; plus the untraced test suite
+   of the newest version for reference.
+2. ``histeg compute`` over ``--versions`` consecutive first-parent versions
+   ending at ``--end`` (reusing step 1's results). A version whose
+   ``fileChanges.json`` lists no Python file must get zero testing targets:
+   the figures are how many such versions there were, the targets they got
+   (goal: 0), and the targets of every other version.
+3. Noise: the ``noise`` section of every ``testingTargets.json`` (functions
+   that diverge between two runs of one version), with what differed between
+   the runs, which says why they are nondeterministic.
+
+REPO is only read: histeg mirrors it into its output directory.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from mutation_bench import ROOT, add_common_arguments, run_histeg, scratch_directory, untraced_suite  # noqa: E402
+
+sys.path.insert(0, str(ROOT))
+
+from histeg.compare.calls import Digests, compare_calls  # noqa: E402
+from histeg.compare.code_lines import CodeLines  # noqa: E402
+from histeg.compare.divergences import load_run  # noqa: E402
+from histeg.compare.entry_points import match_entry_points  # noqa: E402
+
+STEPS = ("extract", "build", "instrument", "analyze", "compute")
+DETAIL_CHARACTERS = 240
+
+
+@dataclass
+class StepTime:
+    step: str
+    seconds: float
+    code: int
+
+
+@dataclass
+class VersionFigures:
+    index: int
+    short: str
+    message: str
+    python_changes: list[str]
+    other_changes: int
+    targets: int | None
+    """None for the first version of the list (nothing to compare with) or a version histeg could not finish."""
+    top: list[str]
+    test_code: int
+    divergences: int
+    noise_functions: list[str]
+    noise_divergences: int
+    outcomes: list[str]
+    untraced: str = ""
+
+
+@dataclass
+class NoiseExample:
+    index: int
+    entry_point: str
+    function: str
+    kinds: list[str]
+    details: str
+
+
+@dataclass
+class HistoryReport:
+    versions_range: str
+    timed_range: str
+    step_times: list[StepTime]
+    untraced_seconds: float
+    untraced_summary: str
+    compute_seconds: float
+    compute_code: int
+    failed: list[dict[str, Any]]
+    versions: list[VersionFigures]
+    output: str
+    """histeg's output directory (removed at the end unless kept)."""
+    noise_examples: list[NoiseExample] = field(default_factory=list)
+
+    def without_python(self) -> list[VersionFigures]:
+        return [v for v in self.versions if v.targets is not None and not v.python_changes]
+
+    def with_python(self) -> list[VersionFigures]:
+        return [v for v in self.versions if v.targets is not None and v.python_changes]
+
+
+def _revision_range(end: str, count: int) -> str:
+    return f"{end}~{count - 1}..{end}"
+
+
+def time_steps(repo: str, out: Path, versions: str) -> list[StepTime]:
+    """Each step command in order on one output directory; each reuses what the ones before it wrote."""
+    times = []
+    for step in STEPS:
+        run = run_histeg(step, "--repo", repo, "--versions", versions, "--out", str(out), "-q")
+        times.append(StepTime(step, run.seconds, run.code))
+        if run.code not in (0, 1):
+            raise RuntimeError(f"histeg {step} exited with {run.code}: {run.stderr.strip()[-500:]}")
+    return times
+
+
+def _read(path: Path) -> dict[str, Any] | None:
+    return json.loads(path.read_text()) if path.is_file() else None
+
+
+def version_figures(out: Path, index: int, sources: Sequence[str], tests: Sequence[str]) -> VersionFigures:
+    version = json.loads((out / str(index) / "version.json").read_text())
+    changes = json.loads((out / str(index) / "fileChanges.json").read_text())["changes"]
+    targets = _read(out / str(index) / "testingTargets.json")
+    runs = _read(out / str(index) / "runs.json")
+    code, _, last = untraced_suite(out / str(index) / "snapshot", sources, tests)
+    python = [c["newPath"] or c["oldPath"] for c in changes if c["python"]]
+    return VersionFigures(
+        index=index,
+        short=version["shortIdentifier"][:10],
+        message=version["msg"].splitlines()[0] if version["msg"] else "",
+        python_changes=python,
+        other_changes=len(changes) - len(python),
+        targets=None if targets is None or version["comparingAgainstIndex"] is None else len(targets["targets"]),
+        top=[t["identifier"] for t in targets["targets"][:3]] if targets else [],
+        test_code=len(targets["testCode"]) if targets else 0,
+        divergences=targets["summary"]["divergences"] if targets else 0,
+        noise_functions=targets["noise"]["functions"] if targets else [],
+        noise_divergences=targets["noise"]["divergences"] if targets else 0,
+        outcomes=sorted({r["outcome"] for r in runs["runs"]}) if runs else [],
+        untraced=f"exit {code}: {last}",
+    )
+
+
+def noise_examples(out: Path, index: int) -> list[NoiseExample]:
+    """What differs between run 1 and run 2 of one version for its noisy functions: the reason they are noise."""
+    runs = sorted((out / str(index) / "traces").glob("run-*"), key=lambda p: int(p.name.split("-")[1]))
+    targets = _read(out / str(index) / "testingTargets.json")
+    if len(runs) < 2 or not targets or not targets["noise"]["functions"]:
+        return []
+    noisy = set(targets["noise"]["functions"])
+    first, second = load_run(runs[0]), load_run(runs[1])
+    lines = CodeLines(out / str(index) / "snapshot")
+    digests = Digests(lines)
+    found = []
+    for a, b in match_entry_points(first, second).pairs:
+        for call in compare_calls(first[a], second[b], digests, digests):
+            if call.function in noisy:
+                found.append(NoiseExample(index, b.label or b.root, call.function, call.kinds, json.dumps(call.details)[:DETAIL_CHARACTERS]))
+    for key in (*match_entry_points(first, second).only_old, *match_entry_points(first, second).only_new):
+        found.append(NoiseExample(index, key.label or key.root, key.root, ["entry point"], "only in one of the two runs"))
+    return found
+
+
+def history_check(repo: str, versions: int = 30, timed: int = 20, end: str = "HEAD", sources: Sequence[str] = ("src",),
+                  tests: Sequence[str] = ("tests",), work: Path | None = None, keep: bool = False, log: Any = print) -> HistoryReport:
+    with scratch_directory("histeg-history-", work, keep, log) as scratch:
+        out = scratch / "out"
+        timed_range, versions_range = _revision_range(end, timed), _revision_range(end, versions)
+        step_times = time_steps(repo, out, timed_range) if timed else []
+        for item in step_times:
+            log(f"histeg {item.step:10s} over {timed_range}: {item.seconds:7.1f}s (exit {item.code})")
+        run = run_histeg("compute", "--repo", repo, "--versions", versions_range, "--out", str(out), "-q")
+        log(f"histeg compute over {versions_range}: {run.seconds:.1f}s (exit {run.code})")
+        if run.summary is None:
+            raise RuntimeError(f"histeg compute exited with {run.code}: {run.stderr.strip()[-500:]}")
+        indices = [v["index"] for v in run.summary["steps"]["extract"]["versions"]]
+        figures = [version_figures(out, index, sources, tests) for index in indices]
+        untraced_code, untraced_seconds, untraced_last = untraced_suite(out / str(indices[-1]) / "snapshot", sources, tests)
+        examples = [example for index in indices for example in noise_examples(out, index)]
+        return HistoryReport(versions_range, timed_range, step_times, untraced_seconds, f"exit {untraced_code}: {untraced_last}",
+                             run.seconds, run.code, run.summary["failedVersions"], figures, str(out), examples)
+
+
+def print_report(report: HistoryReport) -> None:
+    print()
+    if report.step_times:
+        count = report.timed_range
+        print(f"time by step over {count} (each step command reuses what the previous one wrote)")
+        print(f"{'step':12s} {'seconds':>8s}  exit")
+        for item in report.step_times:
+            print(f"{item.step:12s} {item.seconds:8.1f}  {item.code}")
+        print(f"{'total':12s} {sum(i.seconds for i in report.step_times):8.1f}")
+        print(f"untraced test suite of the newest version: {report.untraced_seconds:.2f}s ({report.untraced_summary})")
+    print(f"\nhisteg compute over {report.versions_range}: {report.compute_seconds:.1f}s, exit {report.compute_code}, "
+          f"failed versions: {report.failed or 'none'}")
+    print(f"{'index':>5} {'commit':10s} {'py':>3} {'other':>5} {'targets':>7} {'tests':>5} {'diverg.':>7} {'noise':>5}  {'runs':14s} message / top targets")
+    for v in report.versions:
+        targets = "-" if v.targets is None else str(v.targets)
+        print(f"{v.index:5d} {v.short:10s} {len(v.python_changes):3d} {v.other_changes:5d} {targets:>7} {v.test_code:5d} {v.divergences:7d} "
+              f"{v.noise_divergences:5d}  {','.join(v.outcomes):14s} {v.message[:50]}" + (f"  -> {', '.join(v.top)}" if v.top else ""))
+    quiet = report.without_python()
+    print(f"\nversions without a Python change: {len(quiet)}, testing targets on them: {sum(v.targets or 0 for v in quiet)} (goal 0)")
+    for v in quiet:
+        if v.targets:
+            print(f"  {v.index} {v.short}: {v.targets} target(s): {', '.join(v.top)}")
+    changed = report.with_python()
+    print(f"versions with a Python change: {len(changed)}, targets per version: {[v.targets for v in changed]}")
+    bad = [v for v in report.versions if not v.untraced.startswith("exit 0")]
+    print(f"untraced test suite fails at {len(bad)} version(s)" + "".join(f"\n  {v.index} {v.short}: {v.untraced}" for v in bad))
+    noisy = Counter(f for v in report.versions for f in v.noise_functions)
+    print(f"\nnoise: {sum(v.noise_divergences for v in report.versions)} divergences between the versions set apart as noise; "
+          f"noisy functions (versions): {dict(noisy) or 'none'}")
+    seen = set()
+    for example in report.noise_examples:
+        key = (example.entry_point, example.function, tuple(example.kinds))
+        if key not in seen:
+            seen.add(key)
+            print(f"  {example.function} under {example.entry_point} ({', '.join(example.kinds)}): {example.details}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    add_common_arguments(parser)
+    parser.add_argument("--versions", type=int, default=30, help="consecutive first-parent versions for the targets check")
+    parser.add_argument("--timed", type=int, default=20, help="versions for the time by step (0: skip)")
+    parser.add_argument("--end", default="HEAD", help="newest version of both ranges (default HEAD)")
+    args = parser.parse_args()
+    started = time.perf_counter()
+    report = history_check(args.repo, args.versions, args.timed, args.end, args.sources or ["src"], args.tests or ["tests"],
+                           args.work, args.keep)
+    print_report(report)
+    print(f"\ntotal time {time.perf_counter() - started:.0f}s")
+    if args.json:
+        args.json.write_text(json.dumps(asdict(report), indent=1))
+
+
+if __name__ == "__main__":
+    main()
