@@ -7,8 +7,9 @@ Cost model (why it is shaped like this):
   calls back again at that location. Instrumented code objects get LINE,
   PY_RETURN, PY_YIELD and PY_RESUME enabled locally (``set_local_events``),
   so only project code pays for line events.
-* ``PY_UNWIND`` and ``PY_THROW`` cannot be enabled per code object; their
-  callbacks return after one dict lookup for code that is not ours.
+* ``PY_UNWIND`` and ``PY_THROW`` cannot be enabled per code object; for
+  code that is not ours their callbacks return after a thread-local lookup
+  and an identity check (unwind) or a dict lookup (throw).
 * A LINE event is one ``array.append`` of the line number to the thread's
   event stream. While a single thread runs instrumented code, the LINE
   callback is bound to that thread's buffer directly; from the moment a
@@ -16,9 +17,15 @@ Cost model (why it is shaped like this):
 * Calls, returns, yields and resumptions are markers in the same stream
   (see ``format.py``), so nesting and the position of a child in its
   parent's line sequence are implicit, and the collector keeps nothing per
-  finished call. Buffers are shipped to the writer when they reach
-  ``CHUNK_WORDS`` (checked at call events) and whenever a thread's last
-  instrumented call ends.
+  finished call. Buffers are shipped to the writer when they exceed
+  ``CHUNK_WORDS`` (checked when a call returns, yields or unwinds) and
+  whenever a thread's last instrumented call ends, so memory does not grow
+  with the length of the run (one activation that runs millions of lines
+  without returning or calling anything instrumented is the exception: its
+  buffer grows by 2 bytes per line until it does).
+* Parameters cost most: reading them needs the frame's ``f_locals``. Ints
+  are stored inline in the value id, other values are cached by type (types
+  with the default repr) or by value (short str/bytes, bool, None).
 """
 
 from __future__ import annotations
@@ -235,7 +242,9 @@ class Collector:
             return found
 
         def value_id(value: object, state: ThreadState) -> int:
-            """The id of a value's abstraction; ``repr`` of user types runs with this thread muted."""
+            """The id of a value's abstraction: ints inline, cached by type or by value where that is
+            safe, and ``repr`` of user types with this thread's events diverted (histeg's own calls
+            are not part of the trace)."""
             cls = type(value)
             if cls is int and -INT_BIAS <= value < INT_BIAS:
                 return (value + INT_BIAS) | INLINE_INT

@@ -261,3 +261,26 @@ def test_exec_on_a_version_directory_runs_in_its_snapshot(tmp_path):
     assert config.root == str((version_dir / "snapshot").resolve()) and config.ignore_functions == ["__repr__"]
     (trace,) = [read_trace(p) for p in trace_files(version_dir / "traces")]
     assert [c.function.ident for c in trace.entry_points] == ["pkg.lib:spin"]
+
+
+def test_forked_child_writes_its_own_trace(tmp_path):
+    project = tmp_path / "p"
+    script = '''
+import os, sys
+from pkg.lib import spin, step
+
+step(1)
+pid = os.fork()
+if pid == 0:
+    spin(2)
+    sys.exit(0)
+os.waitpid(pid, 0)
+step(2)
+'''
+    write_project(project, {**PROJECT, "tests/test_mixed.py": "", "forking.py": script})
+    env = traced_environment(project_config(project), base_environment(project))
+    subprocess.run([sys.executable, "forking.py"], cwd=project, env=env, check=True)
+    traces = {t.meta["pid"]: t for t in (read_trace(p) for p in trace_files(project / "traces"))}
+    assert len(traces) == 2 and not any(t.truncated for t in traces.values())
+    calls = sorted([(c.function.ident, c.params[0].repr) for c in t.entry_points] for t in traces.values())
+    assert calls == [[("pkg.lib:spin", "2")], [("pkg.lib:step", "1"), ("pkg.lib:step", "2")]]
