@@ -224,6 +224,7 @@ class Collector:
         values = self._values
         by_object: dict[tuple[type, object], int] = {}
         by_type: dict[type, int] = {}
+        by_type_get = by_type.get
         value_ids = self._value_ids
         gen_ids = self._gen_ids
         writer_value = self.writer.value
@@ -312,7 +313,11 @@ class Collector:
             if capture and entry[3]:
                 local = getframe(1).f_locals
                 for name in entry[3]:
-                    vid = value_id(local[name], state) if name in local else NO_VALUE
+                    if name in local:
+                        value = local[name]
+                        vid = by_type_get(type(value)) or value_id(value, state)  # `self` mostly hits by type
+                    else:
+                        vid = NO_VALUE
                     buf.append(vid & 0xFFFF)
                     buf.append(vid >> 16)
             return None
