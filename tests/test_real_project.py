@@ -4,7 +4,8 @@ Skipped unless ``HISTEG_REAL_REPO`` names a repository (path or URL; it is only
 read). Optional: ``HISTEG_REAL_BASE`` (base of the mutants, default HEAD),
 ``HISTEG_REAL_END`` (newest of the 30 versions checked, default HEAD),
 ``HISTEG_REAL_SOURCES`` / ``HISTEG_REAL_TESTS`` (comma-separated directories,
-default ``src`` / ``tests``). The figures and the code that produces them are
+default ``src`` / ``tests``), ``HISTEG_REAL_MUTANTS`` (default 20) and
+``HISTEG_REAL_VERSIONS`` (default 30). The figures and the code that produces them are
 in ``bench/mutation_bench.py`` and ``bench/real_history_bench.py``.
 """
 
@@ -26,8 +27,8 @@ sys.path.insert(0, str(ROOT / "bench"))
 import mutation_bench  # noqa: E402
 import real_history_bench  # noqa: E402
 
-MUTANTS = 20
-VERSIONS = 30
+MUTANTS = int(os.environ.get("HISTEG_REAL_MUTANTS", "20"))
+VERSIONS = int(os.environ.get("HISTEG_REAL_VERSIONS", "30"))
 
 
 def _directories(variable: str, default: str) -> list[str]:
