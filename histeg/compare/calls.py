@@ -59,6 +59,13 @@ def _outcome(call: Call) -> tuple[str, str | None]:
     return "returned", _value_text(call.returned)
 
 
+def _outcomes_differ(old: tuple[str, str | None], new: tuple[str, str | None]) -> bool:
+    """Returned versus raised always differs; a value that was not recorded (budget, ``--no-values``) is unknown."""
+    if old[0] != new[0]:
+        return True
+    return old[1] is not None and new[1] is not None and old[1] != new[1]
+
+
 class Digests:
     """Digest of a call's whole subtree, computed iteratively (deep recursion is common in traces)."""
 
@@ -104,12 +111,13 @@ def _compare_pair(old: Call, new: Call, old_positions: list[int], new_positions:
         for position in range(max(len(old_params), len(new_params))):
             before = old_params[position] if position < len(old_params) else None
             after = new_params[position] if position < len(new_params) else None
-            if before != after:
+            if before is not None and after is not None and before != after:  # a value not recorded is unknown
                 name = names[position] if position < len(names) else f"#{position}"
                 changed.append({"name": name, "old": before, "new": after})
         divergence.parameters = len(changed)
-        divergence.details["parameters"] = changed[:20]
-    if _outcome(old) != _outcome(new):
+        if changed:
+            divergence.details["parameters"] = changed[:20]
+    if _outcomes_differ(_outcome(old), _outcome(new)):
         divergence.returns = 1
         divergence.details["return"] = {"old": list(_outcome(old)), "new": list(_outcome(new))}
     alignment = align([c.function.ident for _, c in old.children], [c.function.ident for _, c in new.children])

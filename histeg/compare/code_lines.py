@@ -16,7 +16,7 @@ from types import CodeType
 
 from histeg.traces import Call, Function
 
-_FALLBACK_BASE = 1 << 20  # keeps fallback offsets apart from indices
+_FALLBACK_BASE = 1 << 16  # keeps fallback offsets apart from indices (the tracer records lines below 65520)
 
 
 def _code_objects(code: CodeType) -> list[CodeType]:

@@ -15,14 +15,23 @@ from dataclasses import dataclass
 import Levenshtein
 
 _BASE = 0x100
-_LIMIT = 0xD800 - _BASE  # stay below the surrogate range
+_SURROGATES = 0xD800
+_SURROGATE_SPAN = 0x800
+
+
+def _char(number: int) -> str:
+    """An injective map of non-negative numbers to characters, skipping the surrogate range."""
+    point = _BASE + number
+    return chr(point if point < _SURROGATES else point + _SURROGATE_SPAN)
 
 
 def encode(values: Sequence[int]) -> str:
-    """One character per offset; offsets outside the direct range go through a codebook."""
-    if all(0 <= value < _LIMIT for value in values):
-        return "".join([chr(_BASE + value) for value in values])
-    return encode_symbols(values, {})
+    """One character per value, the same character for the same value in every sequence.
+
+    Values are zigzag-mapped (0, -1, 1, -2, ... to 0, 1, 2, 3, ...) so that
+    negative offsets encode too; up to about half a million distinct values fit.
+    """
+    return "".join([_char(2 * value if value >= 0 else -2 * value - 1) for value in values])
 
 
 def encode_symbols(values: Sequence[Hashable], codebook: dict[Hashable, str]) -> str:
@@ -31,7 +40,7 @@ def encode_symbols(values: Sequence[Hashable], codebook: dict[Hashable, str]) ->
     for value in values:
         char = codebook.get(value)
         if char is None:
-            char = codebook[value] = chr(_BASE + len(codebook))
+            char = codebook[value] = _char(len(codebook))
         out.append(char)
     return "".join(out)
 

@@ -41,6 +41,9 @@ class TraceConfig:
     ignore_directories: list[str] = field(default_factory=list)
     ignore_functions: list[str] = field(default_factory=lambda: ["__repr__", "__str__", "__hash__", "__eq__"])
     capture_values: bool = True
+    value_budget: int = 64
+    """Values are recorded for the first N calls of each function per entry point (0: every call):
+    hot functions called millions of times then cost little more than their lines."""
     label: str | None = None
     """An optional name of the run, stored in every trace file's header."""
 

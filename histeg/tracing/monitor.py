@@ -25,7 +25,10 @@ Cost model (why it is shaped like this):
   buffer grows by 2 bytes per line until it does).
 * Parameters cost most: reading them needs the frame's ``f_locals``. Ints
   are stored inline in the value id, other values are cached by type (types
-  with the default repr) or by value (short str/bytes, bool, None).
+  with the default repr) or by value (short str/bytes, bool, None). Values
+  are recorded for the first ``value_budget`` calls of a function per entry
+  point only; later calls record "no value", which comparisons treat as
+  unknown, so a function called millions of times costs about its lines.
 """
 
 from __future__ import annotations
@@ -77,10 +80,11 @@ class ThreadState:
 class Collector:
     """Records instrumented calls of this process into a ``TraceWriter``."""
 
-    def __init__(self, selector: Selector, writer: fmt.TraceWriter, capture_values: bool = True) -> None:
+    def __init__(self, selector: Selector, writer: fmt.TraceWriter, capture_values: bool = True, value_budget: int = 64) -> None:
         self.selector = selector
         self.writer = writer
         self.capture_values = capture_values
+        self.value_budget = value_budget
         self.tool: int | None = None
         self.states: list[ThreadState] = []
         self._codes: dict[int, tuple] = {}  # id(code) -> (code, call prefix, flags, parameter names)
@@ -202,7 +206,8 @@ class Collector:
         prefix = (fmt.OP_CALL, func_id & 0xFFFF, func_id >> 16)
         called = (*prefix, len(names) if self.capture_values else 0)
         # extending an array by an array is 5x faster than by a tuple
-        entry = (code, prefix, kind, names, found, func_id, (code, 0, 0, None), array("H", called))
+        spent = [0, 0]  # [entry point epoch, calls with values recorded in it]
+        entry = (code, prefix, kind, names, found, func_id, (code, 0, 0, None), array("H", called), spent, array("H", bytes(4 * len(names))))
         self._announce(entry)
         self._codes[id(code)] = entry
         _mon.set_local_events(self.tool, code, LOCAL_EVENTS)
@@ -229,6 +234,8 @@ class Collector:
         gen_ids = self._gen_ids
         writer_value = self.writer.value
         capture = self.capture_values
+        budget = self.value_budget
+        epoch = [0]  # counts entry points: value budgets start afresh in each
         getframe = sys._getframe
         collector = self
 
@@ -295,6 +302,7 @@ class Collector:
             else:
                 words = array("H", entry[1])
                 if not stack:
+                    epoch[0] += 1
                     words[0] |= fmt.CALL_ROOT
                     label = collector._label
                     words.append(label & 0xFFFF)
@@ -310,7 +318,17 @@ class Collector:
                     stack.append(entry[6])
                 words.append(entry[7][3])
                 buf.extend(words)
-            if capture and entry[3]:
+            if capture:
+                spent = entry[8]
+                if spent[0] != epoch[0]:
+                    spent[0] = epoch[0]
+                    spent[1] = 0
+                spent[1] += 1
+                if not entry[3]:
+                    return None
+                if budget and spent[1] > budget:
+                    buf.extend(entry[9])
+                    return None
                 local = getframe(1).f_locals
                 for name in entry[3]:
                     if name in local:
@@ -337,7 +355,7 @@ class Collector:
                 top = stack.pop()
                 if suspends:
                     suspended[top[2]] = top
-                if not capture:
+                if not capture or (budget and codes_get(id(code))[8][1] > budget):
                     vid = NO_VALUE
                 elif type(value) is int and -INT_BIAS <= value < INT_BIAS:  # value_id's first case, inlined
                     vid = (value + INT_BIAS) | INLINE_INT

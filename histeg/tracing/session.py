@@ -54,7 +54,7 @@ def begin(settings: dict):  # noqa: ANN201 - returns the Collector
         }
         return TraceWriter(trace_file_name(trace_dir), meta)
 
-    collector = Collector(selector, new_writer(), capture)
+    collector = Collector(selector, new_writer(), capture, int(settings.get("value_budget", 64)))
     collector.start()
     _collector = collector
     atexit.register(end)

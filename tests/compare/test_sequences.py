@@ -39,11 +39,13 @@ def test_distance_only_skips_sections() -> None:
     assert result.distance == 1 and result.sections == ()
 
 
-def test_offsets_outside_the_direct_range_are_encoded_consistently() -> None:
-    big = [0, 60000, -3, 60000]
-    assert encode(big) == encode(big)
-    assert len(encode(big)) == 4
+def test_encoding_is_injective_across_sequences() -> None:
+    big = [0, 60000, -3, 60000, 131071]
+    assert len(encode(big)) == 5
     assert compare_sequences(encode(big), encode(big)).identical
+    assert compare_sequences(encode([65537, 65538]), encode([65537, 65539])).distance == 1
+    values = list(range(-2000, 140000, 7))
+    assert len(set(encode(values))) == len(values)
 
 
 @pytest.mark.parametrize("seed", range(20))
