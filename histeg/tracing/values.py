@@ -34,12 +34,16 @@ def type_name(cls: type) -> str:
 
 
 def scrub(text: str) -> str:
-    """Replace memory addresses (``0x7f3a...``) so reprs compare across runs."""
-    if "0x" not in text:
+    """Replace what differs from run to run by construction, so reprs compare across runs:
+    memory addresses (``0x7f3a...``) and the random parts of temporary paths
+    (``tempfile``'s ``tmpk3j_x9a2``, pytest's ``pytest-17``)."""
+    if "0x" not in text and "tmp" not in text and "pytest-" not in text:
         return text
     import re
 
-    return re.sub(r"0x[0-9a-fA-F]+", "0x\u2026", text)
+    text = re.sub(r"0x[0-9a-fA-F]+", "0x\u2026", text)
+    text = re.sub(r"(?<=[/\\])tmp[a-z0-9_]{8}(?![a-z0-9_])", "tmp\u2026", text)
+    return re.sub(r"(?<=[/\\])pytest-\d+(?=[/\\])", "pytest-\u2026", text)
 
 
 def cap(text: str) -> str:
