@@ -118,6 +118,12 @@ def time_steps(repo: str, out: Path, versions: str) -> list[StepTime]:
     return times
 
 
+def _last_line(text: str) -> str:
+    """An uncaught exception's last line (histeg stopped without a summary)."""
+    lines = text.strip().splitlines()
+    return f"histeg stopped: {lines[-1]}" if lines else "histeg stopped without a message"
+
+
 def _read(path: Path) -> dict[str, Any] | None:
     return json.loads(path.read_text()) if path.is_file() else None
 
@@ -176,14 +182,13 @@ def history_check(repo: str, versions: int = 30, timed: int = 20, end: str = "HE
             log(f"histeg {item.step:10s} over {timed_range}: {item.seconds:7.1f}s (exit {item.code})")
         run = run_histeg("compute", "--repo", repo, "--versions", versions_range, "--out", str(out), "-q")
         log(f"histeg compute over {versions_range}: {run.seconds:.1f}s (exit {run.code})")
-        if run.summary is None:
-            raise RuntimeError(f"histeg compute exited with {run.code}: {run.stderr.strip()[-500:]}")
-        indices = [v["index"] for v in run.summary["steps"]["extract"]["versions"]]
+        failed = run.summary["failedVersions"] if run.summary else [{"index": None, "reason": _last_line(run.stderr)}]
+        indices = sorted(int(p.parent.name) for p in out.glob("*/version.json"))
         figures = [version_figures(out, index, sources, tests) for index in indices]
         untraced_code, untraced_seconds, untraced_last = untraced_suite(out / str(indices[-1]) / "snapshot", sources, tests)
         examples = [example for index in indices for example in noise_examples(out, index)]
         return HistoryReport(versions_range, timed_range, step_times, untraced_seconds, f"exit {untraced_code}: {untraced_last}",
-                             run.seconds, run.code, run.summary["failedVersions"], figures, str(out), examples)
+                             run.seconds, run.code, failed, figures, str(out), examples)
 
 
 def print_report(report: HistoryReport) -> None:
