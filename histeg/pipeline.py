@@ -9,6 +9,7 @@ unless ``--override``; traces are reused while the trace options are the same.
 from __future__ import annotations
 
 import sys
+import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -71,6 +72,10 @@ class Context:
                 results.append({"index": index, **action(index)})
             except HistegError as exc:
                 self.fail(index, str(exc))
+            except Exception as exc:  # a defect must cost one version, not the run
+                if self.console.verbosity >= 2:
+                    traceback.print_exc()
+                self.fail(index, f"internal error in {description}: {type(exc).__name__}: {exc}")
         return results
 
 

@@ -115,6 +115,11 @@ def compare_versions(store: OutputStore, index: int, with_sections: bool = True)
     return result
 
 
+MAX_TREE_DEPTH = 100
+"""Deeper divergences (runaway recursion) are listed flat under the node at this depth;
+their ``callChain`` still tells where they were. JSON writers refuse deeper nesting."""
+
+
 def _tree(divergences: list[Divergence]) -> list[dict[str, Any]]:
     """Divergences nested under their nearest divergent ancestor, per entry point."""
     by_entry: dict[EntryKey, list[Divergence]] = {}
@@ -122,14 +127,15 @@ def _tree(divergences: list[Divergence]) -> list[dict[str, Any]]:
         by_entry.setdefault(divergence.entry, []).append(divergence)
     result = []
     for entry, items in sorted(by_entry.items()):
-        nodes: dict[tuple[int, ...], dict[str, Any]] = {}
+        places: dict[tuple[int, ...], tuple[list[dict[str, Any]], int]] = {}  # path -> (where its descendants go, depth)
         roots: list[dict[str, Any]] = []
         for item in sorted(items, key=lambda d: d.call.path):
             node = {k: v for k, v in item.to_json().items() if k not in ("entryPoint", "callPath")} | {"children": []}
             path = item.call.path
-            parent = next((nodes[path[:cut]] for cut in range(len(path) - 1, -1, -1) if path[:cut] in nodes), None)
-            (parent["children"] if parent is not None else roots).append(node)
-            nodes[path] = node
+            parent = next((places[path[:cut]] for cut in range(len(path) - 1, -1, -1) if path[:cut] in places), None)
+            container, depth = (roots, 0) if parent is None else (parent[0], parent[1] + 1)
+            container.append(node)
+            places[path] = (node["children"] if depth < MAX_TREE_DEPTH else container, depth)
         result.append({"entryPoint": entry.to_json(), "divergences": roots})
     return result
 

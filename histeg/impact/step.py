@@ -79,11 +79,14 @@ def compute_targets(store: OutputStore, index: int, options: ImpactOptions) -> d
     targets = build_targets(changes, mapped, comparison, table, options.scaling, options.metrics)
     ignored = set(settings.ignore.functions)
     targets = [t for t in targets if t.identifier.rpartition(".")[2].rpartition(":")[2] not in ignored]
-    product = [t for t in targets if not in_directories(t.file, settings.tests)]
     test_targets = [t for t in targets if in_directories(t.file, settings.tests)]
+    everywhere = any(d in ("", ".") for d in settings.sources)
+    product = [t for t in targets if t not in test_targets and (everywhere or in_directories(t.file, settings.sources))]
+    other = [t for t in targets if t not in test_targets and t not in product]
     noisy = sorted({function for _, function in comparison.noise_keys})
     extra = {
         "testCode": [t.to_json(None) for t in _ranked(test_targets)],
+        "otherCode": [t.to_json(None) for t in _ranked(other)],
         "noise": {"functions": noisy, "entryPoints": sorted({entry.label or entry.root for entry, _ in comparison.noise_keys}),
                   "divergences": len(comparison.noise)},
         "unmatchedEntryPoints": {"onlyInOld": [k.to_json() for k in comparison.only_old], "onlyInNew": [k.to_json() for k in comparison.only_new]},

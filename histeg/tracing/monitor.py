@@ -152,7 +152,22 @@ class Collector:
     # -- labels and outcomes (pytest plugin) --------------------------------------
 
     def set_label(self, nodeid: str | None, phase: str = "") -> None:
-        """Label the entry points that start from now on (None: unlabelled)."""
+        """Label the entry points that start from now on (None: unlabelled).
+
+        Between test phases no instrumented call runs on this thread, so calls
+        still on its stack are frames whose end was never reported (CPython
+        sends no ``PY_UNWIND`` for frames left by hitting the recursion limit):
+        they are closed here, or every later test would nest inside them.
+        """
+        state = getattr(self._tls, "st", None)
+        if state is not None and state.stack and state.index >= 0:
+            closing = array("H", (fmt.OP_RAISE, NO_VALUE & 0xFFFF, NO_VALUE >> 16))
+            while state.stack:
+                top = state.stack.pop()
+                if isinstance(top, list):
+                    self._suspended.pop(top[2], None)
+                state.buf.extend(closing)
+            self._ship(state)
         if nodeid is None:
             self._label = 0
             return

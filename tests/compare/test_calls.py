@@ -41,3 +41,22 @@ def test_missing_child_call_and_child_recursion(tmp_path: Path) -> None:
     found = divergences(old, new, tmp_path)
     assert [(d.function, d.kinds, d.path) for d in found] == [("m:f", ["calls"], ()), ("m:g", ["lines"], (0,))]
     assert found[0].details["missingCalls"] == ["m:g"]
+
+
+def test_runaway_recursion_still_writes_a_divergence_tree() -> None:
+    from histeg.compare.calls import CallDivergence
+    from histeg.compare.divergences import MAX_TREE_DEPTH, Divergence, _tree
+    from histeg.compare.entry_points import EntryKey
+    from histeg.store import dump_json
+
+    entry = EntryKey("pytest", "t::test", "call", "t:test", 0)
+    chain = [Divergence(entry, CallDivergence("m:f", ("t:test",) + ("m:f",) * depth, (0,) * depth, returns=1)) for depth in range(400)]
+    tree = _tree(chain)
+    dump_json(tree)  # orjson refuses more than 255 levels
+    depth, node = 0, tree[0]["divergences"][0]
+    while node["children"]:
+        depth += 1
+        last = node
+        node = node["children"][0]
+    assert depth == MAX_TREE_DEPTH
+    assert len(last["children"]) == 400 - MAX_TREE_DEPTH

@@ -138,3 +138,14 @@ def test_scaling_from_configuration(project: GitRepo, tmp_path: Path) -> None:
     config.write_text("[tool.histeg.scaling]\nno-such-weight = 1\n")
     result = run_histeg("compute", "--repo", str(project.path), "--all", "--out", str(out), "--config", str(config))
     assert result.code == 2 and "unknown scaling 'no-such-weight'" in result.stderr
+
+
+def test_code_outside_sources_and_tests_is_reported_but_not_ranked(make_repo, tmp_path: Path) -> None:
+    repo = make_repo("scoped")
+    repo.commit("base", {"src/lib.py": LIB, "tests/test_lib.py": TESTS, "bench/run.py": "def run():\n    return 1\n"})
+    repo.commit("bench only", {"bench/run.py": "def run():\n    return 2\n"})
+    result = run_histeg("compute", "--repo", str(repo.path), "--all", "--out", str(tmp_path / "out"), "--repeat", "1")
+    assert result.code == 0, result.stderr
+    document = validate_output(tmp_path / "out" / "1" / "testingTargets.json")
+    assert document["targets"] == []
+    assert [t["identifier"] for t in document["otherCode"]] == ["bench.run:run"]
