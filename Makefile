@@ -21,10 +21,10 @@ $(STAMP): pyproject.toml
 
 venv: $(STAMP)
 
-demo: $(STAMP)
+demo: check-python $(STAMP)
 	$(VENV)/bin/histeg demo --dir demo-out
 
-test: $(STAMP)
+test: check-python $(STAMP)
 	$(VPY) -m pytest $(PYTEST_ARGS)
 
 clean:
