@@ -97,7 +97,6 @@ _LIST_KEYS = {
     "ignore-directories": "directories",
     "ignore-functions": "functions",
 }
-VERSION_KEYS = frozenset({*_LIST_KEYS, "build"})
 
 
 def _as_list(key: str, value: Any, origin: str) -> list[str]:

@@ -24,10 +24,6 @@ class ChangeIndex:
     files: dict[str, str] = field(default_factory=dict)
     """Entity -> file in the new version (old version for removals)."""
 
-    @property
-    def entities(self) -> list[str]:
-        return sorted(self.by_entity)
-
 
 def load_changes(path: Path) -> ChangeIndex:
     index = ChangeIndex()

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 from histeg.compare.divergences import VersionComparison, compare_versions, write_divergences
@@ -107,7 +106,3 @@ def compute_targets(store: OutputStore, index: int, options: ImpactOptions) -> d
         divergent = [t for t in product if t.impact.local or t.impact.non_local]
         write_json(store.file(index, DIVERGENCE_TARGETS), _document(store, index, options, _ranked(divergent), {}))
     return {"targets": len(ranked), "top": [t.identifier for t in ranked[:3]], "noise": noisy}
-
-
-def targets_path(store: OutputStore, index: int) -> Path:
-    return store.file(index, TESTING_TARGETS)
