@@ -45,6 +45,8 @@ class TraceConfig:
     hot functions called millions of times then cost little more than their lines."""
     label: str | None = None
     """An optional name of the run, stored in every trace file's header."""
+    tracer: str = "auto"
+    """Collector implementation: ``c`` (callbacks in C), ``python`` (the reference), ``auto`` (C when built)."""
 
     def to_json(self) -> dict[str, Any]:
         return {"configVersion": CONFIG_VERSION, **asdict(self)}

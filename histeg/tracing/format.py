@@ -35,6 +35,9 @@ OP_YIELD = 0xFFFA
 OP_RESUME = 0xFFFB
 """A suspended call resumes on this thread; followed by its generator call id (2 words)."""
 
+CHUNK_WORDS = 1 << 15
+"""A thread's buffered words are shipped as a chunk once they exceed this (and when its last call ends)."""
+
 INLINE_INT = 0x80000000
 """Value ids with this bit set are ints, stored inline: value = (id & 0x7FFFFFFF) - INT_BIAS."""
 INT_BIAS = 0x40000000

@@ -37,10 +37,11 @@ import itertools
 import sys
 from _thread import _local, allocate_lock, get_ident
 from array import array
+from collections.abc import Callable
 
 from histeg.tracing import format as fmt
 from histeg.tracing.selection import Selector
-from histeg.tracing.values import abstract, overrides_repr
+from histeg.tracing.value_ids import ValueIds
 
 _mon = sys.monitoring
 _E = _mon.events
@@ -49,15 +50,8 @@ LOCAL_EVENTS = _E.LINE | _E.PY_RETURN | _E.PY_YIELD | _E.PY_RESUME
 GLOBAL_EVENTS = _E.PY_START | _E.PY_UNWIND | _E.PY_THROW
 CO_VARARGS, CO_VARKEYWORDS = 0x4, 0x8
 CO_GENERATOR, CO_COROUTINE, CO_ASYNC_GENERATOR = 0x20, 0x80, 0x200
-CHUNK_WORDS = 1 << 15
-MAX_CACHED_VALUES = 1 << 17
-"""Value ids are cached up to this many distinct values, then the cache starts over."""
+CHUNK_WORDS = fmt.CHUNK_WORDS
 TOOL_IDS = (4, 3, 5, 2)
-EXACT = frozenset({int, str, bytes, bool, float, complex, type(None)})
-"""Types whose abstraction runs no user code."""
-HASHED_EXACT = frozenset({int, str, bytes, bool, type(None)})
-"""Exact types whose equal values have equal abstractions, so ids can be cached by value (not float: 0.0 == -0.0)."""
-MAX_KEY_LENGTH = 64
 INLINE_INT, INT_BIAS = fmt.INLINE_INT, fmt.INT_BIAS
 TOOL_NAME = "histeg"
 NO_VALUE = 0
@@ -78,7 +72,13 @@ class ThreadState:
 
 
 class Collector:
-    """Records instrumented calls of this process into a ``TraceWriter``."""
+    """Records instrumented calls of this process into a ``TraceWriter`` (pure-Python callbacks).
+
+    ``histeg.tracing.native.NativeCollector`` replaces the callbacks by C ones and
+    keeps the rest: the choice of instrumented code, labels, shipping, fork.
+    """
+
+    implementation = "python"
 
     def __init__(self, selector: Selector, writer: fmt.TraceWriter, capture_values: bool = True, value_budget: int = 64) -> None:
         self.selector = selector
@@ -87,14 +87,14 @@ class Collector:
         self.value_budget = value_budget
         self.tool: int | None = None
         self.states: list[ThreadState] = []
-        self._codes: dict[int, tuple] = {}  # id(code) -> (code, call prefix, flags, parameter names)
+        self._codes: dict[int, tuple] = {}  # id(code) -> (code, call prefix, flags, parameter names, ...)
         self._suspended: dict[int, list] = {}  # frame id -> stack entry of a suspended generator call
-        self._values: dict[tuple[str, str | None], int] = {}
-        self._value_ids = itertools.count(1)
+        self.value_ids = ValueIds(writer.value)
         self._func_ids = itertools.count(1)
         self._gen_ids = itertools.count(1)
         self._label_ids = itertools.count(1)
         self._label = 0
+        self._threads = 0
         self._lock = allocate_lock()
         self._tls = _local()
         self._owner: ThreadState | None = None
@@ -127,25 +127,18 @@ class Collector:
         for event in (*self._callbacks, _E.LINE):
             _mon.register_callback(tool, event, None)
         _mon.free_tool_id(tool)
-        for state in list(self.states):
-            self._ship(state)
+        self._ship_all()
         self.writer.close()
 
     def after_fork_in_child(self, writer: fmt.TraceWriter) -> None:
         """A forked child writes its own file; the parent's pending data stays the parent's."""
         self.writer.abandon()
         self.writer = writer
-        self.states = []
-        self._suspended.clear()
-        self._owner = None
-        self._multi = False
-        self._tls = _local()
-        self._values.clear()
+        self.value_ids = ValueIds(writer.value)
         for entry in self._codes.values():
             self._announce(entry)
+        self._forget_threads()
         if self.tool is not None:
-            _mon.register_callback(self.tool, _E.LINE, None)
-            self._callbacks = self._make_callbacks()
             for event, callback in self._callbacks.items():
                 _mon.register_callback(self.tool, event, callback)
 
@@ -159,50 +152,18 @@ class Collector:
         sends no ``PY_UNWIND`` for frames left by hitting the recursion limit):
         they are closed here, or every later test would nest inside them.
         """
-        state = getattr(self._tls, "st", None)
-        if state is not None and state.stack and state.index >= 0:
-            closing = array("H", (fmt.OP_RAISE, NO_VALUE & 0xFFFF, NO_VALUE >> 16))
-            while state.stack:
-                top = state.stack.pop()
-                if isinstance(top, list):
-                    self._suspended.pop(top[2], None)
-                state.buf.extend(closing)
-            self._ship(state)
+        self._close_stale_frames()
         if nodeid is None:
-            self._label = 0
+            self._set_label_id(0)
             return
         label = next(self._label_ids)
         self.writer.label(label, nodeid, phase)
-        self._label = label
+        self._set_label_id(label)
 
     def record_outcome(self, nodeid: str, phase: str, outcome: str) -> None:
         self.writer.outcome(nodeid, phase, outcome)
 
-    # -- internals -----------------------------------------------------------------
-
-    def _new_state(self) -> ThreadState:
-        with self._lock:
-            state = ThreadState(len(self.states))
-            self.states.append(state)
-            thread = _current_thread_name()
-            self.writer.thread(state.index, get_ident(), thread)
-            self._tls.st = state
-            self._tls.buf = state.buf
-            if self._owner is None and not self._multi:
-                self._owner = state
-                _mon.register_callback(self.tool, _E.LINE, _fast_line(state.buf.append))
-            elif not self._multi:
-                self._multi = True
-                _mon.register_callback(self.tool, _E.LINE, _multi_line(self._tls))
-            return state
-
-    def _ship(self, state: ThreadState) -> None:
-        """Move a thread's buffered events to the writer (only called by that thread or at exit)."""
-        buf = state.buf
-        if buf and state.index >= 0:
-            data = buf.tobytes()
-            del buf[:]
-            self.writer.chunk(state.index, data)
+    # -- what the two implementations share ----------------------------------------
 
     def _instrument(self, code: object) -> tuple | None:
         found = self.selector.select(code)
@@ -232,6 +193,67 @@ class Collector:
         code, _, kind, names, found, func_id = entry[:6]
         self.writer.function(func_id, found[0], found[1], code.co_firstlineno, kind, names)
 
+    def _open_thread(self) -> int:
+        """Allocate the calling thread's stream index and write its thread record."""
+        with self._lock:
+            index = self._threads
+            self._threads += 1
+            self.writer.thread(index, get_ident(), _current_thread_name())
+            return index
+
+    def _ship(self, state: ThreadState) -> None:
+        """Move a thread's buffered events to the writer (only called by that thread or at exit)."""
+        buf = state.buf
+        if buf and state.index >= 0:
+            data = buf.tobytes()
+            del buf[:]
+            self.writer.chunk(state.index, data)
+
+    # -- the pure-Python callbacks ---------------------------------------------------
+
+    def _set_label_id(self, label: int) -> None:
+        self._label = label
+
+    def _close_stale_frames(self) -> None:
+        state = getattr(self._tls, "st", None)
+        if state is not None and state.stack and state.index >= 0:
+            closing = array("H", (fmt.OP_RAISE, NO_VALUE & 0xFFFF, NO_VALUE >> 16))
+            while state.stack:
+                top = state.stack.pop()
+                if isinstance(top, list):
+                    self._suspended.pop(top[2], None)
+                state.buf.extend(closing)
+            self._ship(state)
+
+    def _ship_all(self) -> None:
+        for state in list(self.states):
+            self._ship(state)
+
+    def _forget_threads(self) -> None:
+        self._threads = 0
+        self.states = []
+        self._suspended.clear()
+        self._owner = None
+        self._multi = False
+        self._tls = _local()
+        if self.tool is not None:
+            _mon.register_callback(self.tool, _E.LINE, None)
+        self._callbacks = self._make_callbacks()
+
+    def _new_state(self) -> ThreadState:
+        state = ThreadState(self._open_thread())
+        self.states.append(state)
+        self._tls.st = state
+        self._tls.buf = state.buf
+        with self._lock:
+            if self._owner is None and not self._multi:
+                self._owner = state
+                _mon.register_callback(self.tool, _E.LINE, _fast_line(state.buf.append))
+            elif not self._multi:
+                self._multi = True
+                _mon.register_callback(self.tool, _E.LINE, _multi_line(self._tls))
+        return state
+
     def _make_callbacks(self) -> dict[int, object]:
         """The callbacks, as closures over local names: attribute lookups cost on the hot path."""
         codes_get = self._codes.get
@@ -241,63 +263,31 @@ class Collector:
         new_state = self._new_state
         ship = self._ship
         tls = self._tls
-        values = self._values
-        by_object: dict[tuple[type, object], int] = {}
-        by_type: dict[type, int] = {}
-        by_type_get = by_type.get
-        value_ids = self._value_ids
         gen_ids = self._gen_ids
-        writer_value = self.writer.value
         capture = self.capture_values
         budget = self.value_budget
         epoch = [0]  # counts entry points: value budgets start afresh in each
         getframe = sys._getframe
         collector = self
+        id_of = self.value_ids.id_of
+        by_type_get = self.value_ids.by_type.get
 
-        def intern(key: tuple[str, str | None]) -> int:
-            found = values.get(key)
-            if found is None:
-                if len(values) >= MAX_CACHED_VALUES:
-                    values.clear()
-                    by_object.clear()
-                found = values[key] = next(value_ids)
-                writer_value(found, key[0], key[1])
-            return found
-
-        def value_id(value: object, state: ThreadState) -> int:
-            """The id of a value's abstraction: ints inline, cached by type or by value where that is
-            safe, and ``repr`` of user types with this thread's events diverted (histeg's own calls
-            are not part of the trace)."""
-            cls = type(value)
-            if cls is int and -INT_BIAS <= value < INT_BIAS:
-                return (value + INT_BIAS) | INLINE_INT
-            found = by_type.get(cls)
-            if found is not None:
-                return found
-            if cls in HASHED_EXACT and not ((cls is str or cls is bytes) and len(value) > MAX_KEY_LENGTH):
-                key = (cls, value)
-                found = by_object.get(key)
-                if found is None:
-                    if len(by_object) >= MAX_CACHED_VALUES:
-                        by_object.clear()
-                    found = by_object[key] = intern(abstract(value))
-                return found
-            if cls in EXACT:
-                return intern(abstract(value))
-            if not overrides_repr(cls):
-                found = by_type[cls] = intern(abstract(value))
-                return found
-            # User code runs: its events go to a scratch state (and its lines, which the
-            # LINE callback may append to this thread's buffer directly, are cut off).
+        def diverted(state: ThreadState, abstract_value: Callable[[], int]) -> int:
+            """Run a user ``repr`` with this thread's events diverted to a scratch state (histeg's own
+            calls are not part of the trace; the lines that the LINE callback may append to this
+            thread's buffer directly are cut off)."""
             buf = state.buf
             mark = len(buf)
             tls.st = ThreadState(-1)
             try:
-                return intern(abstract(value))
+                return abstract_value()
             finally:
                 tls.st = state
                 if len(buf) != mark:
                     del buf[mark:]
+
+        def value_id(value: object, state: ThreadState) -> int:
+            return id_of(value, diverted, state)
 
         def py_start(code: object, offset: int) -> object:
             entry = codes_get(id(code))
@@ -314,6 +304,8 @@ class Collector:
             if stack and not entry[2]:  # the common case: a nested plain function
                 stack.append(entry[6])
                 buf.extend(entry[7])
+            elif state.index < 0:
+                return None  # inside histeg's own repr call
             else:
                 words = array("H", entry[1])
                 if not stack:
@@ -372,7 +364,7 @@ class Collector:
                     suspended[top[2]] = top
                 if not capture or (budget and codes_get(id(code))[8][1] > budget):
                     vid = NO_VALUE
-                elif type(value) is int and -INT_BIAS <= value < INT_BIAS:  # value_id's first case, inlined
+                elif type(value) is int and -INT_BIAS <= value < INT_BIAS:  # id_of's first case, inlined
                     vid = (value + INT_BIAS) | INLINE_INT
                 else:
                     vid = value_id(value, state)
@@ -385,31 +377,28 @@ class Collector:
 
             return leave
 
-        def resuming(depth: int) -> object:
+        def resume(code: object, offset: int, exc: object = None) -> None:
             """The PY_RESUME / PY_THROW callback: push the suspended call of this frame again."""
-
-            def resume(code: object, offset: int, exc: object = None) -> None:
-                entry = suspended_pop(id(getframe(depth)), None)
-                if entry is None:
-                    return  # a generator that started before tracing or inside histeg's repr
-                try:
-                    state = tls.st
-                except AttributeError:
-                    state = new_state()
-                if entry[4] is not state:  # resumed on another thread than last time
-                    ship(entry[4])  # the events before must precede this RESUME in the file
-                    entry[4] = state
-                state.stack.append(entry)
-                state.buf.extend(entry[3])
-
-            return resume
+            state = getattr(tls, "st", None)
+            if state is not None and state.index < 0:
+                return  # inside histeg's own repr call
+            entry = suspended_pop(id(getframe(1)), None)
+            if entry is None:
+                return  # a generator that started before tracing or inside histeg's repr
+            if state is None:
+                state = new_state()
+            if entry[4] is not state:  # resumed on another thread than last time
+                ship(entry[4])  # the events before must precede this RESUME in the file
+                entry[4] = state
+            state.stack.append(entry)
+            state.buf.extend(entry[3])
 
         return {
             _E.PY_START: py_start,
             _E.PY_RETURN: leaving(fmt.OP_RETURN),
             _E.PY_YIELD: leaving(fmt.OP_YIELD),
-            _E.PY_RESUME: resuming(1),
-            _E.PY_THROW: resuming(1),
+            _E.PY_RESUME: resume,
+            _E.PY_THROW: resume,
             _E.PY_UNWIND: leaving(fmt.OP_RAISE),
         }
 

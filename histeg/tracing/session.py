@@ -27,7 +27,7 @@ def begin(settings: dict):  # noqa: ANN201 - returns the Collector
     if _collector is not None:
         return _collector
     from histeg.tracing.format import TraceWriter
-    from histeg.tracing.monitor import Collector
+    from histeg.tracing.native import make_collector, resolve
     from histeg.tracing.selection import Selector
 
     selector = Selector(
@@ -41,6 +41,7 @@ def begin(settings: dict):  # noqa: ANN201 - returns the Collector
     )
     trace_dir = settings["trace_dir"]
     capture = bool(settings.get("capture_values", True))
+    implementation = resolve(settings.get("tracer", "auto"))
     os.makedirs(trace_dir, exist_ok=True)
 
     def new_writer() -> TraceWriter:
@@ -51,10 +52,11 @@ def begin(settings: dict):  # noqa: ANN201 - returns the Collector
             "label": settings.get("label"),
             "argv": list(getattr(sys, "argv", [])),
             "captureValues": capture,
+            "tracer": implementation,
         }
         return TraceWriter(trace_file_name(trace_dir), meta)
 
-    collector = Collector(selector, new_writer(), capture, int(settings.get("value_budget", 64)))
+    collector = make_collector(implementation, selector, new_writer(), capture, int(settings.get("value_budget", 64)))
     collector.start()
     _collector = collector
     atexit.register(end)

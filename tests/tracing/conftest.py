@@ -75,16 +75,21 @@ def run_project(
     return TracedRun(project, proc, [read_trace(path) for path in written])
 
 
+TRACERS = ("c", "python")
+"""Both collectors run every traced test: the C one is the default, the Python one its reference."""
+
+
 @pytest.fixture(scope="session")
 def project_runner() -> Callable[..., TracedRun]:
     return run_project
 
 
-@pytest.fixture
-def traced(tmp_path: Path) -> Callable[..., TracedRun]:
-    """``traced(files, *argv, name="project")``: ``run_project`` in ``tmp_path / name``."""
+@pytest.fixture(params=TRACERS)
+def traced(tmp_path: Path, request: pytest.FixtureRequest) -> Callable[..., TracedRun]:
+    """``traced(files, *argv, name="project")``: ``run_project`` in ``tmp_path / name``, once per collector."""
 
     def run(files: dict[str, str], *argv: str, name: str = "project", **options: object) -> TracedRun:
+        options.setdefault("tracer", request.param)
         return run_project(tmp_path / name, files, *argv, **options)
 
     return run

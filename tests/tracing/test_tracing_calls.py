@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.tracing.conftest import TRACERS
 from histeg.traces import Call, Value
 
 CORE = '''
@@ -110,9 +111,12 @@ def test_threads():
 '''
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory, project_runner):
-    return project_runner(tmp_path_factory.mktemp("calls"), {"src/pkg/__init__.py": "", "src/pkg/core.py": CORE, "tests/test_core.py": TESTS})
+CALLS_PROJECT = {"src/pkg/__init__.py": "", "src/pkg/core.py": CORE, "tests/test_core.py": TESTS}
+
+
+@pytest.fixture(scope="module", params=TRACERS)
+def run(tmp_path_factory: pytest.TempPathFactory, project_runner, request: pytest.FixtureRequest):
+    return project_runner(tmp_path_factory.mktemp("calls"), CALLS_PROJECT, tracer=request.param)
 
 
 def v(type_name: str, rep: str | None) -> Value:
@@ -209,3 +213,26 @@ def test_threads_have_their_own_stacks_and_the_test_label(run):
         assert shape(worker) == ("pkg.core:work", [1], [(1, ("pkg.core:add", [1, 2], []))])
     names = {run.traces[0].threads[c.thread][1] for c in workers}
     assert all(name.startswith("Thread-") for name in names)
+
+
+def canonical(call: Call) -> tuple:
+    """Everything a call records, thread and ids aside."""
+    return (call.function.ident, call.label, call.phase, call.lines, call.params, call.yielded, call.returned, call.raised,
+            call.ended, [(pos, canonical(child)) for pos, child in call.children])
+
+
+def test_c_and_python_collectors_record_the_same_calls(tmp_path_factory: pytest.TempPathFactory, project_runner) -> None:
+    """The C collector is an optimisation of the Python one: same calls, lines, values and labels."""
+    runs = {kind: project_runner(tmp_path_factory.mktemp(f"same-{kind}"), CALLS_PROJECT, tracer=kind) for kind in TRACERS}
+    for kind, traced_run in runs.items():
+        assert traced_run.proc.returncode == 0, traced_run.proc.stdout + traced_run.proc.stderr
+        assert [trace.meta["tracer"] for trace in traced_run.traces] == [kind]
+
+    def recorded(traced_run) -> list:
+        # threads finish in any order: compare the entry points as a sorted multiset
+        return sorted((canonical(root) for root in traced_run.roots), key=repr)
+
+    c_calls, python_calls = (recorded(runs[kind]) for kind in TRACERS)
+    assert len(c_calls) == 9 and sum(1 for root in runs["c"].roots for _ in root.walk()) > 20
+    assert c_calls == python_calls
+    assert runs["c"].traces[0].line_events == runs["python"].traces[0].line_events

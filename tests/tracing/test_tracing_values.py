@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.tracing.conftest import TRACERS
 from histeg.traces import Value
 from histeg.tracing import values
 
@@ -77,9 +78,9 @@ def test_chatty():
 FILES = {"src/pkg/__init__.py": "", "src/pkg/things.py": THINGS, "tests/test_things.py": TESTS}
 
 
-@pytest.fixture(scope="module")
-def run(tmp_path_factory: pytest.TempPathFactory, project_runner):
-    return project_runner(tmp_path_factory.mktemp("values"), FILES)
+@pytest.fixture(scope="module", params=TRACERS)
+def run(tmp_path_factory: pytest.TempPathFactory, project_runner, request: pytest.FixtureRequest):
+    return project_runner(tmp_path_factory.mktemp("values"), FILES, tracer=request.param)
 
 
 def taken(run, test: str):

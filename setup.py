@@ -1,0 +1,5 @@
+"""The optional C collector: when it cannot be compiled, histeg traces with the Python one."""
+
+from setuptools import Extension, setup
+
+setup(ext_modules=[Extension("histeg.tracing._ctracer", ["histeg/tracing/_ctracer.c"], optional=True)])
