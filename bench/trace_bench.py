@@ -1,10 +1,11 @@
 """Tracer overhead on a real repository's test suite.
 
-    python bench/trace_bench.py REPO_PATH [--pairs 3] [--tests DIR] [--sources DIR] [--only PATH]
+    python bench/trace_bench.py REPO_PATH [--pairs 3] [--tracer c|python|both] [--tests DIR] [--sources DIR] [--only PATH]
 
-Runs the suite untraced and traced, alternating, ``--pairs`` times, and prints
-the median time ratio traced/untraced, the bytes stored per recorded line
-event, and the peak memory (ru_maxrss of the child) of both kinds of run.
+Runs the suite untraced and traced by each collector, alternating, ``--pairs``
+rounds, and prints per collector the median time ratio traced/untraced, the
+bytes stored per recorded line event and the peak memory (ru_maxrss of the
+child), and the time ratio of the C collector to the Python one.
 Goals: ratio <= 5, <= 1 byte per line event, traced peak <= untraced + 300 MiB.
 """
 
@@ -49,6 +50,7 @@ def main() -> None:
     parser.add_argument("--only", default=None, help="what pytest runs (default: the tests directory), e.g. tests/test_more.py")
     parser.add_argument("--python", default=sys.executable)
     parser.add_argument("--no-values", action="store_true", help="trace without parameter/return values")
+    parser.add_argument("--tracer", choices=("c", "python", "both"), default="both", help="collector(s) to measure (default: both)")
     parser.add_argument("--pytest-args", default="-q -p no:cacheprovider", help="extra pytest arguments")
     args = parser.parse_args()
 
@@ -57,45 +59,58 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="histeg-trace-bench-"))
     command = [args.python, "-m", "pytest", *args.pytest_args.split(), args.only or args.tests]
     base = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
-    plain_times: list[float] = []
-    traced_times: list[float] = []
-    plain_rss: list[int] = []
-    traced_rss: list[int] = []
+    tracers = ["c", "python"] if args.tracer == "both" else [args.tracer]
+    times: dict[str, list[float]] = {kind: [] for kind in ("untraced", *tracers)}
+    peaks: dict[str, list[int]] = {kind: [] for kind in times}
     codes: set[tuple[str, str]] = set()
+    stored: dict[str, tuple[int, int, int]] = {}
     try:
-        last_dir = work
         for pair in range(args.pairs):
-            elapsed, code, rss = run_suite(command, repo, base, work / "untraced.log")
-            plain_times.append(elapsed)
-            plain_rss.append(rss)
-            codes.add(("untraced", code))
-            last_dir = work / f"traces-{pair}"
-            config = TraceConfig(root=str(repo), sources=[sources], tests=[args.tests], trace_dir=str(last_dir), capture_values=not args.no_values)
-            config_path = work / f"config-{pair}.json"
-            config.write(config_path)
-            elapsed, code, rss = run_suite(command, repo, traced_environment(config_path, base), work / "traced.log")
-            traced_times.append(elapsed)
-            traced_rss.append(rss)
-            codes.add(("traced", code))
-            print(f"pair {pair + 1}: untraced {plain_times[-1]:.2f}s, traced {traced_times[-1]:.2f}s", flush=True)
-        files = trace_files(last_dir)
-        stored = sum(path.stat().st_size for path in files)
-        events = sum(read_trace(path, build=False).line_events for path in files)
+            for kind in times:  # alternating: one run of each kind per round
+                env = base
+                trace_dir = work / f"traces-{kind}-{pair}"
+                if kind != "untraced":
+                    config = TraceConfig(
+                        root=str(repo), sources=[sources], tests=[args.tests], trace_dir=str(trace_dir),
+                        capture_values=not args.no_values, tracer=kind,
+                    )
+                    config_path = work / f"config-{kind}-{pair}.json"
+                    config.write(config_path)
+                    env = traced_environment(config_path, base)
+                elapsed, code, rss = run_suite(command, repo, env, work / f"{kind}.log")
+                times[kind].append(elapsed)
+                peaks[kind].append(rss)
+                codes.add((kind, code))
+                if pair:  # keep the last round's traces only
+                    shutil.rmtree(work / f"traces-{kind}-{pair - 1}", ignore_errors=True)
+            print(f"round {pair + 1}: " + ", ".join(f"{kind} {times[kind][-1]:.2f}s" for kind in times), flush=True)
+        # read after every run: a child's peak RSS (ru_maxrss) starts at this process's at fork time
+        for kind in tracers:
+            files = trace_files(work / f"traces-{kind}-{args.pairs - 1}")
+            size = sum(path.stat().st_size for path in files)
+            events = sum(read_trace(path, build=False).line_events for path in files)
+            stored[kind] = (size, events, len(files))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
-    ratios = [t / p for t, p in zip(traced_times, plain_times)]
     print(f"repository: {repo.name}  sources: {sources}  tests: {args.tests}  ran: {args.only or args.tests}  python: {args.python}")
     for kind, outcome in sorted(codes):
         print(f"{kind:9s} {outcome}")
     same = len({outcome for _, outcome in codes}) == 1
     print("traced and untraced runs " + ("ended alike" if same else "DIFFER"))
-    print(f"untraced median {statistics.median(plain_times):.2f}s, traced median {statistics.median(traced_times):.2f}s")
-    print(f"time ratio traced/untraced: median {statistics.median(ratios):.2f}x (pairs: {', '.join(f'{r:.2f}' for r in ratios)})  goal <= 5x")
-    print(f"line events recorded: {events:,} in {len(files)} trace files, {stored:,} bytes stored")
-    print(f"bytes per line event: {stored / max(events, 1):.3f}  goal <= 1")
-    print(f"peak memory: untraced {max(plain_rss) / 1024:.1f} MiB, traced {max(traced_rss) / 1024:.1f} MiB, difference {(max(traced_rss) - max(plain_rss)) / 1024:.1f} MiB  goal <= 300 MiB")
-
+    plain = times["untraced"]
+    print(f"untraced median {statistics.median(plain):.2f}s, peak memory {max(peaks['untraced']) / 1024:.1f} MiB")
+    for kind in tracers:
+        ratios = [t / p for t, p in zip(times[kind], plain)]
+        size, events, count = stored[kind]
+        print(f"[{kind} tracer{', no values' if args.no_values else ''}]")
+        print(f"  traced median {statistics.median(times[kind]):.2f}s; time ratio traced/untraced: median {statistics.median(ratios):.2f}x "
+              f"(rounds: {', '.join(f'{r:.2f}' for r in ratios)})  goal <= 5x")
+        print(f"  line events recorded: {events:,} in {count} trace files, {size:,} bytes stored; bytes per line event: {size / max(events, 1):.3f}  goal <= 1")
+        print(f"  peak memory traced {max(peaks[kind]) / 1024:.1f} MiB, difference {(max(peaks[kind]) - max(peaks['untraced'])) / 1024:.1f} MiB  goal <= 300 MiB")
+    if len(tracers) == 2:
+        ratios = [c / py for c, py in zip(times["c"], times["python"])]
+        print(f"C tracer / Python tracer time: median {statistics.median(ratios):.2f}x (rounds: {', '.join(f'{r:.2f}' for r in ratios)})")
 
 if __name__ == "__main__":
     main()
