@@ -16,6 +16,7 @@ import click
 from histeg import __version__
 from histeg.errors import EXIT_BAD_INPUT, HistegError
 from histeg.options import RunOptions
+from histeg.tracing.session import TRACERS
 
 F = Callable[..., Any]
 
@@ -67,6 +68,8 @@ def trace_options(command: F) -> F:
         click.option("--run", "run", multiple=True, metavar="CMD", help="Also trace a shell command run in the snapshot (repeatable)."),
         click.option("--no-tests", "no_tests", is_flag=True, help="Do not run the version's pytest suite."),
         click.option("--no-values", "no_values", is_flag=True, help="Record no parameter or return values (code handling secrets)."),
+        click.option("--tracer", type=click.Choice(TRACERS),
+                     help="Collector: c (callbacks in C, the fast one), python (the reference), auto (default: c when built)."),
     ]
     return _decorated(command, decorators)
 
@@ -99,6 +102,10 @@ def build_options(params: dict[str, Any]) -> RunOptions:
         config["run-tests"] = False
     if params.get("no_values"):
         config["values"] = False
+    if params.get("tracer"):
+        config["tracer"] = params["tracer"]
+    if config.get("tracer", "auto") not in TRACERS:
+        raise HistegError(f"setting 'tracer' must be one of {', '.join(TRACERS)}, not {config['tracer']!r}")
     repo = params.get("repo") or config.get("repo")
     if not repo:
         raise HistegError("no repository given: use --repo PATH|URL or 'repo' in [tool.histeg]")

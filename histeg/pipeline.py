@@ -105,7 +105,8 @@ def _instrument(context: Context, index: int) -> dict[str, Any]:
     reused = not context.options.override and store.file(index, FUNCTIONS).is_file() and store.file(index, CALL_GRAPH).is_file()
     if not reused:
         export_static_facts(store, index)
-    write_trace_config(store, index, capture_values=_trace_settings(context.options)["values"])
+    wanted = _trace_settings(context.options)
+    write_trace_config(store, index, capture_values=wanted["values"], tracer=wanted["tracer"])
     return {"reused": reused, "functions": len(read_json(store.file(index, FUNCTIONS)).get("functions", []))}
 
 
@@ -128,6 +129,7 @@ def _trace_settings(options: RunOptions) -> dict[str, Any]:
         "run": list(config.get("run", [])),
         "tests": bool(config.get("run-tests", True)),
         "values": bool(config.get("values", True)),
+        "tracer": str(config.get("tracer", "auto")),
     }
 
 
@@ -150,7 +152,9 @@ def _traces(context: Context, index: int) -> dict[str, Any]:
         same_values = TraceConfig.read(store.file(index, TRACE_CONFIG)).capture_values == wanted["values"]
         if previous.get("repeat") == wanted["repeat"] and same_commands and same_values:
             return {"reused": True, "runs": len(previous["runs"])}
-    summary = run_traces(store, index, commands, repeat=wanted["repeat"], timeout=wanted["timeout"], capture_values=wanted["values"])
+    summary = run_traces(
+        store, index, commands, repeat=wanted["repeat"], timeout=wanted["timeout"], capture_values=wanted["values"], tracer=wanted["tracer"]
+    )
     add_observed_edges(store, index, [store.version_dir(index) / path for run in summary.runs for path in run.traces])
     for run in summary.failures:
         context.console.warn(f"version {index}: {run.command.label} (run {run.repetition}) {run.outcome}: {run.message or 'some tests failed'}")

@@ -66,3 +66,24 @@ def test_nothing_to_trace_fails_the_version(make_repo, histeg, tmp_path: Path) -
     result = histeg("analyze", "--repo", str(repo.path), "--all", "--out", str(tmp_path / "out"), "--json", "--no-tests",
                     "--run", "python -c 'import lib; lib.double(20)'")
     assert result.code == 0, result.stderr
+
+
+def test_tracer_choice_reaches_every_trace_file(make_repo, histeg, tmp_path: Path) -> None:
+    from histeg.traces import read_trace
+
+    repo = make_repo()
+    repo.commit("library", {"lib.py": LIB, "tests/test_lib.py": TEST})
+    out = tmp_path / "out"
+    base = ("analyze", "--repo", str(repo.path), "--all", "--out", str(out), "--json", "--repeat", "1")
+    for tracer in ("python", "c"):
+        result = histeg(*base, "--override", "--tracer", tracer)
+        assert result.code == 0, result.stderr
+        assert validate_output(out / "0" / "traceConfig.json")["tracer"] == tracer
+        (trace_file,) = (out / "0" / "traces" / "run-1").glob("*.htrace")
+        trace = read_trace(trace_file)
+        assert trace.meta["tracer"] == tracer
+        assert [call.function.ident for call in trace.entry_points] == ["tests.test_lib:test_double"]
+    (tmp_path / "histeg.toml").write_text('[tool.histeg]\ntracer = "java"\n', encoding="utf-8")
+    result = histeg(*base, "--config", str(tmp_path / "histeg.toml"))
+    assert result.code == 2
+    assert result.stderr.strip().splitlines()[-1].endswith("setting 'tracer' must be one of auto, c, python, not 'java'")

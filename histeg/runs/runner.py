@@ -94,7 +94,10 @@ class RunsSummary:
         }
 
 
-def trace_config(store: OutputStore, index: int, settings: VersionSettings, trace_dir: Path, capture_values: bool = True, label: str | None = None) -> TraceConfig:
+def trace_config(
+    store: OutputStore, index: int, settings: VersionSettings, trace_dir: Path, capture_values: bool = True, label: str | None = None,
+    tracer: str = "auto",
+) -> TraceConfig:
     return TraceConfig(
         root=str(store.snapshot(index).resolve()),
         sources=list(settings.sources),
@@ -106,6 +109,7 @@ def trace_config(store: OutputStore, index: int, settings: VersionSettings, trac
         ignore_functions=list(settings.ignore.functions),
         capture_values=capture_values,
         label=label,
+        tracer=tracer,
     )
 
 
@@ -114,11 +118,11 @@ def version_settings(store: OutputStore, index: int) -> tuple[dict[str, Any], Ve
     return version, VersionSettings.from_json(version)
 
 
-def write_trace_config(store: OutputStore, index: int, capture_values: bool = True) -> Path:
+def write_trace_config(store: OutputStore, index: int, capture_values: bool = True, tracer: str = "auto") -> Path:
     """``OUT/<index>/traceConfig.json``: any run with it in ``HISTEG_TRACE_CONFIG`` traces the version."""
     _, settings = version_settings(store, index)
     path = store.file(index, TRACE_CONFIG)
-    write_json(path, trace_config(store, index, settings, store.traces(index), capture_values).to_json())
+    write_json(path, trace_config(store, index, settings, store.traces(index), capture_values, tracer=tracer).to_json())
     return path
 
 
@@ -131,6 +135,7 @@ def run_traces(
     *,
     python: str | None = None,
     capture_values: bool = True,
+    tracer: str = "auto",
     grace: float = DEFAULT_GRACE_SECONDS,
 ) -> RunsSummary:
     """Run every command ``repeat`` times under the tracer; default: the version's pytest suite."""
@@ -144,7 +149,7 @@ def run_traces(
     snapshot = store.snapshot(index)
     if not snapshot.is_dir():
         raise HistegError(f"version {index} has no snapshot at {snapshot}")
-    write_trace_config(store, index, capture_values)
+    write_trace_config(store, index, capture_values, tracer)
     store.file(index, RUNS).unlink(missing_ok=True)
     shutil.rmtree(store.traces(index), ignore_errors=True)
     base_env = _base_environment(snapshot, settings)
@@ -154,7 +159,7 @@ def run_traces(
         run_dir.mkdir(parents=True)
         for command in commands:
             config_path = run_dir / f"{command.label}.{TRACE_CONFIG}"
-            write_json(config_path, trace_config(store, index, settings, run_dir, capture_values, command.label).to_json())
+            write_json(config_path, trace_config(store, index, settings, run_dir, capture_values, command.label, tracer).to_json())
             before = set(run_dir.glob(f"*{TRACE_SUFFIX}"))
             argv = command.argv(python)
             result = run_process(argv, snapshot, traced_environment(config_path, base_env), timeout, grace)

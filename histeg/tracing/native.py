@@ -10,13 +10,13 @@ from __future__ import annotations
 from histeg.tracing import format as fmt
 from histeg.tracing.monitor import _E, Collector
 from histeg.tracing.selection import Selector
+from histeg.tracing.session import TRACERS
 
 try:
     from histeg.tracing import _ctracer
 except ImportError:  # not built (no compiler at install time): the Python collector is used
     _ctracer = None
 
-IMPLEMENTATIONS = ("auto", "c", "python")
 
 
 def available() -> bool:
@@ -67,8 +67,8 @@ class NativeCollector(Collector):
 
 def resolve(implementation: str) -> str:
     """``auto``: ``c`` when built, else ``python``; ``c`` insists on C; ``python`` is the reference collector."""
-    if implementation not in IMPLEMENTATIONS:
-        raise ValueError(f"unknown tracer {implementation!r} (expected one of {', '.join(IMPLEMENTATIONS)})")
+    if implementation not in TRACERS:
+        raise ValueError(f"unknown tracer {implementation!r} (expected one of {', '.join(TRACERS)})")
     if implementation == "auto":
         return "c" if available() else "python"
     return implementation
