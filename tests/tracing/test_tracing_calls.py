@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from tests.tracing.conftest import TRACERS
 from histeg.traces import Call, Value
+from tests.tracing.conftest import TRACERS
 
 CORE = '''
 import asyncio

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from tests.tracing.conftest import TRACERS
 from histeg.traces import Value
 from histeg.tracing import values
+from tests.tracing.conftest import TRACERS
 
 THINGS = '''
 class Grumpy:
