@@ -454,10 +454,7 @@ tracer_py_start(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
             id = value_id(self, st, value);
             Py_DECREF(value);
         }
-        /* value_id may have run user code that grew the buffer: reserve again */
-        if (buf_reserve(st, 2) < 0) {
-            return NULL;
-        }
+        /* reserved above: while value_id runs user code, this thread's events are dropped */
         put_id(st->buf + st->len, id);
         st->len += 2;
     }

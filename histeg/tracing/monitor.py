@@ -1,5 +1,9 @@
 """The collector: ``sys.monitoring`` callbacks that record instrumented calls.
 
+This is the pure-Python collector, the reference: ``native.py`` runs the same
+callbacks in C (``_ctracer.c``), word for word, and keeps everything else
+here. Tests run every traced project under both.
+
 Cost model (why it is shaped like this):
 
 * ``PY_START`` is the only per-location event enabled globally. It decides

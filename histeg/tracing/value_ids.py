@@ -13,12 +13,10 @@ import itertools
 from collections.abc import Callable
 
 from histeg.tracing.format import INLINE_INT, INT_BIAS
-from histeg.tracing.values import abstract, overrides_repr
+from histeg.tracing.values import EXACT, abstract, overrides_repr
 
 MAX_CACHED_VALUES = 1 << 17
 """Value ids are cached up to this many distinct values, then the cache starts over."""
-EXACT = frozenset({int, str, bytes, bool, float, complex, type(None)})
-"""Types whose abstraction runs no user code."""
 HASHED_EXACT = frozenset({int, str, bytes, bool, type(None)})
 """Exact types whose equal values have equal abstractions, so ids can be cached by value (not float: 0.0 == -0.0)."""
 MAX_KEY_LENGTH = 64

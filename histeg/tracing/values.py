@@ -20,7 +20,8 @@ MAX_ITEMS = 1000
 SLOW_REPR_SECONDS = 0.05
 """A type whose repr took longer than this once is not repr'd again in this process."""
 
-_EXACT = frozenset({int, float, bool, complex, type(None), str, bytes})
+EXACT = frozenset({int, float, bool, complex, type(None), str, bytes})
+"""Types whose abstraction runs no user code."""
 _SIZED = frozenset({list, tuple, dict, set, frozenset, bytearray})
 _default_repr = object.__repr__
 _overrides: dict[type, bool] = {}
@@ -77,7 +78,7 @@ def abstract(value: Any) -> tuple[str, str | None]:
         name = type_name(cls)
     except Exception:
         name = "<unnamed type>"
-    if cls in _EXACT:
+    if cls in EXACT:
         if (cls is str or cls is bytes) and len(value) > MAX_REPR:
             return name, _long_text(value)
         try:
