@@ -221,3 +221,22 @@ def test_values_off_in_process(tmp_path):
     root = trace.entry_points[0]
     assert root.params == [] and root.returned is None and root.ended and root.lines[-1] == 4
     assert sys.monitoring.get_tool(4) is None
+
+
+def test_tracer_choice_without_the_c_extension(monkeypatch, tmp_path):
+    """Where no compiler built the extension, ``auto`` falls back to Python and ``c`` says why it cannot."""
+    from histeg.tracing import native
+    from histeg.tracing.selection import Selector
+
+    assert native.available() and native.resolve("auto") == "c"
+    monkeypatch.setattr(native, "_ctracer", None)
+    assert native.resolve("auto") == "python" and native.resolve("c") == "c"
+    writer = fmt.TraceWriter(str(tmp_path / "t.htrace"), {})
+    try:
+        with pytest.raises(RuntimeError, match="the C tracer is not built"):
+            native.make_collector("c", Selector(str(tmp_path), ["."], []), writer)
+        assert type(native.make_collector("auto", Selector(str(tmp_path), ["."], []), writer)).implementation == "python"
+        with pytest.raises(ValueError, match="unknown tracer 'java'"):
+            native.resolve("java")
+    finally:
+        writer.close()
