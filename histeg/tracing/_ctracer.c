@@ -165,10 +165,14 @@ ship(TracerObject *self, TStateObject *st)
     return 0;
 }
 
-/* The calling thread's state; NULL without an error when it has none and `create` is 0. */
+/* The calling thread's state; NULL without an error when it has none and `create` is 0, or when
+ * the tracer was cleared by the GC. */
 static TStateObject *
 current_state(TracerObject *self, int create)
 {
+    if (self->states_by_tid == NULL) {
+        return NULL;
+    }
     uint64_t tid = PyThreadState_GetID(PyThreadState_Get());
     if (tid == self->last_tid && self->last_state != NULL) {
         return self->last_state;
@@ -368,6 +372,9 @@ tracer_py_start(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (nargs < 1) {
         Py_RETURN_NONE;
     }
+    if (self->instrument == NULL) {
+        Py_RETURN_NONE;  /* cleared */
+    }
     PyObject *code = args[0];
     FuncInfo *fi = table_get(self, code);
     if (fi == NULL) {
@@ -381,7 +388,7 @@ tracer_py_start(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     TStateObject *st = current_state(self, 1);
     if (st == NULL) {
-        return NULL;
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
     }
     if (st->diverting) {
         Py_RETURN_NONE;
@@ -536,6 +543,9 @@ tracer_py_resume(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (st != NULL && st->diverting) {
         Py_RETURN_NONE;
     }
+    if (self->suspended == NULL) {
+        Py_RETURN_NONE;  /* cleared */
+    }
     PyObject *key = PyLong_FromVoidPtr(PyEval_GetFrame());
     if (key == NULL) {
         return NULL;
@@ -553,7 +563,7 @@ tracer_py_resume(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
     Py_DECREF(key);
     if (failed || (st == NULL && (st = current_state(self, 1)) == NULL)) {
         Py_DECREF(gen);
-        return NULL;
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
     }
     if (gen->owner != st) {  /* resumed on another thread: the events before must precede this RESUME */
         if (ship(self, gen->owner) < 0) {
@@ -582,7 +592,7 @@ tracer_line(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     TStateObject *st = current_state(self, 1);
     if (st == NULL) {
-        return NULL;
+        return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
     }
     if (st->diverting) {
         Py_RETURN_NONE;
@@ -644,6 +654,9 @@ tracer_close_stale(TracerObject *self, PyObject *Py_UNUSED(ignored))
 static PyObject *
 tracer_ship_all(TracerObject *self, PyObject *Py_UNUSED(ignored))
 {
+    if (self->states == NULL) {
+        Py_RETURN_NONE;
+    }
     Py_ssize_t count = PyList_GET_SIZE(self->states);
     for (Py_ssize_t i = 0; i < count; i++) {
         if (ship(self, (TStateObject *)PyList_GET_ITEM(self->states, i)) < 0) {
@@ -764,9 +777,43 @@ tracer_init(TracerObject *self, PyObject *args, PyObject *kwds)
     return 0;
 }
 
+/* The bindings are bound methods of the collector, which holds this tracer: a cycle for the GC. */
+static int
+tracer_traverse(TracerObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->instrument);
+    Py_VISIT(self->new_thread);
+    Py_VISIT(self->chunk);
+    Py_VISIT(self->by_type);
+    Py_VISIT(self->value_id);
+    Py_VISIT(self->suspended);
+    Py_VISIT(self->states);
+    Py_VISIT(self->states_by_tid);
+    return 0;
+}
+
+static int
+tracer_clear(TracerObject *self)
+{
+    self->last_state = NULL;
+    self->last_tid = 0;
+    Py_CLEAR(self->instrument);
+    Py_CLEAR(self->new_thread);
+    Py_CLEAR(self->chunk);
+    Py_CLEAR(self->by_type);
+    Py_CLEAR(self->value_id);
+    Py_CLEAR(self->suspended);
+    Py_CLEAR(self->states);
+    Py_CLEAR(self->states_by_tid);
+    Py_CLEAR(self->disable);
+    return 0;
+}
+
 static void
 tracer_dealloc(TracerObject *self)
 {
+    PyObject_GC_UnTrack(self);
+    tracer_clear(self);
     if (self->table != NULL) {
         for (size_t i = 0; i < self->tcap; i++) {
             if (self->table[i] != NULL) {
@@ -776,15 +823,6 @@ tracer_dealloc(TracerObject *self)
         }
         PyMem_Free(self->table);
     }
-    Py_XDECREF(self->instrument);
-    Py_XDECREF(self->new_thread);
-    Py_XDECREF(self->chunk);
-    Py_XDECREF(self->by_type);
-    Py_XDECREF(self->value_id);
-    Py_XDECREF(self->suspended);
-    Py_XDECREF(self->states);
-    Py_XDECREF(self->states_by_tid);
-    Py_XDECREF(self->disable);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -835,7 +873,9 @@ static PyTypeObject TracerType = {
     .tp_name = "histeg.tracing._ctracer.Tracer",
     .tp_doc = "Tracer(instrument, new_thread, chunk, by_type, value_id, capture, budget): the hot callbacks.",
     .tp_basicsize = sizeof(TracerObject),
-    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_traverse = (traverseproc)tracer_traverse,
+    .tp_clear = (inquiry)tracer_clear,
     .tp_new = PyType_GenericNew,
     .tp_init = (initproc)tracer_init,
     .tp_dealloc = (destructor)tracer_dealloc,

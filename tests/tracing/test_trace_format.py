@@ -240,3 +240,20 @@ def test_tracer_choice_without_the_c_extension(monkeypatch, tmp_path):
             native.resolve("java")
     finally:
         writer.close()
+
+
+def test_a_stopped_c_collector_is_freed(tmp_path):
+    """The C tracer holds bound methods of its collector; the cycle must not outlive them."""
+    import gc
+    import weakref
+
+    from histeg.tracing import native
+    from histeg.tracing.selection import Selector
+
+    collector = native.make_collector("c", Selector(str(tmp_path), ["."], []), fmt.TraceWriter(str(tmp_path / "t.htrace"), {}))
+    collector.start()
+    collector.stop()
+    alive = weakref.ref(collector)
+    del collector
+    gc.collect()
+    assert alive() is None
