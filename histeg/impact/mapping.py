@@ -6,9 +6,12 @@ closest with ``restrict``); beyond the thesis, a changed function it called
 that returned or raised something else (the effect travels up through the
 return value: non-local impact of the closest such callee); a function at or
 above it reads a changed constant, class attribute or module global
-(non-local impact of that value); a changed test above it (tests are entry
-points: their changes explain a divergence only when the code under test
-does not); otherwise the divergent function becomes an unmapped target.
+(non-local impact of that value); beyond the thesis again, the changed
+function that diverged last before it in the same entry point (the effect
+travels through state: an attribute or global written there and read here);
+a changed test above it (tests are entry points: their changes explain a
+divergence only when the code under test does not); otherwise the divergent
+function becomes an unmapped target.
 """
 
 from __future__ import annotations
@@ -54,6 +57,7 @@ def map_divergences(
     result = ImpactMap()
     divergences = list(divergences)
     returning = _changed_returns(divergences, changes)
+    changed_calls = _changed_calls(divergences, changes, tests)
     for divergence in divergences:
         function = divergence.call.function
         if function in changes.functions:
@@ -73,6 +77,10 @@ def map_divergences(
             hops, values = readers[0]
             for value in sorted(values):
                 result.of(value).non_local.append((divergence, hops))
+            continue
+        earlier = _latest_before(divergence, changed_calls)
+        if earlier is not None:
+            result.of(earlier.call.function).non_local.append((divergence, _tree_distance(earlier.call.path, divergence.call.path)))
             continue
         if _charge_callers(result, divergence, chain, [c for c in changed_callers if c in tests], distance, restrict):
             continue
@@ -96,6 +104,37 @@ def _changed_returns(divergences: list[Divergence], changes: ChangeIndex) -> dic
         if divergence.call.function in changes.functions and divergence.call.returns:
             found.setdefault(divergence.entry, []).append(divergence)
     return found
+
+
+def _changed_calls(divergences: list[Divergence], changes: ChangeIndex, tests: frozenset[str]) -> dict[object, list[Divergence]]:
+    """Per entry point, divergences of changed functions outside the tests, in execution order."""
+    found: dict[object, list[Divergence]] = {}
+    for divergence in divergences:
+        if divergence.call.function in changes.functions and divergence.call.function not in tests:
+            found.setdefault(divergence.entry, []).append(divergence)
+    for calls in found.values():
+        calls.sort(key=lambda d: d.call.path)
+    return found
+
+
+def _latest_before(divergence: Divergence, changed_calls: Mapping[object, list[Divergence]]) -> Divergence | None:
+    """The changed call that started last before this one and is not its caller (callers have their own rule)."""
+    path = divergence.call.path
+    latest = None
+    for other in changed_calls.get(divergence.entry, []):
+        if other.call.path >= path:
+            break
+        if path[: len(other.call.path)] != other.call.path:
+            latest = other
+    return latest
+
+
+def _tree_distance(a: tuple[int, ...], b: tuple[int, ...]) -> int:
+    """Calls from one call to the other through their closest common caller."""
+    common = 0
+    while common < min(len(a), len(b)) and a[common] == b[common]:
+        common += 1
+    return len(a) + len(b) - 2 * common
 
 
 def _closest_below(divergence: Divergence, returning: Mapping[object, list[Divergence]]) -> list[tuple[str, int]]:

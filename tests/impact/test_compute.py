@@ -149,3 +149,37 @@ def test_code_outside_sources_and_tests_is_reported_but_not_ranked(make_repo, tm
     document = validate_output(tmp_path / "out" / "1" / "testingTargets.json")
     assert document["targets"] == []
     assert [t["identifier"] for t in document["otherCode"]] == ["bench.run:run"]
+
+
+STATEFUL = '''class Counter:
+    def __init__(self, start):
+        self.start = start
+
+    def describe(self):
+        if self.start > 0:
+            return "positive"
+        return "zero"
+
+
+def unrelated(x):
+    return x + 1
+'''
+STATEFUL_TESTS = '''from lib import Counter, unrelated
+
+
+def test_counter():
+    counter = Counter(0)
+    assert unrelated(1) == 2
+    assert counter.describe() in ("positive", "zero")
+'''
+
+
+def test_divergence_through_state_is_charged_to_the_changed_function_before_it(make_repo, tmp_path: Path) -> None:
+    """``__init__`` writes an attribute that ``describe`` reads: neither calls the other, yet the change explains it."""
+    repo = make_repo("stateful")
+    repo.commit("base", {"lib.py": STATEFUL, "tests/test_lib.py": STATEFUL_TESTS})
+    repo.commit("count from one", {"lib.py": STATEFUL.replace("        self.start = start\n", "        if start == 0:\n            start = 1\n        self.start = start\n")})
+    targets = by_id(compute(repo, tmp_path / "out"))
+    assert list(targets) == ["lib:Counter.__init__"]
+    charged = {(d["function"], d["callDistance"]) for d in targets["lib:Counter.__init__"]["nonLocalDivergences"]}
+    assert charged == {("lib:Counter.describe", 2)}  # siblings under the test: up one call, down one
