@@ -379,7 +379,9 @@ def rank_of(out: Path, mutant: Mutant, index: int) -> None:
 
 @contextmanager
 def scratch_directory(prefix: str, work: Path | None, keep: bool, log: Any) -> Iterator[Path]:
-    """A temporary directory under ``work``, removed at the end unless ``keep``."""
+    """A temporary directory under ``work`` (created when missing), removed at the end unless ``keep``."""
+    if work is not None:
+        Path(work).mkdir(parents=True, exist_ok=True)
     scratch = Path(tempfile.mkdtemp(prefix=prefix, dir=work))
     try:
         yield scratch
