@@ -10,7 +10,9 @@ above it reads a changed constant, class attribute or module global
 function that diverged last before it in the same entry point (the effect
 travels through state: an attribute or global written there and read here);
 a changed test above it (tests are entry points: their changes explain a
-divergence only when the code under test does not); otherwise the divergent
+divergence only when the code under test does not); changed test data (files
+in the tests directories that are not Python: the entry points' inputs
+changed, so nothing in the code is there to test); otherwise the divergent
 function becomes an unmapped target.
 """
 
@@ -36,6 +38,8 @@ class Impact:
 class ImpactMap:
     targets: dict[str, Impact] = field(default_factory=dict)
     unmapped: set[str] = field(default_factory=set)
+    by_test_data: list[Divergence] = field(default_factory=list)
+    """Divergences explained by changed test data: reported, not targets."""
 
     def of(self, identifier: str) -> Impact:
         return self.targets.setdefault(identifier, Impact())
@@ -51,9 +55,11 @@ def map_divergences(
     distance: Distance,
     restrict: bool = False,
     tests: frozenset[str] = frozenset(),
+    test_data_changed: bool = False,
 ) -> ImpactMap:
     """``reads`` maps a function to the values it reads; ``distance`` is the call-graph distance;
-    ``tests`` are the functions of the test code."""
+    ``tests`` are the functions of the test code; ``test_data_changed``: the version changed
+    files in the tests directories that are not Python."""
     result = ImpactMap()
     divergences = list(divergences)
     returning = _changed_returns(divergences, changes)
@@ -83,6 +89,9 @@ def map_divergences(
             result.of(earlier.call.function).non_local.append((divergence, _tree_distance(earlier.call.path, divergence.call.path)))
             continue
         if _charge_callers(result, divergence, chain, [c for c in changed_callers if c in tests], distance, restrict):
+            continue
+        if test_data_changed:
+            result.by_test_data.append(divergence)
             continue
         result.of(function).local.append(divergence)
         result.unmapped.add(function)

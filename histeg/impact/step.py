@@ -14,7 +14,7 @@ from histeg.impact.targets import FunctionInfo, Target, build_targets, in_direct
 from histeg.statics.callgraph import call_distance, load_call_graph
 from histeg.statics.functions import read_function_table
 from histeg.statics.reads import value_reads
-from histeg.store import CALL_GRAPH, FUNCTIONS, SYNTAX_CHANGES, TESTING_TARGETS, VERSION, OutputStore, read_json, write_json
+from histeg.store import CALL_GRAPH, FILE_CHANGES, FUNCTIONS, SYNTAX_CHANGES, TESTING_TARGETS, VERSION, OutputStore, read_json, write_json
 
 SCHEMA_VERSION = 1
 SYNTAX_TARGETS = "syntaxTargets.json"
@@ -63,6 +63,13 @@ def _ranked(targets: list[Target]) -> list[Target]:
     return sorted(targets, key=lambda t: (-t.value.total, t.identifier))
 
 
+def _changed_test_data(store: OutputStore, index: int, settings: VersionSettings) -> list[str]:
+    """Files in the tests directories that changed and are not Python: inputs of the entry points."""
+    changed = read_json(store.file(index, FILE_CHANGES)).get("changes", [])
+    paths = {path for change in changed if not change["python"] for path in (change["oldPath"], change["newPath"]) if path}
+    return sorted(path for path in paths if in_directories(path, settings.tests))
+
+
 def compute_targets(store: OutputStore, index: int, options: ImpactOptions) -> dict[str, Any]:
     version = read_json(store.file(index, VERSION))
     against = version["comparingAgainstIndex"]
@@ -74,7 +81,10 @@ def compute_targets(store: OutputStore, index: int, options: ImpactOptions) -> d
     reads = _reads(store, index, settings)
     table = _function_table(store, index, against)
     tests = frozenset(identifier for identifier, info in table.items() if in_directories(info.file, settings.tests))
-    mapped = map_divergences(comparison.divergences, changes, reads, lambda a, b: call_distance(graph, a, b), options.restrict, tests)
+    test_data = _changed_test_data(store, index, settings)
+    mapped = map_divergences(
+        comparison.divergences, changes, reads, lambda a, b: call_distance(graph, a, b), options.restrict, tests, bool(test_data)
+    )
     targets = build_targets(changes, mapped, comparison, table, options.scaling, options.metrics)
     ignored = set(settings.ignore.functions)
     targets = [t for t in targets if t.identifier.rpartition(".")[2].rpartition(":")[2] not in ignored]
@@ -88,6 +98,11 @@ def compute_targets(store: OutputStore, index: int, options: ImpactOptions) -> d
         "otherCode": [t.to_json(None) for t in _ranked(other)],
         "noise": {"functions": noisy, "entryPoints": sorted({entry.label or entry.root for entry, _ in comparison.noise_keys}),
                   "divergences": len(comparison.noise)},
+        "testData": {
+            "files": test_data,
+            "divergences": len(mapped.by_test_data),
+            "functions": sorted({d.call.function for d in mapped.by_test_data}),
+        },
         "unmatchedEntryPoints": {"onlyInOld": [k.to_json() for k in comparison.only_old], "onlyInNew": [k.to_json() for k in comparison.only_new]},
         "summary": {
             "targets": len(product),

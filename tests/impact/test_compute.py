@@ -183,3 +183,28 @@ def test_divergence_through_state_is_charged_to_the_changed_function_before_it(m
     assert list(targets) == ["lib:Counter.__init__"]
     charged = {(d["function"], d["callDistance"]) for d in targets["lib:Counter.__init__"]["nonLocalDivergences"]}
     assert charged == {("lib:Counter.describe", 2)}  # siblings under the test: up one call, down one
+
+
+DATA_TESTS = '''from pathlib import Path
+
+from lib import report
+
+
+def test_report_on_data():
+    value = int((Path(__file__).parent / "data" / "input.txt").read_text())
+    assert report(value) in ("B", "S")
+'''
+
+
+def test_divergences_from_changed_test_data_are_no_code_targets(make_repo, tmp_path: Path) -> None:
+    """Only a data file of the tests changed: the code behaves otherwise on new inputs, but has nothing new to test."""
+    repo = make_repo("data")
+    repo.commit("base", {"lib.py": LIB, "tests/test_lib.py": DATA_TESTS, "tests/data/input.txt": "2\n"})
+    repo.commit("new input", {"tests/data/input.txt": "9\n"})
+    document = compute(repo, tmp_path / "out")
+    assert document["targets"] == [] and document["summary"]["unmapped"] == 0
+    data = document["testData"]
+    assert data["files"] == ["tests/data/input.txt"] and data["divergences"] > 0
+    assert {"lib:helper", "lib:report"} <= set(data["functions"])
+    divergences = validate_output(tmp_path / "out" / "1" / "traceDivergences.json")
+    assert divergences["summary"]["divergences"] == document["summary"]["divergences"] > 0
