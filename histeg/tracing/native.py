@@ -18,7 +18,6 @@ except ImportError:  # not built (no compiler at install time): the Python colle
     _ctracer = None
 
 
-
 def available() -> bool:
     return _ctracer is not None
 
@@ -32,6 +31,7 @@ class NativeCollector(Collector):
         super().__init__(selector, writer, capture_values, value_budget)
 
     def _make_callbacks(self) -> dict[int, object]:
+        """One C tracer per collector, made on the first call (from ``Collector.__init__``)."""
         tracer = getattr(self, "_tracer", None)
         if tracer is None:
             tracer = self._tracer = _ctracer.Tracer(
