@@ -68,22 +68,49 @@ class Call:
     """The entry point's label (a pytest node id), on root calls only."""
     phase: str | None = None
 
+    def __repr__(self) -> str:
+        """Shallow: the dataclass default would recurse into the children and fail on deep trees."""
+        return f"Call({self.function.ident!r}, thread={self.thread}, lines={len(self.lines)}, children={len(self.children)})"
+
     def walk(self) -> Iterator[Call]:
-        yield self
-        for _, child in self.children:
-            yield from child.walk()
+        """This call and every call below it, in pre-order.
+
+        Iterative: recursion thousands of calls deep is common in traces and would exceed Python's recursion limit.
+        """
+        stack = [self]
+        while stack:
+            call = stack.pop()
+            yield call
+            stack.extend(child for _, child in reversed(call.children))
+
+    def segments(self) -> Iterator[tuple[list[int], Call | None]]:
+        """Execution order: the lines run before each child call started, with that child; last the lines after it (``None``)."""
+        start = 0
+        for position, child in self.children:
+            end = max(start, position)
+            yield self.lines[start:end], child
+            start = end
+        yield self.lines[start:], None
 
     def to_json(self) -> dict[str, Any]:
-        """The nested form of thesis figure 4.6: lines with the child calls in place."""
-        trace: list[Any] = []
-        children = iter(self.children)
-        pending = next(children, None)
-        for index in range(len(self.lines) + 1):
-            while pending is not None and pending[0] == index:
-                trace.append(pending[1].to_json())
-                pending = next(children, None)
-            if index < len(self.lines):
-                trace.append(self.lines[index])
+        """The nested form of thesis figure 4.6: lines with the child calls in place.
+
+        Built with an explicit stack, so that call trees of any depth convert.
+        """
+        root = self._json_node()
+        stack = [(self, root["trace"])]
+        while stack:
+            call, trace = stack.pop()
+            for lines, child in call.segments():
+                trace.extend(lines)
+                if child is not None:
+                    node = child._json_node()
+                    trace.append(node)
+                    stack.append((child, node["trace"]))
+        return root
+
+    def _json_node(self) -> dict[str, Any]:
+        """This call's own fields, with an empty ``trace`` for ``to_json`` to fill."""
         data: dict[str, Any] = {
             "called": self.function.ident,
             "kind": self.function.kind,
@@ -91,7 +118,7 @@ class Call:
             "firstLine": self.function.first_line,
             "thread": self.thread,
             "calledWithParameters": [_value_json(name, value) for name, value in zip(self.function.params, self.params)],
-            "trace": trace,
+            "trace": [],
             "returned": None if self.returned is None else self.returned.to_json(),
             "raised": None if self.raised is None else self.raised.to_json(),
             "ended": self.ended,
@@ -123,6 +150,7 @@ class Trace:
     truncated: bool
 
     def to_json(self) -> dict[str, Any]:
+        """The nested form of the whole trace; call trees of any depth (``Call.to_json`` does not recurse)."""
         return {
             "schemaVersion": 1,
             "formatVersion": self.version,
