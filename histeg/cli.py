@@ -17,6 +17,7 @@ from histeg import __version__
 from histeg.errors import EXIT_BAD_INPUT, HistegError
 from histeg.options import RunOptions
 from histeg.tracing.session import TRACERS
+from histeg.tracing.values import MODES
 
 F = Callable[..., Any]
 
@@ -67,7 +68,10 @@ def trace_options(command: F) -> F:
         click.option("--run-main", "run_main", multiple=True, metavar="MODULE", help="Also trace 'python -m MODULE' (repeatable)."),
         click.option("--run", "run", multiple=True, metavar="CMD", help="Also trace a shell command run in the snapshot (repeatable)."),
         click.option("--no-tests", "no_tests", is_flag=True, help="Do not run the version's pytest suite."),
-        click.option("--no-values", "no_values", is_flag=True, help="Record no parameter or return values (code handling secrets)."),
+        click.option("--values", "values", type=click.Choice(MODES),
+                     help="How parameters and return values are recorded: structural (default; runs no project code), "
+                          "repr (repr() for the types in 'repr-types'), off."),
+        click.option("--no-values", "no_values", is_flag=True, help="Same as --values off."),
         click.option("--tracer", type=click.Choice(TRACERS),
                      help="Collector: c (callbacks in C, the fast one), python (the reference), auto (default: c when built)."),
     ]
@@ -100,12 +104,17 @@ def build_options(params: dict[str, Any]) -> RunOptions:
             config[switch.replace("_", "-")] = True
     if params.get("no_tests"):
         config["run-tests"] = False
+    if params.get("values"):
+        config["values"] = params["values"]
     if params.get("no_values"):
-        config["values"] = False
+        config["values"] = "off"
     if params.get("tracer"):
         config["tracer"] = params["tracer"]
     if config.get("tracer", "auto") not in TRACERS:
         raise HistegError(f"setting 'tracer' must be one of {', '.join(TRACERS)}, not {config['tracer']!r}")
+    from histeg.pipeline import trace_options
+
+    trace_options(config)  # a bad value stops the run before any work
     repo = params.get("repo") or config.get("repo")
     if not repo:
         raise HistegError("no repository given: use --repo PATH|URL or 'repo' in [tool.histeg]")

@@ -106,7 +106,7 @@ def _instrument(context: Context, index: int) -> dict[str, Any]:
     if not reused:
         export_static_facts(store, index)
     wanted = _trace_settings(context.options)
-    write_trace_config(store, index, capture_values=wanted["values"], tracer=wanted["tracer"])
+    write_trace_config(store, index, wanted["options"])
     return {"reused": reused, "functions": len(read_json(store.file(index, FUNCTIONS)).get("functions", []))}
 
 
@@ -120,6 +120,25 @@ def _syntax(context: Context, index: int) -> dict[str, Any]:
     return {"reused": reused, "changes": read_json(path)["summary"]["changes"]}
 
 
+def trace_options(config: dict[str, Any]) -> Any:
+    """The typed trace options of a configuration; a bad value is a one-line error."""
+    from histeg.runs.runner import TraceOptions
+    from histeg.tracing.values import DEFAULT_REDACT, MODES
+
+    values = config.get("values", "structural")
+    if values not in MODES:
+        raise HistegError(f"setting 'values' must be one of {', '.join(MODES)}, not {values!r}")
+    repr_types = config.get("repr-types", [])
+    redact = config.get("redact", list(DEFAULT_REDACT))
+    for key, value in (("repr-types", repr_types), ("redact", redact)):
+        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+            raise HistegError(f"setting '{key}' must be a list of strings, not {value!r}")
+    if repr_types and values != "repr":
+        raise HistegError("setting 'repr-types' needs values = \"repr\"")
+    tracer = config.get("tracer", "auto")
+    return TraceOptions(values=values, repr_types=tuple(repr_types), redact=tuple(redact), tracer=tracer)
+
+
 def _trace_settings(options: RunOptions) -> dict[str, Any]:
     config = options.config
     return {
@@ -128,16 +147,15 @@ def _trace_settings(options: RunOptions) -> dict[str, Any]:
         "run-main": list(config.get("run-main", [])),
         "run": list(config.get("run", [])),
         "tests": bool(config.get("run-tests", True)),
-        "values": bool(config.get("values", True)),
-        "tracer": str(config.get("tracer", "auto")),
+        "options": trace_options(config),
     }
 
 
 def _traces(context: Context, index: int) -> dict[str, Any]:
     from histeg.runs.commands import trace_commands
-    from histeg.runs.runner import RUNS, TRACE_CONFIG, run_traces, version_settings
+    from histeg.runs.runner import RUNS, run_traces, version_settings
     from histeg.statics.observed import add_observed_edges
-    from histeg.tracing.activation import TraceConfig
+    from histeg.tracing.format import FORMAT_VERSION
 
     store = context.store
     wanted = _trace_settings(context.options)
@@ -149,11 +167,12 @@ def _traces(context: Context, index: int) -> dict[str, Any]:
     if runs_path.is_file() and not context.options.override:
         previous = read_json(runs_path)
         same_commands = sorted({orjson.dumps(r["command"]) for r in previous["runs"]}) == sorted(orjson.dumps(c.to_json()) for c in commands)
-        same_values = TraceConfig.read(store.file(index, TRACE_CONFIG)).capture_values == wanted["values"]
-        if previous.get("repeat") == wanted["repeat"] and same_commands and same_values:
+        same_tracing = previous.get("traceFormat") == FORMAT_VERSION and previous.get("traceOptions") == wanted["options"].to_json()
+        complete = not any(run["outcome"] in ("error", "timeout", "truncated", "broken") for run in previous["runs"])
+        if previous.get("repeat") == wanted["repeat"] and same_commands and same_tracing and complete:
             return {"reused": True, "runs": len(previous["runs"])}
     summary = run_traces(
-        store, index, commands, repeat=wanted["repeat"], timeout=wanted["timeout"], capture_values=wanted["values"], tracer=wanted["tracer"]
+        store, index, commands, repeat=wanted["repeat"], timeout=wanted["timeout"], options=wanted["options"]
     )
     add_observed_edges(store, index, [store.version_dir(index) / path for run in summary.runs for path in run.traces])
     for run in summary.failures:

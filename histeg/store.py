@@ -133,7 +133,7 @@ class OutputStore:
             os.replace(scratch, final)
         finally:
             if scratch.exists():
-                _force_rmtree(scratch)
+                force_rmtree(scratch)
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
@@ -157,11 +157,14 @@ class OutputStore:
             handle.close()
 
 
-def _force_rmtree(path: Path) -> None:
-    """Remove a tree even where a snapshot made files read-only."""
+def force_rmtree(path: Path) -> None:
+    """Remove a tree even where a snapshot or a test run made files or folders read-only."""
 
     def make_writable(func: Any, target: str, _exc: Any) -> None:
-        os.chmod(target, 0o700)
-        func(target)
+        with contextlib.suppress(OSError):
+            os.chmod(os.path.dirname(target), 0o700)
+            os.chmod(target, 0o700)
+        with contextlib.suppress(FileNotFoundError):
+            func(target)
 
     shutil.rmtree(path, onexc=make_writable)

@@ -192,37 +192,40 @@ def _echo_pieces(pieces: Iterable[str], size: int = 1 << 16) -> None:
 @click.argument("target", type=click.Path(path_type=Path))
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
 def exec_command(target: Path, command: tuple[str, ...]) -> None:
-    """Run CMD with tracing on. TARGET is a trace config file or a version directory OUT/<index>."""
+    """Run CMD with tracing on. TARGET is a trace config file or a version directory OUT/<index>
+    (CMD then runs in a fresh copy of its snapshot, removed afterwards, with its sources importable)."""
     if command and command[0] == "--":
         command = command[1:]
     if not command:
         raise HistegError("no command given: histeg exec TARGET -- CMD ...")
-    config_path, cwd = _config_for(target)
-    from histeg.tracing.activation import traced_environment
-
-    try:
-        completed = subprocess.run(list(command), env=traced_environment(config_path), cwd=cwd)
-    except OSError as exc:
-        raise HistegError(f"cannot run {command[0]}: {exc.strerror}") from None
-    sys.exit(completed.returncode)
-
-
-def _config_for(target: Path) -> tuple[Path, Path | None]:
-    """The config file to use, and the directory to run in (the snapshot for a version directory)."""
-    from histeg.tracing.activation import TraceConfig
+    from histeg.tracing.activation import TraceConfig, traced_environment
 
     if target.is_file():
         try:
             TraceConfig.read(target)
         except (ValueError, TypeError, OSError) as exc:
             raise HistegError(f"invalid trace config {target}: {exc}") from None
-        return target, None
+        sys.exit(_run(command, traced_environment(target), None))
     if target.is_dir():
-        from histeg.runs.runner import write_trace_config
-        from histeg.store import SNAPSHOT_DIR, VERSION, OutputStore
+        from histeg.runs.runner import RUN_DIR, base_environment, version_settings, write_trace_config
+        from histeg.runs.workdir import fresh_copy
+        from histeg.store import VERSION, OutputStore
 
         if not (target / VERSION).is_file() or not target.name.isdigit():
             raise HistegError(f"{target} is not a version directory OUT/<index> (no {VERSION})")
         store = OutputStore(target.resolve().parent)
-        return write_trace_config(store, int(target.name)), (target / SNAPSHOT_DIR).resolve()
+        index = int(target.name)
+        config_path = write_trace_config(store, index)
+        work = store.version_dir(index) / RUN_DIR
+        env = traced_environment(config_path, base_environment(work, version_settings(store, index)[1]))
+        with fresh_copy(store.snapshot(index), work):
+            code = _run(command, env, work)
+        sys.exit(code)
     raise HistegError(f"{target} is neither a trace config file nor a version directory")
+
+
+def _run(command: tuple[str, ...], env: dict[str, str], cwd: Path | None) -> int:
+    try:
+        return subprocess.run(list(command), env=env, cwd=cwd).returncode
+    except OSError as exc:
+        raise HistegError(f"cannot run {command[0]}: {exc.strerror}") from None

@@ -148,6 +148,8 @@ class Trace:
     """pytest node id -> {phase: outcome}."""
     line_events: int
     truncated: bool
+    broken: str | None = None
+    """Why the trace is incomplete although closed: the tracer lost its sys.monitoring tool id."""
 
     def to_json(self) -> dict[str, Any]:
         """The nested form of the whole trace; call trees of any depth (``Call.to_json`` does not recurse)."""
@@ -197,6 +199,7 @@ class _Reader:
         self.outcomes: dict[str, dict[str, str]] = {}
         self.roots: list[Call] = []
         self.line_events = 0
+        self.broken: str | None = None
 
     def fail(self, why: str) -> HistegError:
         return HistegError(f"corrupt trace file {self.path}: {why}")
@@ -219,7 +222,8 @@ class _Reader:
             del data[:pos]
             pos = 0
             data += self._inflate(decompressor, block)
-        return Trace(self.path, meta, version, self.roots, self.threads, self.outcomes, self.line_events, truncated=not ended)
+        truncated = not ended or fmt.read_status(str(self.path)) == "truncated"  # a clean close ends with the trailer
+        return Trace(self.path, meta, version, self.roots, self.threads, self.outcomes, self.line_events, truncated=truncated, broken=self.broken)
 
     def _inflate(self, decompressor: Any, block: bytes) -> bytes:
         try:
@@ -282,6 +286,8 @@ class _Reader:
         elif tag == fmt.REC_THREAD:
             (index, ident, name), pos = _fields(data, pos, "vvt")
             self.threads[index] = (ident, name)
+        elif tag == fmt.REC_BROKEN:
+            self.broken, pos = _text(data, pos)
         elif tag == fmt.REC_END:
             _, pos = _varint(data, pos)
             return pos, True

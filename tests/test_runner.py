@@ -15,7 +15,7 @@ from tests.statics.versions import make_version
 
 from histeg.errors import HistegError
 from histeg.runs.commands import main_command, pytest_command, shell_command, trace_commands
-from histeg.runs.runner import RUNS, TRACE_CONFIG, run_traces, write_trace_config
+from histeg.runs.runner import RUNS, TRACE_CONFIG, TraceOptions, run_traces, write_trace_config
 from histeg.store import OutputStore
 from histeg.traces import Trace, read_trace
 
@@ -90,22 +90,23 @@ def test_passing_suite_is_traced_test_by_test(tmp_path: Path) -> None:
     assert run["argv"][1:] == ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
     assert summary.errors == [] and summary.failures == []
     [trace] = traces_of(store, run)
-    assert trace.meta["label"] == "pytest" and trace.meta["root"] == str(store.snapshot(0).resolve())
+    assert trace.meta["label"] == "pytest" and trace.meta["root"] == str((store.version_dir(0) / ".run").resolve())
     assert not trace.truncated
     assert [root.label for root in trace.entry_points] == ["tests/test_ops.py::test_add", "tests/test_ops.py::test_twice"]
     assert {"calc.ops:add", "calc.ops:twice"} <= called(trace)
     log = (store.version_dir(0) / run["log"]).read_text()
     assert "2 passed" in log and "exit code: 0" in log
     assert not list(store.snapshot(0).rglob("__pycache__")), "the snapshot stays as extracted"
+    assert not (store.version_dir(0) / ".run").exists(), "the run's fresh copy is removed"
 
 
 def test_trace_configs_follow_the_version_settings(tmp_path: Path) -> None:
     store = make_version(tmp_path, PASSING, ignore_prefixes=("calc.legacy",), ignore_functions=("__repr__",))
-    path = write_trace_config(store, 0, capture_values=False)
+    path = write_trace_config(store, 0, TraceOptions(values="off"))
     config = validate_output(path)
-    assert config["root"] == str(store.snapshot(0).resolve())
+    assert config["root"] == str((store.version_dir(0) / ".run").resolve())
     assert (config["sources"], config["tests"], config["ignore_prefixes"]) == (["src"], ["tests"], ["calc.legacy"])
-    assert (config["ignore_functions"], config["capture_values"]) == (["__repr__"], False)
+    assert (config["ignore_functions"], config["values"]) == (["__repr__"], "off")
     run_traces(store, 0, [pytest_command(["tests"], label="unit tests")], timeout=120)
     per_command = store.traces(0) / "run-1" / f"unit_tests.{TRACE_CONFIG}"
     schema = orjson.loads((SCHEMAS / "traceConfig.schema.json").read_bytes())

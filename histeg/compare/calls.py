@@ -44,6 +44,25 @@ class CallDivergence:
         values = {"lines": self.distance, "parameters": self.parameters, "return": self.returns, "calls": self.calls}
         return [kind for kind in KINDS if values[kind]]
 
+    def without(self, kinds: set[str]) -> CallDivergence:
+        """The same divergence with the given kinds set aside (they are noise for this function)."""
+        kept = CallDivergence(self.function, self.chain, self.path, self.distance, self.sections, self.coverage,
+                              self.parameters, self.returns, self.calls, dict(self.details))
+        if "lines" in kinds:
+            kept.distance = kept.sections = kept.coverage = 0
+            kept.details.pop("sections", None)
+        if "parameters" in kinds:
+            kept.parameters = 0
+            kept.details.pop("parameters", None)
+        if "return" in kinds:
+            kept.returns = 0
+            kept.details.pop("return", None)
+        if "calls" in kinds:
+            kept.calls = 0
+            kept.details.pop("missingCalls", None)
+            kept.details.pop("additionalCalls", None)
+        return kept
+
     def metrics(self) -> dict[str, int]:
         return {"distance": self.distance, "sections": self.sections, "coverage": self.coverage,
                 "parameters": self.parameters, "returns": self.returns, "calls": self.calls}

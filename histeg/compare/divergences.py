@@ -1,9 +1,9 @@
 """Trace divergences of a version against its predecessor, with noise set apart.
 
 Run 1 of each version is compared. With ``--repeat N`` the other runs are
-compared with run 1 of the *same* version first: a function that diverges
-there is noise, and its divergences between the versions are excluded from
-ranking and reported in their own section.
+compared with run 1 of the *same* version first: the kinds of divergence a
+function shows there (lines, parameters, return, calls) are noise, set aside
+from its divergences between the versions and reported in their own section.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from histeg.compare.calls import CallDivergence, Digests, compare_calls
+from histeg.compare.calls import KINDS, CallDivergence, Digests, compare_calls
 from histeg.compare.code_lines import CodeLines
 from histeg.compare.entry_points import EntryKey, entry_points, match_entry_points, read_manual_matching
 from histeg.errors import HistegError
@@ -77,15 +77,17 @@ def _divergences(old: dict[EntryKey, Call], new: dict[EntryKey, Call], pairs: It
     return found
 
 
-def _noise_keys(runs: list[dict[EntryKey, Call]], lines: CodeLines, with_sections: bool) -> set[tuple[EntryKey, str]]:
-    """(entry point, function) pairs that diverge between runs of one version."""
-    keys: set[tuple[EntryKey, str]] = set()
+def _noise_kinds(runs: list[dict[EntryKey, Call]], lines: CodeLines, with_sections: bool) -> dict[tuple[EntryKey, str], set[str]]:
+    """(entry point, function) -> the kinds of divergence seen between runs of one version."""
+    found: dict[tuple[EntryKey, str], set[str]] = {}
     first = runs[0]
     for other in runs[1:]:
         matching = match_entry_points(first, other)
-        keys.update((d.entry, d.call.function) for d in _divergences(first, other, matching.pairs, (lines, lines), with_sections))
-        keys.update((key, key.root) for key in (*matching.only_old, *matching.only_new))
-    return keys
+        for divergence in _divergences(first, other, matching.pairs, (lines, lines), with_sections):
+            found.setdefault((divergence.entry, divergence.call.function), set()).update(divergence.call.kinds)
+        for key in (*matching.only_old, *matching.only_new):
+            found.setdefault((key, key.root), set()).update(KINDS)
+    return found
 
 
 def compare_versions(store: OutputStore, index: int, with_sections: bool = True) -> VersionComparison:
@@ -99,17 +101,28 @@ def compare_versions(store: OutputStore, index: int, with_sections: bool = True)
     manual = read_manual_matching(manual_path) if manual_path.is_file() else None
     matching = match_entry_points(old_runs[0], new_runs[0], manual)
     lines = (CodeLines(store.snapshot(against)), CodeLines(store.snapshot(index)))
-    noise = _noise_keys(new_runs, lines[1], with_sections)
+    noise = _noise_kinds(new_runs, lines[1], with_sections)
     old_to_new = dict(matching.pairs)
-    noise |= {(old_to_new[key], function) for key, function in _noise_keys(old_runs, lines[0], with_sections) if key in old_to_new}
+    for (key, function), kinds in _noise_kinds(old_runs, lines[0], with_sections).items():
+        if key in old_to_new:
+            noise.setdefault((old_to_new[key], function), set()).update(kinds)
     result = VersionComparison(index, against, matched=len(matching.pairs), only_old=matching.only_old, only_new=matching.only_new,
-                               noise_keys=noise)
-    noisy_functions = {function for _, function in noise}
+                               noise_keys=set(noise))
+    # A function seen diverging between runs under one entry point is nondeterministic under all (under
+    # some entry points two runs agree by chance, so pairs alone would let noise through), but only in
+    # the kinds seen: an object whose state holds a random remark makes parameters noise, not lines.
+    noisy_kinds: dict[str, set[str]] = {}
+    for (_, function), kinds in noise.items():
+        noisy_kinds.setdefault(function, set()).update(kinds)
     for divergence in _divergences(old_runs[0], new_runs[0], matching.pairs, lines, with_sections):
-        # A function seen diverging between runs under one entry point is nondeterministic under all:
-        # under some entry points two runs agree by chance, so pairs alone would let noise through.
-        noisy = divergence.call.function in noisy_functions
-        (result.noise if noisy else result.divergences).append(divergence)
+        kinds = noisy_kinds.get(divergence.call.function)
+        if not kinds:
+            result.divergences.append(divergence)
+            continue
+        result.noise.append(divergence)
+        kept = divergence.call.without(kinds)
+        if kept.kinds:
+            result.divergences.append(Divergence(divergence.entry, kept))
     for _, new_key in matching.pairs:
         result.entry_functions[new_key] = {call.function.ident for call in new_runs[0][new_key].walk()}
     return result

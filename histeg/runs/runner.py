@@ -3,9 +3,13 @@
 Repetition ``k`` writes its traces, logs and per-command configs into
 ``OUT/<index>/traces/run-<k>/``; ``OUT/<index>/runs.json`` lists each run.
 Earlier traces of the version are removed first so that runs of different
-invocations never mix. The snapshot's source directories come right after
-the tracer's hook on ``PYTHONPATH``: the version is imported from its
-snapshot even when another copy of the project is installed.
+invocations never mix. Every command of every repetition runs in a fresh copy
+of the snapshot (``OUT/<index>/.run``, removed afterwards), so a test that
+writes files changes neither the snapshot nor the next run; the copy's source
+directories come right after the tracer's hook on ``PYTHONPATH``, so the
+version is imported from it even when another copy of the project is
+installed. A run whose trace was not closed (``os._exit``, a signal) or lost
+the tracer's tool id is not taken as complete.
 """
 
 from __future__ import annotations
@@ -21,14 +25,19 @@ from typing import Any
 from histeg.config import VersionSettings
 from histeg.errors import HistegError
 from histeg.runs.commands import TraceCommand, pytest_command, unique_labels
-from histeg.runs.outcome import Outcome, judge
+from histeg.runs.outcome import Outcome, Verdict, judge
 from histeg.runs.process import DEFAULT_GRACE_SECONDS, run_process
+from histeg.runs.workdir import fresh_copy
 from histeg.store import VERSION, OutputStore, read_json, write_json
 from histeg.tracing.activation import TraceConfig, traced_environment
+from histeg.tracing.format import FORMAT_VERSION, read_meta, read_status
+from histeg.tracing.values import DEFAULT_REDACT
 
 RUNS = "runs.json"
 TRACE_CONFIG = "traceConfig.json"
 TRACE_SUFFIX = ".htrace"
+RUN_DIR = ".run"
+"""The fresh copy of the snapshot a run works in, inside the version directory."""
 DEFAULT_TIMEOUT_SECONDS = 600.0
 SCHEMA_VERSION = 1
 
@@ -45,8 +54,10 @@ class RunRecord:
     timed_out: bool
     tests: dict[str, int] | None
     traces: list[str]
-    """Trace files written by the run, relative to the version directory."""
+    """Complete trace files written by the run, relative to the version directory."""
     log: str
+    incomplete: list[str] = field(default_factory=list)
+    """Trace files of child processes that ended without closing them (``os._exit``): not used."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -60,6 +71,7 @@ class RunRecord:
             "timedOut": self.timed_out,
             "tests": self.tests,
             "traces": self.traces,
+            "incompleteTraces": self.incomplete,
             "log": self.log,
         }
 
@@ -71,8 +83,9 @@ class RunsSummary:
 
     @property
     def errors(self) -> list[RunRecord]:
-        """Runs that say the version is broken (cannot start, pytest exit 2-5, killed, timed out)."""
-        return [run for run in self.runs if run.outcome in ("error", "timeout")]
+        """Runs that say the version is broken (cannot start, pytest exit 2-5, killed, timed out)
+        or whose traces cannot be trusted (truncated, the tracer lost its tool id)."""
+        return [run for run in self.runs if run.outcome in ("error", "timeout", "truncated", "broken")]
 
     @property
     def failures(self) -> list[RunRecord]:
@@ -83,10 +96,12 @@ class RunsSummary:
     def trace_files(self) -> list[str]:
         return [path for run in self.runs for path in run.traces]
 
-    def to_json(self, identifier: str, repeat: int, timeout: float, python: str) -> dict[str, Any]:
+    def to_json(self, identifier: str, repeat: int, timeout: float, python: str, options: TraceOptions) -> dict[str, Any]:
         return {
             "schemaVersion": SCHEMA_VERSION,
             "identifier": identifier,
+            "traceFormat": FORMAT_VERSION,
+            "traceOptions": options.to_json(),
             "repeat": repeat,
             "timeoutSeconds": timeout,
             "python": python,
@@ -94,12 +109,24 @@ class RunsSummary:
         }
 
 
+@dataclass(frozen=True)
+class TraceOptions:
+    """What the user chose about tracing; every run of a version records them."""
+
+    values: str = "structural"
+    repr_types: tuple[str, ...] = ()
+    redact: tuple[str, ...] = DEFAULT_REDACT
+    tracer: str = "auto"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"values": self.values, "reprTypes": list(self.repr_types), "redact": list(self.redact), "tracer": self.tracer}
+
+
 def trace_config(
-    store: OutputStore, index: int, settings: VersionSettings, trace_dir: Path, capture_values: bool = True, label: str | None = None,
-    tracer: str = "auto",
+    root: Path, settings: VersionSettings, trace_dir: Path, options: TraceOptions = TraceOptions(), label: str | None = None
 ) -> TraceConfig:
     return TraceConfig(
-        root=str(store.snapshot(index).resolve()),
+        root=str(root.resolve()),
         sources=list(settings.sources),
         tests=list(settings.tests),
         trace_dir=str(trace_dir.resolve()),
@@ -107,9 +134,11 @@ def trace_config(
         ignore_suffixes=list(settings.ignore.suffixes),
         ignore_directories=list(settings.ignore.directories),
         ignore_functions=list(settings.ignore.functions),
-        capture_values=capture_values,
+        values=options.values,
+        repr_types=list(options.repr_types),
+        redact=list(options.redact),
         label=label,
-        tracer=tracer,
+        tracer=options.tracer,
     )
 
 
@@ -118,11 +147,12 @@ def version_settings(store: OutputStore, index: int) -> tuple[dict[str, Any], Ve
     return version, VersionSettings.from_json(version)
 
 
-def write_trace_config(store: OutputStore, index: int, capture_values: bool = True, tracer: str = "auto") -> Path:
-    """``OUT/<index>/traceConfig.json``: any run with it in ``HISTEG_TRACE_CONFIG`` traces the version."""
+def write_trace_config(store: OutputStore, index: int, options: TraceOptions = TraceOptions()) -> Path:
+    """``OUT/<index>/traceConfig.json``: any run with it in ``HISTEG_TRACE_CONFIG`` traces the version
+    in its run directory ``OUT/<index>/.run`` (``histeg exec`` makes that fresh copy)."""
     _, settings = version_settings(store, index)
     path = store.file(index, TRACE_CONFIG)
-    write_json(path, trace_config(store, index, settings, store.traces(index), capture_values, tracer=tracer).to_json())
+    write_json(path, trace_config(store.version_dir(index) / RUN_DIR, settings, store.traces(index), options).to_json())
     return path
 
 
@@ -134,11 +164,11 @@ def run_traces(
     timeout: float = DEFAULT_TIMEOUT_SECONDS,
     *,
     python: str | None = None,
-    capture_values: bool = True,
-    tracer: str = "auto",
+    options: TraceOptions = TraceOptions(),
     grace: float = DEFAULT_GRACE_SECONDS,
 ) -> RunsSummary:
-    """Run every command ``repeat`` times under the tracer; default: the version's pytest suite."""
+    """Run every command ``repeat`` times under the tracer, each in a fresh copy of the snapshot;
+    default: the version's pytest suite."""
     if repeat < 1:
         raise HistegError(f"repeat must be at least 1, not {repeat}")
     if timeout <= 0:
@@ -149,37 +179,61 @@ def run_traces(
     snapshot = store.snapshot(index)
     if not snapshot.is_dir():
         raise HistegError(f"version {index} has no snapshot at {snapshot}")
-    write_trace_config(store, index, capture_values, tracer)
+    write_trace_config(store, index, options)
     store.file(index, RUNS).unlink(missing_ok=True)
     shutil.rmtree(store.traces(index), ignore_errors=True)
-    base_env = _base_environment(snapshot, settings)
+    work = store.version_dir(index) / RUN_DIR
+    base_env = base_environment(work, settings)
     summary = RunsSummary(index)
     for repetition in range(1, repeat + 1):
         run_dir = store.traces(index) / f"run-{repetition}"
         run_dir.mkdir(parents=True)
         for command in commands:
             config_path = run_dir / f"{command.label}.{TRACE_CONFIG}"
-            write_json(config_path, trace_config(store, index, settings, run_dir, capture_values, command.label, tracer).to_json())
+            write_json(config_path, trace_config(work, settings, run_dir, options, command.label).to_json())
             before = set(run_dir.glob(f"*{TRACE_SUFFIX}"))
             argv = command.argv(python)
-            result = run_process(argv, snapshot, traced_environment(config_path, base_env), timeout, grace)
+            with fresh_copy(snapshot, work):
+                result = run_process(argv, work, traced_environment(config_path, base_env), timeout, grace)
             verdict = judge(command, result)
+            produced = sorted(set(run_dir.glob(f"*{TRACE_SUFFIX}")) - before)
+            complete, incomplete, verdict = _check_traces(produced, verdict)
             log = run_dir / f"{command.label}.log"
             log.write_text(_log_text(argv, result.exit_code, verdict.outcome, result.stdout_tail, result.stderr_tail), encoding="utf-8")
-            produced = sorted(set(run_dir.glob(f"*{TRACE_SUFFIX}")) - before)
             summary.runs.append(
                 RunRecord(
                     repetition, command, argv, result.exit_code, verdict.outcome, verdict.message, result.duration,
-                    result.timed_out, verdict.tests, [_relative(store, index, p) for p in produced], _relative(store, index, log),
+                    result.timed_out, verdict.tests, [_relative(store, index, p) for p in complete], _relative(store, index, log),
+                    [_relative(store, index, p) for p in incomplete],
                 )
             )
-    write_json(store.file(index, RUNS), summary.to_json(version["identifier"], repeat, timeout, python))
+    write_json(store.file(index, RUNS), summary.to_json(version["identifier"], repeat, timeout, python, options))
     return summary
 
 
-def _base_environment(snapshot: Path, settings: VersionSettings) -> dict[str, str]:
+def _check_traces(produced: list[Path], verdict: Verdict) -> tuple[list[Path], list[Path], Verdict]:
+    """Complete traces, incomplete ones of child processes, and the verdict: a run whose own
+    (top-level) trace is truncated, or any of whose traces lost the tool id, is not complete."""
+    status = {path: read_status(str(path)) for path in produced}
+    broken = [path for path, state in status.items() if state == "broken"]
+    if broken and verdict.outcome not in ("error", "timeout"):
+        return [], produced, Verdict("broken", f"the tracer lost its sys.monitoring tool id in {broken[0].name}: "
+                                     "a program under test freed, cleared or took it over", verdict.tests)
+    truncated = [path for path, state in status.items() if state == "truncated"]
+    if not truncated:
+        return produced, [], verdict
+    pids = {read_meta(str(path)).get("pid") for path in produced}
+    top = [path for path in truncated if read_meta(str(path)).get("ppid") not in pids]
+    complete = [path for path in produced if status[path] == "complete"]
+    if top and verdict.outcome not in ("error", "timeout"):
+        return complete, truncated, Verdict("truncated", f"the traced process ended without closing its trace {top[0].name} "
+                                            "(os._exit or a signal)", verdict.tests)
+    return complete, truncated, verdict
+
+
+def base_environment(work: Path, settings: VersionSettings) -> dict[str, str]:
     env = dict(os.environ)
-    roots = [str((snapshot / source).resolve()) for source in settings.sources]
+    roots = [str((work / source).resolve()) for source in settings.sources]
     existing = [part for part in env.get("PYTHONPATH", "").split(os.pathsep) if part]
     env["PYTHONPATH"] = os.pathsep.join([*roots, *existing])
     env.pop("PYTEST_ADDOPTS", None)

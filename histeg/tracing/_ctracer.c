@@ -35,6 +35,8 @@ typedef struct {
     int suspends;       /* generator or coroutine */
     uint64_t epoch;     /* entry point in which `spent` counts */
     uint64_t spent;     /* calls in that entry point */
+    uint64_t redact;    /* parameters (bit i) and return value (bit 63) recorded as `redacted` */
+    unsigned long long redacted;
 } FuncInfo;
 
 typedef struct {
@@ -289,34 +291,43 @@ instrument(TracerObject *self, PyObject *code)
         Py_DECREF(entry);
         return NULL;
     }
-    /* entry: (code, prefix, kind, names, found, func_id, ...) as built by Collector._instrument */
-    PyObject *kind = PyTuple_GetItem(entry, 2);
-    PyObject *names = PyTuple_GetItem(entry, 3);
-    PyObject *func_id = PyTuple_GetItem(entry, 5);
-    if (kind == NULL || names == NULL || func_id == NULL || !PyTuple_Check(names)) {
-        Py_DECREF(entry);
+    /* entry: a protocol.FunctionEntry */
+    PyObject *kind = PyObject_GetAttrString(entry, "suspends");
+    PyObject *names = PyObject_GetAttrString(entry, "names");
+    PyObject *func_id = PyObject_GetAttrString(entry, "func_id");
+    PyObject *redact = PyObject_GetAttrString(entry, "redact");
+    PyObject *redacted = PyObject_GetAttrString(entry, "redacted");
+    Py_DECREF(entry);
+    FuncInfo *fi = NULL;
+    if (kind == NULL || names == NULL || func_id == NULL || redact == NULL || redacted == NULL || !PyTuple_Check(names)) {
         if (!PyErr_Occurred()) {
             PyErr_SetString(PyExc_TypeError, "histeg: malformed function entry");
         }
-        return NULL;
+        goto done;
     }
-    FuncInfo *fi = PyMem_Calloc(1, sizeof(FuncInfo));
+    fi = PyMem_Calloc(1, sizeof(FuncInfo));
     if (fi == NULL) {
-        Py_DECREF(entry);
         PyErr_NoMemory();
-        return NULL;
+        goto done;
     }
     fi->code = code;
     fi->names = Py_NewRef(names);
     fi->nparams = PyTuple_GET_SIZE(names);
     fi->func_id = (uint32_t)PyLong_AsUnsignedLong(func_id);
     fi->suspends = PyObject_IsTrue(kind);
-    Py_DECREF(entry);
+    fi->redact = PyLong_AsUnsignedLongLong(redact);
+    fi->redacted = PyLong_AsUnsignedLongLong(redacted);
     if (PyErr_Occurred() || table_put(self, fi) < 0) {
         Py_DECREF(fi->names);
         PyMem_Free(fi);
-        return NULL;
+        fi = NULL;
     }
+done:
+    Py_XDECREF(kind);
+    Py_XDECREF(names);
+    Py_XDECREF(func_id);
+    Py_XDECREF(redact);
+    Py_XDECREF(redacted);
     return fi;
 }
 
@@ -453,6 +464,11 @@ tracer_py_start(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyFrameObject *frame = PyEval_GetFrame();
     for (Py_ssize_t i = 0; i < nparams; i++) {
         unsigned long long id = NO_VALUE;
+        if (i < 63 && (fi->redact >> i) & 1) {
+            put_id(st->buf + st->len, fi->redacted);
+            st->len += 2;
+            continue;
+        }
         PyObject *value = frame ? PyFrame_GetVar(frame, PyTuple_GET_ITEM(fi->names, i)) : NULL;
         if (value == NULL) {
             PyErr_Clear();
@@ -497,7 +513,7 @@ leave(TracerObject *self, PyObject *const *args, Py_ssize_t nargs, unsigned int 
     Py_XDECREF(top.gen);
     unsigned long long id = NO_VALUE;
     if (self->capture && !(self->budget && top.fi->spent > self->budget)) {
-        id = value_id(self, st, args[2]);
+        id = (top.fi->redact >> 63) ? top.fi->redacted : value_id(self, st, args[2]);
     }
     if (buf_reserve(st, 3) < 0) {
         return NULL;

@@ -16,9 +16,10 @@ from pathlib import Path
 from typing import Any
 
 from histeg.tracing.session import CONFIG_ENV
+from histeg.tracing.values import DEFAULT_REDACT, MODES
 
 HASH_SEED = "0"
-CONFIG_VERSION = 1
+CONFIG_VERSION = 2
 
 
 def hook_dir() -> Path:
@@ -39,7 +40,12 @@ class TraceConfig:
     ignore_suffixes: list[str] = field(default_factory=list)
     ignore_directories: list[str] = field(default_factory=list)
     ignore_functions: list[str] = field(default_factory=lambda: ["__repr__", "__str__", "__hash__", "__eq__"])
-    capture_values: bool = True
+    values: str = "structural"
+    """``structural`` (no project code runs), ``repr`` (``repr()`` for ``repr_types`` only) or ``off``."""
+    repr_types: list[str] = field(default_factory=list)
+    """Qualified type names (``pkg.mod.Class``) shown by their own ``repr`` in ``repr`` mode."""
+    redact: list[str] = field(default_factory=lambda: list(DEFAULT_REDACT))
+    """Names (dict keys, attributes, parameters) whose values are never recorded: case-insensitive substrings."""
     value_budget: int = 64
     """Values are recorded for the first N calls of each function per entry point (0: every call):
     hot functions called millions of times then cost little more than their lines."""
@@ -47,6 +53,12 @@ class TraceConfig:
     """An optional name of the run, stored in every trace file's header."""
     tracer: str = "auto"
     """Collector implementation: ``c`` (callbacks in C), ``python`` (the reference), ``auto`` (C when built)."""
+
+    def __post_init__(self) -> None:
+        if self.values not in MODES:
+            raise ValueError(f"values must be one of {', '.join(MODES)}, not {self.values!r}")
+        if self.repr_types and self.values != "repr":
+            raise ValueError("repr_types needs values = 'repr'")
 
     def to_json(self) -> dict[str, Any]:
         return {"configVersion": CONFIG_VERSION, **asdict(self)}

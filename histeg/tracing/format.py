@@ -17,7 +17,12 @@ import zlib
 from _thread import allocate_lock
 
 MAGIC = b"HTRACE\x00"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+TRAILER = b"HTEND"
+"""Written after the zlib stream by a clean close, then one status byte: a trace's state is read
+from its last six bytes without decompressing it."""
+STATUS_COMPLETE = 0
+STATUS_BROKEN = 1
 
 # Words of a thread's event stream (unsigned 16-bit, little-endian on disk).
 MAX_LINE = 0xFFEF
@@ -50,6 +55,7 @@ REC_OUTCOME = 0x4F  # O: node id, phase, outcome
 REC_THREAD = 0x54  # T: index, thread ident, name
 REC_CHUNK = 0x43  # C: thread index, byte length, words
 REC_END = 0x45  # E: number of chunks written (clean end of trace)
+REC_BROKEN = 0x42  # B: why the trace cannot be complete (the tracer's tool id was freed, cleared or taken over)
 
 FUNC_GENERATOR = 0x1
 FUNC_COROUTINE = 0x2
@@ -92,6 +98,7 @@ class TraceWriter:
         self._lock = allocate_lock()
         self.chunks = 0
         self.closed = False
+        self.status = STATUS_COMPLETE
 
     def _write_raw(self, data: bytes) -> None:
         view = memoryview(data)
@@ -132,6 +139,10 @@ class TraceWriter:
     def outcome(self, nodeid: str, phase: str, outcome: str) -> None:
         self._add(bytes([REC_OUTCOME]) + text(nodeid) + text(phase) + text(outcome))
 
+    def broken(self, reason: str) -> None:
+        self.status = STATUS_BROKEN
+        self._add(bytes([REC_BROKEN]) + text(reason))
+
     def thread(self, index: int, ident: int, name: str) -> None:
         self._add(bytes([REC_THREAD]) + varint(index) + varint(ident) + text(name))
 
@@ -153,7 +164,7 @@ class TraceWriter:
                 return
             self._pending += bytes([REC_END]) + varint(self.chunks)
             self._flush_locked()
-            self._write_raw(self._compressor.flush(zlib.Z_FINISH))
+            self._write_raw(self._compressor.flush(zlib.Z_FINISH) + TRAILER + bytes([self.status]))
             self.closed = True
             os.close(self._fd)
 
@@ -165,3 +176,43 @@ class TraceWriter:
                 os.close(self._fd)
             except OSError:
                 pass
+
+
+def read_status(path: str) -> str:
+    """``complete``, ``broken`` (the tracer lost its tool id) or ``truncated`` (the process ended
+    without closing the trace: ``os._exit``, a signal), from the trailer alone."""
+    try:
+        with open(path, "rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            if size < len(TRAILER) + 1:
+                return "truncated"
+            handle.seek(size - len(TRAILER) - 1)
+            tail = handle.read()
+    except OSError:
+        return "truncated"
+    if tail[:-1] != TRAILER:
+        return "truncated"
+    return "broken" if tail[-1] == STATUS_BROKEN else "complete"
+
+
+def read_meta(path: str) -> dict:
+    """The JSON header of a trace file ({} when it is not readable)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(1 << 16)
+    except OSError:
+        return {}
+    if not head.startswith(MAGIC) or len(head) <= len(MAGIC) + 1:
+        return {}
+    pos, size, shift = len(MAGIC) + 1, 0, 0
+    while pos < len(head):
+        byte = head[pos]
+        pos += 1
+        size |= (byte & 0x7F) << shift
+        shift += 7
+        if byte < 0x80:
+            break
+    try:
+        return json.loads(head[pos : pos + size])
+    except ValueError:
+        return {}

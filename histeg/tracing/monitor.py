@@ -29,7 +29,7 @@ Cost model (why it is shaped like this):
   buffer grows by 2 bytes per line until it does).
 * Parameters cost most: reading them needs the frame's ``f_locals``. Ints
   are stored inline in the value id, other values are cached by type (types
-  with the default repr) or by value (short str/bytes, bool, None). Values
+  whose instances show no state) or by value (short str/bytes, bool, None). Values
   are recorded for the first ``value_budget`` calls of a function per entry
   point only; later calls record "no value", which comparisons treat as
   unknown, so a function called millions of times costs about its lines.
@@ -44,8 +44,10 @@ from array import array
 from collections.abc import Callable
 
 from histeg.tracing import format as fmt
+from histeg.tracing.protocol import RETURN_REDACTED, Backend, FunctionEntry
 from histeg.tracing.selection import Selector
 from histeg.tracing.value_ids import ValueIds
+from histeg.tracing.values import Abstraction
 
 _mon = sys.monitoring
 _E = _mon.events
@@ -56,9 +58,19 @@ CO_VARARGS, CO_VARKEYWORDS = 0x4, 0x8
 CO_GENERATOR, CO_COROUTINE, CO_ASYNC_GENERATOR = 0x20, 0x80, 0x200
 CHUNK_WORDS = fmt.CHUNK_WORDS
 TOOL_IDS = (4, 3, 5, 2)
+"""Tool ids tried in this order (0, 1 and 5 are what debuggers, coverage.py and profilers take by convention)."""
 INLINE_INT, INT_BIAS = fmt.INLINE_INT, fmt.INT_BIAS
 TOOL_NAME = "histeg"
 NO_VALUE = 0
+
+
+def free_tool_id() -> int:
+    """A ``sys.monitoring`` tool id nobody uses, claimed for histeg."""
+    for tool in TOOL_IDS:
+        if _mon.get_tool(tool) is None:
+            _mon.use_tool_id(tool, TOOL_NAME)
+            return tool
+    raise RuntimeError("histeg: no free sys.monitoring tool id")
 
 
 class ThreadState:
@@ -76,73 +88,119 @@ class ThreadState:
 
 
 class Collector:
-    """Records instrumented calls of this process into a ``TraceWriter`` (pure-Python callbacks).
+    """Records instrumented calls of this process into a ``TraceWriter`` through a backend
+    (``PyTracer`` here, the C ``Tracer`` in ``native.NativeCollector``).
 
-    ``histeg.tracing.native.NativeCollector`` replaces the callbacks by C ones and
-    keeps the rest: the choice of instrumented code, labels, shipping, fork.
+    It owns what both backends share: the choice of instrumented code, the
+    value table, labels, thread records, shipping, fork, and the watch over its
+    ``sys.monitoring`` tool id (a program that frees or takes it over leaves
+    a trace that is marked broken, not one that looks complete).
     """
 
     implementation = "python"
 
-    def __init__(self, selector: Selector, writer: fmt.TraceWriter, capture_values: bool = True, value_budget: int = 64) -> None:
+    def __init__(
+        self, selector: Selector, writer: fmt.TraceWriter, abstraction: Abstraction | None = None, value_budget: int = 64, tool: int | None = None
+    ) -> None:
         self.selector = selector
         self.writer = writer
-        self.capture_values = capture_values
+        self.abstraction = abstraction
+        """None: values are off."""
+        self.capture_values = abstraction is not None
         self.value_budget = value_budget
-        self.tool: int | None = None
-        self.states: list[ThreadState] = []
-        self._codes: dict[int, tuple] = {}  # id(code) -> (code, call prefix, flags, parameter names, ...)
-        self._suspended: dict[int, list] = {}  # frame id -> stack entry of a suspended generator call
-        self.value_ids = ValueIds(writer.value)
+        self.tool = tool
+        self.broken: str | None = None
+        """Why the trace cannot be complete (the tool id was freed, cleared or taken over)."""
+        self._codes: dict[int, FunctionEntry] = {}  # id(code) -> entry
+        self.value_ids = ValueIds(writer.value, abstraction)
         self._func_ids = itertools.count(1)
-        self._gen_ids = itertools.count(1)
-        self._label_ids = itertools.count(1)
-        self._label = 0
         self._threads = 0
         self._lock = allocate_lock()
-        self._tls = _local()
-        self._owner: ThreadState | None = None
-        self._multi = False
-        self._callbacks = self._make_callbacks()
+        self._label_ids = itertools.count(1)
+        self.backend = self._make_backend()
+        self._callbacks = self._callback_table()
+
+    def _make_backend(self) -> Backend:
+        return PyTracer(self)
+
+    def _reset_backend(self) -> None:
+        """After fork: the child's threads, suspended calls and value table start afresh."""
+        self.backend = self._make_backend()
+        self._callbacks = self._callback_table()
+
+    def _callback_table(self) -> dict[int, object]:
+        backend = self.backend
+        return {
+            _E.PY_START: backend.py_start,
+            _E.PY_RETURN: backend.py_return,
+            _E.PY_YIELD: backend.py_yield,
+            _E.PY_RESUME: backend.py_resume,
+            _E.PY_THROW: backend.py_resume,
+            _E.PY_UNWIND: backend.py_unwind,
+            _E.LINE: backend.line,
+        }
 
     # -- lifecycle -----------------------------------------------------------------
 
     def start(self) -> None:
-        for tool in TOOL_IDS:
-            if _mon.get_tool(tool) is None:
-                _mon.use_tool_id(tool, TOOL_NAME)
-                self.tool = tool
-                break
-        else:
-            raise RuntimeError("histeg: no free sys.monitoring tool id")
+        if self.tool is None:
+            self.tool = free_tool_id()
         for event, callback in self._callbacks.items():
             _mon.register_callback(self.tool, event, callback)
         _mon.set_events(self.tool, GLOBAL_EVENTS)
 
+    def check(self, where: str = "") -> str | None:
+        """Whether the tool id is still histeg's, with its events and callbacks; the first
+        breach is written to the trace (and tracing stops being trusted)."""
+        tool = self.tool
+        if tool is None or self.broken is not None:
+            return self.broken
+        owner = _mon.get_tool(tool)
+        reason = None
+        if owner != TOOL_NAME:
+            reason = f"sys.monitoring tool id {tool} was freed" + (f" and taken by {owner!r}" if owner else "")
+        elif _mon.get_events(tool) != GLOBAL_EVENTS:
+            reason = f"the events of sys.monitoring tool id {tool} were changed or cleared"
+        else:
+            ours = self._callbacks[_E.PY_START]
+            previous = _mon.register_callback(tool, _E.PY_START, ours)
+            if previous is not ours:
+                _mon.register_callback(tool, _E.PY_START, previous)  # not ours to take back
+                reason = f"the callbacks of sys.monitoring tool id {tool} were replaced"
+        if reason is not None:
+            self.broken = reason + (f" (noticed at {where})" if where else "")
+            self.writer.broken(self.broken)
+        return self.broken
+
     def stop(self) -> None:
-        """Switch monitoring off, ship every buffer and close the file."""
+        """Switch monitoring off (when the tool id is still ours), ship every buffer and close the file."""
         tool = self.tool
         if tool is None:
             return
+        self.check("exit")
         self.tool = None
-        _mon.set_events(tool, 0)
-        for entry in list(self._codes.values()):
-            _mon.set_local_events(tool, entry[0], 0)
-        for event in (*self._callbacks, _E.LINE):
-            _mon.register_callback(tool, event, None)
-        _mon.free_tool_id(tool)
-        self._ship_all()
+        if self.broken is None:
+            _mon.set_events(tool, 0)
+            for entry in list(self._codes.values()):
+                _mon.set_local_events(tool, entry.code, 0)
+            for event in self._callbacks:
+                _mon.register_callback(tool, event, None)
+            _mon.free_tool_id(tool)
+        self.backend.ship_all()
         self.writer.close()
 
     def after_fork_in_child(self, writer: fmt.TraceWriter) -> None:
         """A forked child writes its own file; the parent's pending data stays the parent's."""
         self.writer.abandon()
         self.writer = writer
-        self.value_ids = ValueIds(writer.value)
+        self.value_ids = ValueIds(writer.value, self.abstraction)
         for entry in self._codes.values():
             self._announce(entry)
-        self._forget_threads()
-        if self.tool is not None:
+        self._threads = 0
+        label = self.backend.label
+        self._reset_backend()
+        self.backend.label = label
+        if self.tool is not None and self.broken is None:
             for event, callback in self._callbacks.items():
                 _mon.register_callback(self.tool, event, callback)
 
@@ -156,20 +214,22 @@ class Collector:
         sends no ``PY_UNWIND`` for frames left by hitting the recursion limit):
         they are closed here, or every later test would nest inside them.
         """
-        self._close_stale_frames()
+        self.backend.close_stale()
         if nodeid is None:
-            self._set_label_id(0)
+            self.backend.label = 0
             return
+        self.check(f"{nodeid} ({phase})")
         label = next(self._label_ids)
         self.writer.label(label, nodeid, phase)
-        self._set_label_id(label)
+        self.backend.label = label
 
     def record_outcome(self, nodeid: str, phase: str, outcome: str) -> None:
         self.writer.outcome(nodeid, phase, outcome)
 
-    # -- what the two implementations share ----------------------------------------
+    # -- what the backends call -----------------------------------------------------
 
-    def _instrument(self, code: object) -> tuple | None:
+    def instrument(self, code: object) -> FunctionEntry | None:
+        """The entry of a code object to trace, or None (the backend then disables the location)."""
         found = self.selector.select(code)
         if found is None:
             return None
@@ -182,22 +242,25 @@ class Collector:
             fmt.FUNC_COROUTINE if flags & (CO_COROUTINE | CO_ASYNC_GENERATOR) else 0
         )
         count = code.co_argcount + code.co_kwonlyargcount + bool(flags & CO_VARARGS) + bool(flags & CO_VARKEYWORDS)
-        names = code.co_varnames[:count]
-        prefix = (fmt.OP_CALL, func_id & 0xFFFF, func_id >> 16)
-        called = (*prefix, len(names) if self.capture_values else 0)
+        names = code.co_varnames[:count] if self.capture_values else ()
+        redact = 0
+        if self.abstraction is not None:
+            redact = sum(1 << position for position, name in enumerate(names[:63]) if self.abstraction.redacts(name))
+            if self.abstraction.redacts(code.co_name):
+                redact |= RETURN_REDACTED
         # extending an array by an array is 5x faster than by a tuple
-        spent = [0, 0]  # [entry point epoch, calls with values recorded in it]
-        entry = (code, prefix, kind, names, found, func_id, (code, 0, 0, None), array("H", called), spent, array("H", bytes(4 * len(names))))
+        called = array("H", (fmt.OP_CALL, func_id & 0xFFFF, func_id >> 16, len(names)))
+        entry = FunctionEntry(code, func_id, kind, names, found, called, redact, self.value_ids.redacted)
         self._announce(entry)
         self._codes[id(code)] = entry
         _mon.set_local_events(self.tool, code, LOCAL_EVENTS)
         return entry
 
-    def _announce(self, entry: tuple) -> None:
-        code, _, kind, names, found, func_id = entry[:6]
-        self.writer.function(func_id, found[0], found[1], code.co_firstlineno, kind, names)
+    def _announce(self, entry: FunctionEntry) -> None:
+        params = entry.names if self.capture_values else _parameter_names(entry.code)
+        self.writer.function(entry.func_id, entry.found[0], entry.found[1], entry.code.co_firstlineno, entry.suspends, params)
 
-    def _open_thread(self) -> int:
+    def open_thread(self) -> int:
         """Allocate the calling thread's stream index and write its thread record."""
         with self._lock:
             index = self._threads
@@ -205,21 +268,51 @@ class Collector:
             self.writer.thread(index, get_ident(), _current_thread_name())
             return index
 
-    def _ship(self, state: ThreadState) -> None:
+    def chunk(self, index: int, data: bytes) -> None:
+        self.writer.chunk(index, data)
+
+
+def _parameter_names(code: object) -> tuple[str, ...]:
+    flags = code.co_flags
+    count = code.co_argcount + code.co_kwonlyargcount + bool(flags & CO_VARARGS) + bool(flags & CO_VARKEYWORDS)
+    return code.co_varnames[:count]
+
+
+class PyTracer:
+    """The pure-Python backend: the callbacks as closures over local names (attribute lookups
+    cost on the hot path), exposed under the names of ``protocol.Backend``."""
+
+    def __init__(self, collector: Collector) -> None:
+        self.collector = collector
+        self.label = 0
+        self.states: list[ThreadState] = []
+        self._suspended: dict[int, list] = {}  # frame id -> stack entry of a suspended generator call
+        self._gen_ids = itertools.count(1)
+        self._tls = _local()
+        self._owner: ThreadState | None = None
+        self._multi = False
+        self._lock = allocate_lock()
+        self._build()
+
+    def line(self, code: object, line_number: int) -> None:
+        """Registered until the first thread runs instrumented code; then a bound fast path takes over."""
+        state = self._state()
+        if state is not None:
+            state.buf.append(line_number)
+
+    def _state(self) -> ThreadState | None:
+        return getattr(self._tls, "st", None)
+
+    def ship(self, state: ThreadState) -> None:
         """Move a thread's buffered events to the writer (only called by that thread or at exit)."""
         buf = state.buf
         if buf and state.index >= 0:
             data = buf.tobytes()
             del buf[:]
-            self.writer.chunk(state.index, data)
+            self.collector.chunk(state.index, data)
 
-    # -- the pure-Python callbacks ---------------------------------------------------
-
-    def _set_label_id(self, label: int) -> None:
-        self._label = label
-
-    def _close_stale_frames(self) -> None:
-        state = getattr(self._tls, "st", None)
+    def close_stale(self) -> None:
+        state = self._state()
         if state is not None and state.stack and state.index >= 0:
             closing = array("H", (fmt.OP_RAISE, NO_VALUE & 0xFFFF, NO_VALUE >> 16))
             while state.stack:
@@ -227,59 +320,49 @@ class Collector:
                 if isinstance(top, list):
                     self._suspended.pop(top[2], None)
                 state.buf.extend(closing)
-            self._ship(state)
+            self.ship(state)
 
-    def _ship_all(self) -> None:
+    def ship_all(self) -> None:
         for state in list(self.states):
-            self._ship(state)
+            self.ship(state)
 
-    def _forget_threads(self) -> None:
-        self._threads = 0
-        self.states = []
-        self._suspended.clear()
-        self._owner = None
-        self._multi = False
-        self._tls = _local()
-        if self.tool is not None:
-            _mon.register_callback(self.tool, _E.LINE, None)
-        self._callbacks = self._make_callbacks()
-
-    def _new_state(self) -> ThreadState:
-        state = ThreadState(self._open_thread())
+    def new_state(self) -> ThreadState:
+        state = ThreadState(self.collector.open_thread())
         self.states.append(state)
         self._tls.st = state
         self._tls.buf = state.buf
+        tool = self.collector.tool
         with self._lock:
             if self._owner is None and not self._multi:
                 self._owner = state
-                _mon.register_callback(self.tool, _E.LINE, _fast_line(state.buf.append))
+                _mon.register_callback(tool, _E.LINE, _fast_line(state.buf.append))
             elif not self._multi:
                 self._multi = True
-                _mon.register_callback(self.tool, _E.LINE, _multi_line(self._tls))
+                _mon.register_callback(tool, _E.LINE, _multi_line(self._tls))
         return state
 
-    def _make_callbacks(self) -> dict[int, object]:
-        """The callbacks, as closures over local names: attribute lookups cost on the hot path."""
-        codes_get = self._codes.get
+    def _build(self) -> None:
+        collector = self.collector
+        codes_get = collector._codes.get
         suspended = self._suspended
         suspended_pop = suspended.pop
-        instrument = self._instrument
-        new_state = self._new_state
-        ship = self._ship
+        instrument = collector.instrument
+        new_state = self.new_state
+        ship = self.ship
         tls = self._tls
         gen_ids = self._gen_ids
-        capture = self.capture_values
-        budget = self.value_budget
+        capture = collector.capture_values
+        budget = collector.value_budget
         epoch = [0]  # counts entry points: value budgets start afresh in each
         getframe = sys._getframe
-        collector = self
-        id_of = self.value_ids.id_of
-        by_type_get = self.value_ids.by_type.get
+        tracer = self
+        id_of = collector.value_ids.id_of
+        by_type_get = collector.value_ids.by_type.get
 
         def diverted(state: ThreadState, abstract_value: Callable[[], int]) -> int:
-            """Run a user ``repr`` with this thread's events diverted to a scratch state (histeg's own
-            calls are not part of the trace; the lines that the LINE callback may append to this
-            thread's buffer directly are cut off)."""
+            """Run a user ``repr`` (repr mode only) with this thread's events diverted to a scratch
+            state (histeg's own calls are not part of the trace; the lines that the LINE callback
+            may append to this thread's buffer directly are cut off)."""
             buf = state.buf
             mark = len(buf)
             tls.st = ThreadState(-1)
@@ -305,20 +388,20 @@ class Collector:
                 state = new_state()
             stack = state.stack
             buf = state.buf
-            if stack and not entry[2]:  # the common case: a nested plain function
-                stack.append(entry[6])
-                buf.extend(entry[7])
+            if stack and not entry.suspends:  # the common case: a nested plain function
+                stack.append(entry.plain)
+                buf.extend(entry.called)
             elif state.index < 0:
                 return None  # inside histeg's own repr call
             else:
-                words = array("H", entry[1])
+                words = array("H", entry.prefix)
                 if not stack:
                     epoch[0] += 1
                     words[0] |= fmt.CALL_ROOT
-                    label = collector._label
+                    label = tracer.label
                     words.append(label & 0xFFFF)
                     words.append(label >> 16)
-                if entry[2]:
+                if entry.suspends:
                     words[0] |= fmt.CALL_GEN
                     call_id = next(gen_ids)
                     words.append(call_id & 0xFFFF)
@@ -326,25 +409,29 @@ class Collector:
                     resume_words = array("H", (fmt.OP_RESUME, call_id & 0xFFFF, call_id >> 16))
                     stack.append([code, call_id, id(getframe(1)), resume_words, state])
                 else:
-                    stack.append(entry[6])
-                words.append(entry[7][3])
+                    stack.append(entry.plain)
+                words.append(entry.called[3])
                 buf.extend(words)
             if capture:
-                spent = entry[8]
+                spent = entry.spent
                 if spent[0] != epoch[0]:
                     spent[0] = epoch[0]
                     spent[1] = 0
                 spent[1] += 1
-                if not entry[3]:
+                names = entry.names
+                if not names:
                     return None
                 if budget and spent[1] > budget:
-                    buf.extend(entry[9])
+                    buf.extend(entry.unrecorded)
                     return None
                 local = getframe(1).f_locals
-                for name in entry[3]:
-                    if name in local:
+                redact = entry.redact
+                for position, name in enumerate(names):
+                    if redact and redact >> position & 1:
+                        vid = entry.redacted
+                    elif name in local:
                         value = local[name]
-                        vid = by_type_get(type(value)) or value_id(value, state)  # `self` mostly hits by type
+                        vid = by_type_get(type(value)) or value_id(value, state)
                     else:
                         vid = NO_VALUE
                     buf.append(vid & 0xFFFF)
@@ -366,8 +453,11 @@ class Collector:
                 top = stack.pop()
                 if suspends:
                     suspended[top[2]] = top
-                if not capture or (budget and codes_get(id(code))[8][1] > budget):
+                entry = codes_get(id(code))
+                if not capture or (budget and entry.spent[1] > budget):
                     vid = NO_VALUE
+                elif entry.redact & RETURN_REDACTED:
+                    vid = entry.redacted
                 elif type(value) is int and -INT_BIAS <= value < INT_BIAS:  # id_of's first case, inlined
                     vid = (value + INT_BIAS) | INLINE_INT
                 else:
@@ -397,14 +487,11 @@ class Collector:
             state.stack.append(entry)
             state.buf.extend(entry[3])
 
-        return {
-            _E.PY_START: py_start,
-            _E.PY_RETURN: leaving(fmt.OP_RETURN),
-            _E.PY_YIELD: leaving(fmt.OP_YIELD),
-            _E.PY_RESUME: resume,
-            _E.PY_THROW: resume,
-            _E.PY_UNWIND: leaving(fmt.OP_RAISE),
-        }
+        self.py_start = py_start
+        self.py_return = leaving(fmt.OP_RETURN)
+        self.py_yield = leaving(fmt.OP_YIELD)
+        self.py_unwind = leaving(fmt.OP_RAISE)
+        self.py_resume = resume
 
 
 def _fast_line(append: object) -> object:
@@ -431,4 +518,3 @@ def _current_thread_name() -> str:
         return "MainThread"
     thread = getattr(threading, "_active", {}).get(get_ident())
     return thread.name if thread is not None else ""
-

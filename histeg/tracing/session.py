@@ -29,8 +29,10 @@ def begin(settings: dict):  # noqa: ANN201 - returns the Collector
     if _collector is not None:
         return _collector
     from histeg.tracing.format import TraceWriter
+    from histeg.tracing.monitor import free_tool_id
     from histeg.tracing.native import make_collector, resolve
     from histeg.tracing.selection import Selector
+    from histeg.tracing.values import DEFAULT_REDACT, Abstraction
 
     selector = Selector(
         settings["root"],
@@ -42,23 +44,29 @@ def begin(settings: dict):  # noqa: ANN201 - returns the Collector
         settings.get("ignore_functions", ()),
     )
     trace_dir = settings["trace_dir"]
-    capture = bool(settings.get("capture_values", True))
+    mode = settings.get("values", "structural")
+    abstraction = None
+    if mode != "off":
+        abstraction = Abstraction(mode, settings.get("repr_types", ()), settings.get("redact", DEFAULT_REDACT), settings["root"])
     implementation = resolve(settings.get("tracer", "auto"))
     os.makedirs(trace_dir, exist_ok=True)
+    tool = free_tool_id()
 
     def new_writer() -> TraceWriter:
         meta = {
             "pid": os.getpid(),
+            "ppid": os.getppid(),
             "python": sys.version.split()[0],
             "root": settings["root"],
             "label": settings.get("label"),
             "argv": list(getattr(sys, "argv", [])),
-            "captureValues": capture,
+            "values": mode,
             "tracer": implementation,
+            "toolId": tool,
         }
         return TraceWriter(trace_file_name(trace_dir), meta)
 
-    collector = make_collector(implementation, selector, new_writer(), capture, int(settings.get("value_budget", 64)))
+    collector = make_collector(implementation, selector, new_writer(), abstraction, int(settings.get("value_budget", 64)), tool)
     collector.start()
     _collector = collector
     atexit.register(end)

@@ -2,9 +2,9 @@
 
 Shared by both collectors (the C one calls ``id_of`` for what it cannot
 answer itself: values other than small ints whose type is not in
-``by_type``). Ids are cached by type for types with the default repr and by
-value for exact types whose equal values have equal abstractions, so the
-abstraction, which may run user code, runs once per distinct value.
+``by_type``). Ids are cached by type for types whose instances all abstract
+alike (no state to see) and by value for exact types whose equal values have
+equal abstractions, so a value is abstracted once per distinct value.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ import itertools
 from collections.abc import Callable
 
 from histeg.tracing.format import INLINE_INT, INT_BIAS
-from histeg.tracing.values import EXACT, abstract, overrides_repr
+from histeg.tracing.values import REDACTED, Abstraction, type_name
 
 MAX_CACHED_VALUES = 1 << 17
 """Value ids are cached up to this many distinct values, then the cache starts over."""
@@ -25,13 +25,17 @@ MAX_KEY_LENGTH = 64
 class ValueIds:
     """The value table of one trace file."""
 
-    def __init__(self, write_value: Callable[[int, str, str | None], None]) -> None:
+    def __init__(self, write_value: Callable[[int, str, str | None], None], abstraction: Abstraction | None = None) -> None:
+        self.abstraction = abstraction or Abstraction()
         self.by_type: dict[type, int] = {}
-        """Types whose values all abstract alike (default repr): one id per type."""
+        """Types whose values all abstract alike: one id per type (read by the C collector too)."""
+        self._varying: set[type] = set()
         self._by_object: dict[tuple[type, object], int] = {}
         self._values: dict[tuple[str, str | None], int] = {}
         self._next = itertools.count(1)
         self._write_value = write_value
+        self.redacted = self.intern((REDACTED, None))
+        """The id of every value whose name says it is a secret."""
 
     def intern(self, key: tuple[str, str | None]) -> int:
         found = self._values.get(key)
@@ -45,13 +49,14 @@ class ValueIds:
 
     def id_of(self, value: object, divert: Callable[[object, Callable[[], int]], int] | None = None, state: object = None) -> int:
         """The id of ``value``'s abstraction. ``divert(state, thunk)`` wraps the one case that runs
-        the type's own ``repr`` (the Python collector diverts the events of that call)."""
+        project code, ``repr`` of a type the user named (the Python collector diverts its events)."""
         cls = type(value)
         if cls is int and -INT_BIAS <= value < INT_BIAS:
             return (value + INT_BIAS) | INLINE_INT
         found = self.by_type.get(cls)
         if found is not None:
             return found
+        abstract = self.abstraction.abstract
         if cls in HASHED_EXACT and not ((cls is str or cls is bytes) and len(value) > MAX_KEY_LENGTH):
             key = (cls, value)
             found = self._by_object.get(key)
@@ -60,11 +65,11 @@ class ValueIds:
                     self._by_object.clear()
                 found = self._by_object[key] = self.intern(abstract(value))
             return found
-        if cls in EXACT:
-            return self.intern(abstract(value))
-        if not overrides_repr(cls):
-            found = self.by_type[cls] = self.intern(abstract(value))
-            return found
-        if divert is None:
-            return self.intern(abstract(value))
-        return divert(state, lambda: self.intern(abstract(value)))
+        if cls not in self._varying:
+            if self.abstraction.constant(cls):
+                found = self.by_type[cls] = self.intern(abstract(value))
+                return found
+            self._varying.add(cls)
+        if divert is not None and self.abstraction.repr_types and type_name(cls) in self.abstraction.repr_types:
+            return divert(state, lambda: self.intern(abstract(value)))
+        return self.intern(abstract(value))

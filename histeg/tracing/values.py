@@ -1,50 +1,72 @@
 """Value abstraction: what a trace keeps of a parameter, return value or exception.
 
-A value is reduced to its type name plus ``repr()`` only where the type
-overrides ``__repr__`` (the default repr says nothing but the address).
-Addresses are scrubbed, long texts are cut and hashed, and a ``repr`` that
-raises, recurses or is slow never breaks the traced program: it is recorded
-as ``<repr failed: ExcType>`` or ``<repr skipped: slow>``.
+The observer must not change the observed, so no line of the project's code
+runs here: no ``__repr__``, ``__eq__``, ``__hash__``, ``__len__``, ``__iter__``,
+property or other descriptor of a project type, and no generator or iterator
+is advanced. Everything is read through the builtin types' own slots:
+
+* exact builtin scalars by value (long text capped and hashed);
+* builtin containers (and the builtin storage of their subclasses) walked
+  structurally within a budget, sets in a sorted order so that hash seeds
+  do not matter;
+* enum members, functions, methods, classes and modules by qualified name;
+* exceptions by their ``args``;
+* any other object as its type plus a shallow view of its instance
+  dictionary and slots, read through the builtin descriptors of ``object``.
+
+Strings are made path-neutral (the run directory, the temporary directory and
+the home directory become ``<root>``, ``<tmp>``, ``<home>``, random temporary
+names are scrubbed), and secrets are redacted before anything is written.
+``repr`` mode calls ``repr()``, for the types the user names only.
 """
 
 from __future__ import annotations
 
-import time
+import os
+import sys
 import zlib
+from collections.abc import Iterable, Sequence
 from typing import Any
 
+MODES = ("structural", "repr", "off")
 MAX_REPR = 120
-"""Longest repr kept verbatim; longer ones keep a prefix and a hash of the whole."""
-MAX_ITEMS = 1000
-"""Builtin containers with more items are not repr'd at all (repr is O(n))."""
-SLOW_REPR_SECONDS = 0.05
-"""A type whose repr took longer than this once is not repr'd again in this process."""
+"""Longest text kept verbatim; longer ones keep a prefix and a hash of the whole."""
+MAX_ITEMS = 64
+"""Items (container elements, attributes) one value's abstraction visits at most."""
+MAX_DEPTH = 3
+"""Nesting levels of builtin containers walked; deeper ones show as their type and length."""
+DEFAULT_REDACT = ("password", "passwd", "secret", "token", "api_key", "apikey", "access_key", "private_key", "credential")
+"""Dict keys, attribute and parameter names whose values are never recorded (case-insensitive substrings)."""
+REDACTED = "<redacted>"
 
-EXACT = frozenset({int, float, bool, complex, type(None), str, bytes})
-"""Types whose abstraction runs no user code."""
-_SIZED = frozenset({list, tuple, dict, set, frozenset, bytearray})
-_default_repr = object.__repr__
-_overrides: dict[type, bool] = {}
-_slow_types: set[type] = set()
+_FunctionType = type(lambda: None)
+_BuiltinType = type(len)
+_BoundMethod = type(type("_C", (), {"m": lambda self: None})().m)
+_ModuleType = type(sys)
+_GetSet = type(_FunctionType.__dict__["__name__"])
+_Member = type(type.__dict__["__dictoffset__"])
+_mro = type.__dict__["__mro__"].__get__
+_type_dict = type.__dict__["__dict__"].__get__
+_type_module = type.__dict__["__module__"].__get__
+_type_qualname = type.__dict__["__qualname__"].__get__
+_exc_args = BaseException.__dict__["args"].__get__
+_func_module = _FunctionType.__dict__["__module__"].__get__
+_func_qualname = _FunctionType.__dict__["__qualname__"].__get__
+
+_PLAIN = {int: int.__int__, float: float.__float__, complex: complex.__complex__, str: str.__str__, bytes: bytes.__bytes__}
+"""The base type's own conversion: an exact copy of a subclass instance's builtin value, no override runs."""
+SCALARS = frozenset({int, float, bool, complex, type(None), str, bytes})
+CONTAINERS = (list, tuple, dict, set, frozenset)
 
 
 def type_name(cls: type) -> str:
-    """``int`` for builtins, ``module.Qual`` for everything else."""
-    module = cls.__module__
-    return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"
-
-
-def scrub(text: str) -> str:
-    """Replace what differs from run to run by construction, so reprs compare across runs:
-    memory addresses (``0x7f3a...``) and the random parts of temporary paths
-    (``tempfile``'s ``tmpk3j_x9a2``, pytest's ``pytest-17``)."""
-    if "0x" not in text and "tmp" not in text and "pytest-" not in text:
-        return text
-    import re
-
-    text = re.sub(r"0x[0-9a-fA-F]+", "0x\u2026", text)
-    text = re.sub(r"(?<=[/\\])tmp[a-z0-9_]{8}(?![a-z0-9_])", "tmp\u2026", text)
-    return re.sub(r"(?<=[/\\])pytest-\d+(?=[/\\])", "pytest-\u2026", text)
+    """``int`` for builtins, ``module.Qual`` for everything else, read without the metaclass."""
+    try:
+        module = _type_module(cls)
+        qualname = _type_qualname(cls)
+    except Exception:
+        return "<unnamed type>"
+    return qualname if module == "builtins" else f"{module}.{qualname}"
 
 
 def cap(text: str) -> str:
@@ -59,51 +81,296 @@ def _digest(value: str | bytes) -> str:
     return f"{zlib.crc32(data) | (zlib.adler32(data) << 32):016x}"
 
 
-def overrides_repr(cls: type) -> bool:
-    """Whether ``repr`` of instances says more than the type and the address (cached per type)."""
-    known = _overrides.get(cls)
-    if known is None:
-        try:
-            known = getattr(cls, "__repr__", _default_repr) is not _default_repr
-        except Exception:
-            known = False
-        _overrides[cls] = known
-    return known
+_ADDRESS = None
+_TEMP_NAME = None
+_PYTEST_DIR = None
+_URL_CREDENTIALS = None
 
 
-def abstract(value: Any) -> tuple[str, str | None]:
-    """``(type name, repr or None)`` for one value; never raises."""
-    cls = type(value)
-    try:
+def scrub(text: str) -> str:
+    """Replace what differs from run to run by construction: the random parts of temporary
+    names (``tempfile``'s ``tmpk3j_x9a2``, pytest's ``pytest-17``), then memory addresses
+    (``0x7f3a...``) that stand alone, so a temporary name containing ``0x`` stays one name."""
+    if "0x" not in text and "tmp" not in text and "pytest-" not in text:
+        return text
+    global _ADDRESS, _TEMP_NAME, _PYTEST_DIR
+    if _ADDRESS is None:
+        import re
+
+        _TEMP_NAME = re.compile(r"(?<=[/\\])tmp[a-z0-9_]{8}(?![a-z0-9_])")
+        _PYTEST_DIR = re.compile(r"(?<=[/\\])pytest-\d+(?=[/\\]|$)")
+        _ADDRESS = re.compile(r"(?<![0-9A-Za-z_\u2026])0x[0-9a-fA-F]+")
+    text = _TEMP_NAME.sub("tmp\u2026", text)
+    text = _PYTEST_DIR.sub("pytest-\u2026", text)
+    return _ADDRESS.sub("0x\u2026", text)
+
+
+def temporary_directory() -> str:
+    """``tempfile.gettempdir()``'s answer from the environment alone (importing tempfile costs at start-up)."""
+    for name in ("TMPDIR", "TEMP", "TMP"):
+        candidate = os.environ.get(name)
+        if candidate and os.path.isdir(candidate):
+            return os.path.abspath(candidate)
+    return "/tmp" if os.path.isdir("/tmp") else os.getcwd()
+
+
+def placeholders(root: str | None) -> list[tuple[str, str]]:
+    """``(prefix, placeholder)`` pairs, longest prefix first: run directory, temp directory, home."""
+    found: dict[str, str] = {}
+    for placeholder, path in (("<root>", root), ("<tmp>", temporary_directory()), ("<home>", os.path.expanduser("~"))):
+        if not path or path in ("/", "~"):
+            continue
+        for variant in (os.path.abspath(path), os.path.realpath(path)):
+            found.setdefault(variant.rstrip("/\\"), placeholder)
+    return sorted(found.items(), key=lambda item: -len(item[0]))
+
+
+class Abstraction:
+    """One process's value abstraction: mode, the types shown by ``repr``, redaction, placeholders."""
+
+    def __init__(
+        self,
+        mode: str = "structural",
+        repr_types: Iterable[str] = (),
+        redact: Sequence[str] = DEFAULT_REDACT,
+        root: str | None = None,
+    ) -> None:
+        if mode not in MODES:
+            raise ValueError(f"values mode must be one of {', '.join(MODES)}, not {mode!r}")
+        self.mode = mode
+        self.repr_types = frozenset(repr_types) if mode == "repr" else frozenset()
+        self.redact = tuple(pattern.lower() for pattern in redact)
+        self.paths = placeholders(root)
+        self._layouts: dict[type, tuple[Any, tuple[tuple[str, Any], ...]]] = {}
+
+    # -- what callers ask -------------------------------------------------------------
+
+    def abstract(self, value: Any) -> tuple[str, str | None]:
+        """``(type name, text or None)``; never raises, never runs project code."""
+        cls = type(value)
         name = type_name(cls)
-    except Exception:
-        name = "<unnamed type>"
-    if cls in EXACT:
-        if (cls is str or cls is bytes) and len(value) > MAX_REPR:
-            return name, _long_text(value)
         try:
-            return name, cap(repr(value))
-        except Exception as exc:  # e.g. int too large for str()
-            return name, f"<repr failed: {type(exc).__name__}>"
-    if cls in _SIZED and len(value) > MAX_ITEMS:
-        return name, f"<len={len(value)}>"
-    if not overrides_repr(cls):
-        return name, None
-    if cls in _slow_types:
-        return name, "<repr skipped: slow>"
-    started = time.perf_counter()
+            if name in self.repr_types:
+                return name, self._repr(value)
+            text = self._text(value, cls, [MAX_ITEMS], 0)
+            return name, None if text is None else cap(text)
+        except Exception as exc:  # a defect here must not break the traced program
+            return name, f"<abstraction failed: {type(exc).__name__}>"
+
+    def constant(self, cls: type) -> bool:
+        """Whether every instance of ``cls`` abstracts alike (no state visible): one id per type."""
+        if cls in SCALARS or type_name(cls) in self.repr_types:
+            return False
+        if issubclass(cls, (*CONTAINERS, BaseException, int, float, str, bytes, complex)) or _is_enum(cls):
+            return False
+        if cls in (_FunctionType, _BuiltinType, _BoundMethod, _ModuleType) or issubclass(cls, type):
+            return False
+        holder, slots = self._layout(cls)
+        return holder is None and not slots
+
+    def redacts(self, name: str) -> bool:
+        lowered = name.lower()
+        return any(pattern in lowered for pattern in self.redact)
+
+    def neutral(self, text: str) -> str:
+        """Paths replaced by placeholders, random temporary names and addresses scrubbed, URL passwords redacted."""
+        for prefix, placeholder in self.paths:
+            if prefix in text:
+                text = text.replace(prefix, placeholder)
+        if "://" in text and "@" in text:
+            global _URL_CREDENTIALS
+            if _URL_CREDENTIALS is None:
+                import re
+
+                _URL_CREDENTIALS = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:)[^/\s@]*@")
+            text = _URL_CREDENTIALS.sub(r"\1" + REDACTED + "@", text)
+        return scrub(text)
+
+    # -- the walk ---------------------------------------------------------------------
+
+    def _text(self, value: Any, cls: type, budget: list[int], depth: int) -> str | None:
+        budget[0] -= 1
+        if cls is str:
+            return self._string(value)
+        if cls is bytes:
+            return self._bytes(value)
+        if cls in SCALARS:
+            return _scalar(value, cls)
+        if _is_enum(cls):
+            member = self._instance_dict(value, cls)
+            return f"{type_name(cls)}.{member.get('_name_')}" if member is not None else type_name(cls)
+        if cls is _FunctionType:
+            return f"{_func_module(value)}:{_func_qualname(value)}"
+        if cls is _BoundMethod:
+            function = value.__func__
+            owner = type_name(type(value.__self__))
+            if type(function) is _FunctionType:
+                return f"{owner}.{_func_qualname(function)}"
+            return owner
+        if cls is _BuiltinType:
+            return f"{value.__module__ or 'builtins'}:{value.__qualname__}" if type(value.__qualname__) is str else None
+        if cls is _ModuleType:
+            namespace = object.__getattribute__(value, "__dict__")
+            module_name = namespace.get("__name__")
+            return module_name if type(module_name) is str else None
+        if issubclass(cls, type):
+            return type_name(value)
+        parts: list[str] = []
+        base = next((kind for kind in (*CONTAINERS, str, bytes, int, float, complex) if issubclass(cls, kind)), None)
+        if base is not None:
+            if depth >= MAX_DEPTH or budget[0] <= 0:
+                size = _size(value, base)
+                return f"<{base.__name__} len={size}>" if size is not None else f"<{base.__name__}>"
+            parts.append(self._builtin(value, base, budget, depth))
+            if cls in CONTAINERS:
+                return parts[0]
+        if issubclass(cls, BaseException):
+            parts.append(self._text(_exc_args(value), tuple, budget, depth + 1))
+        fields = self._fields(value, cls, budget, depth) if depth == 0 else None
+        if fields:
+            parts.append(fields)
+        return " ".join(parts) if parts else None
+
+    def _builtin(self, value: Any, base: type, budget: list[int], depth: int) -> str:
+        """The builtin content of an exact container or scalar, or of a subclass instance, via the base type's own methods."""
+        if base in (str, bytes, int, float, complex):
+            plain = _PLAIN[base](value)
+            return self._string(plain) if base is str else self._bytes(plain) if base is bytes else _scalar(plain, base)
+        if base is dict:
+            items = []
+            for key, item in dict.items(value):
+                if budget[0] <= 0:
+                    items.append(f"\u2026+{dict.__len__(value) - len(items)}")
+                    break
+                key_text = self._text(key, type(key), budget, depth + 1) or type_name(type(key))
+                redacted = type(key) is str and self.redacts(key)
+                items.append(f"{key_text}: {REDACTED if redacted else self._nested(item, budget, depth)}")
+            return "{" + ", ".join(items) + "}"
+        iterate = base.__iter__
+        size = base.__len__(value)
+        if base in (set, frozenset) and size > budget[0]:
+            return f"<{base.__name__} len={size}>"
+        texts = []
+        for item in iterate(value):
+            if budget[0] <= 0:
+                texts.append(f"\u2026+{size - len(texts)}")
+                break
+            texts.append(self._nested(item, budget, depth))
+        if base in (set, frozenset):
+            texts.sort()
+            return ("{" + ", ".join(texts) + "}") if texts else f"{base.__name__}()"
+        if base is tuple:
+            return "(" + ", ".join(texts) + ("," if len(texts) == 1 else "") + ")"
+        return "[" + ", ".join(texts) + "]"
+
+    def _nested(self, item: Any, budget: list[int], depth: int) -> str:
+        cls = type(item)
+        text = self._text(item, cls, budget, depth + 1)
+        if cls in SCALARS or cls in CONTAINERS:
+            return text if text is not None else type_name(cls)
+        return type_name(cls) if text is None else f"{type_name(cls)}({text})"
+
+    def _fields(self, value: Any, cls: type, budget: list[int], depth: int) -> str | None:
+        """A shallow view of the instance dictionary and slots: scalars and builtin containers
+        by content, other objects by type."""
+        holder, slots = self._layout(cls)
+        pairs: list[tuple[str, Any]] = []
+        if holder is not None:
+            try:
+                namespace = holder(value)
+            except Exception:
+                namespace = None
+            if type(namespace) is dict:
+                pairs.extend((key, item) for key, item in dict.items(namespace) if type(key) is str)
+        for name, getter in slots:
+            try:
+                pairs.append((name, getter(value)))
+            except Exception:  # an unset slot
+                continue
+        if not pairs:
+            return None
+        pairs.sort(key=lambda pair: pair[0])
+        shown = []
+        for name, item in pairs:
+            if budget[0] <= 0:
+                shown.append(f"\u2026+{len(pairs) - len(shown)}")
+                break
+            if self.redacts(name):
+                shown.append(f"{name}={REDACTED}")
+                continue
+            item_cls = type(item)
+            if item_cls in SCALARS or item_cls in CONTAINERS or _is_enum(item_cls) or item_cls in (_FunctionType, _ModuleType):
+                shown.append(f"{name}={self._text(item, item_cls, budget, depth + 1)}")
+            else:
+                budget[0] -= 1
+                shown.append(f"{name}={type_name(item_cls)}")
+        return "{" + ", ".join(shown) + "}"
+
+    def _layout(self, cls: type) -> tuple[Any, tuple[tuple[str, Any], ...]]:
+        """How instances of ``cls`` keep their state: the builtin ``__dict__`` getter and slot getters (cached)."""
+        found = self._layouts.get(cls)
+        if found is None:
+            holder = None
+            slots: dict[str, Any] = {}
+            for klass in reversed(_mro(cls)):
+                for name, attribute in _type_dict(klass).items():
+                    kind = type(attribute)
+                    if name == "__dict__" and kind is _GetSet:
+                        holder = attribute.__get__
+                    elif kind is _Member and _type_module(klass) != "builtins" and not name.startswith("__"):
+                        slots[name] = attribute.__get__
+            found = self._layouts[cls] = (holder, tuple(sorted(slots.items())))
+        return found
+
+    def _instance_dict(self, value: Any, cls: type) -> dict | None:
+        holder, _ = self._layout(cls)
+        namespace = holder(value) if holder is not None else None
+        return namespace if type(namespace) is dict else None
+
+    def _string(self, value: str) -> str:
+        if len(value) > 4 * MAX_REPR:  # hash long strings directly instead of building an even longer repr
+            return f"{repr(self.neutral(value[: MAX_REPR // 2]))}\u2026[len={len(value)} hash={_digest(self.neutral(value))}]"
+        return cap(repr(self.neutral(value)))
+
+    def _bytes(self, value: bytes) -> str:
+        if len(value) > MAX_REPR:
+            return f"{repr(value[: MAX_REPR // 2])}\u2026[len={len(value)} hash={_digest(value)}]"
+        return repr(value)
+
+    def _repr(self, value: Any) -> str:
+        """``repr()`` of a type the user named: the one place project code may run."""
+        try:
+            text = repr(value)
+            if type(text) is not str:
+                raise TypeError
+        except Exception as exc:
+            return f"<repr failed: {type(exc).__name__}>"
+        return cap(self.neutral(text))
+
+
+def _scalar(value: Any, cls: type) -> str:
     try:
-        text = repr(value)
-        if type(text) is not str:
-            raise TypeError
-    except Exception as exc:
-        return name, f"<repr failed: {type(exc).__name__}>"
-    finally:
-        if time.perf_counter() - started > SLOW_REPR_SECONDS:
-            _slow_types.add(cls)
-    return name, cap(scrub(text))
+        return cap(repr(value))
+    except Exception as exc:  # e.g. an int too large for str()
+        return f"<repr failed: {type(exc).__name__}>"
 
 
-def _long_text(value: str | bytes) -> str:
-    """Hash long strings directly instead of building their (even longer) repr."""
-    return f"{repr(value[: MAX_REPR // 2])}\u2026[len={len(value)} hash={_digest(value)}]"
+def _size(value: Any, base: type) -> int | None:
+    try:
+        return base.__len__(value)
+    except Exception:
+        return None
+
+
+_ENUM_TYPES: tuple[type, ...] = ()
+
+
+def _is_enum(cls: type) -> bool:
+    """Whether ``cls`` derives from ``enum.Enum`` (checked on the MRO: no metaclass hook runs)."""
+    global _ENUM_TYPES
+    enum = sys.modules.get("enum")
+    if enum is None:
+        return False
+    if not _ENUM_TYPES:
+        _ENUM_TYPES = (enum.Enum,)
+    return _ENUM_TYPES[0] in _mro(cls)

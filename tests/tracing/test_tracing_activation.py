@@ -246,7 +246,7 @@ def test_pytest_plugin_is_inert_unless_tracing(traced):
     assert run.entry("::test_plugin_state").lines == [1, 2, 3]
 
 
-def test_exec_on_a_version_directory_runs_in_its_snapshot(tmp_path):
+def test_exec_on_a_version_directory_runs_in_a_fresh_copy_of_its_snapshot(tmp_path):
     version_dir = tmp_path / "out" / "0"
     write_project(version_dir / "snapshot", {**PROJECT, "tests/test_mixed.py": ""})
     settings = {
@@ -258,7 +258,8 @@ def test_exec_on_a_version_directory_runs_in_its_snapshot(tmp_path):
     out = subprocess.run([sys.executable, "-m", "histeg", "exec", str(version_dir), "--", sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert (out.returncode, out.stdout) == (0, "1\n"), out.stderr
     config = TraceConfig.read(version_dir / "traceConfig.json")
-    assert config.root == str((version_dir / "snapshot").resolve()) and config.ignore_functions == ["__repr__"]
+    assert config.root == str((version_dir / ".run").resolve()) and config.ignore_functions == ["__repr__"]
+    assert not (version_dir / ".run").exists(), "the fresh copy is removed after the command"
     (trace,) = [read_trace(p) for p in trace_files(version_dir / "traces")]
     assert [c.function.ident for c in trace.entry_points] == ["pkg.lib:spin"]
 

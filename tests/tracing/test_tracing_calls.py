@@ -188,8 +188,8 @@ def test_exception_caught_two_frames_up(run):
     catcher = root.children[0][1]
     middle = catcher.children[0][1]
     fail = middle.children[0][1]
-    assert fail.raised == v("ValueError", "ValueError('deep')") and fail.returned is None and fail.ended
-    assert middle.raised == v("ValueError", "ValueError('deep')")
+    assert fail.raised == v("ValueError", "('deep',)") and fail.returned is None and fail.ended
+    assert middle.raised == v("ValueError", "('deep',)")
     assert catcher.returned == v("str", "'caught'") and catcher.raised is None
 
 

@@ -1,4 +1,5 @@
-"""Parameters and return values under the real tracer: reprs that raise, are huge, recurse, carry addresses."""
+"""Parameters and return values under the real tracer: structural by default (no repr runs), and in
+repr mode, for the types the user names, reprs that raise, are huge, recurse, carry addresses."""
 
 from __future__ import annotations
 
@@ -78,9 +79,18 @@ def test_chatty():
 FILES = {"src/pkg/__init__.py": "", "src/pkg/things.py": THINGS, "tests/test_things.py": TESTS}
 
 
+NAMED = [f"pkg.things.{name}" for name in ("Grumpy", "Huge", "Located", "Loop", "Chatty")]
+
+
 @pytest.fixture(scope="module", params=TRACERS)
 def run(tmp_path_factory: pytest.TempPathFactory, project_runner, request: pytest.FixtureRequest):
-    return project_runner(tmp_path_factory.mktemp("values"), FILES, tracer=request.param)
+    """repr mode, with every class of the project named."""
+    return project_runner(tmp_path_factory.mktemp("values"), FILES, tracer=request.param, values="repr", repr_types=NAMED)
+
+
+@pytest.fixture(scope="module", params=TRACERS)
+def structural(tmp_path_factory: pytest.TempPathFactory, project_runner, request: pytest.FixtureRequest):
+    return project_runner(tmp_path_factory.mktemp("structural"), FILES, tracer=request.param)
 
 
 def taken(run, test: str):
@@ -129,8 +139,23 @@ def test_calls_made_by_repr_are_not_recorded(run):
     assert root.lines == [1, 2]
 
 
+def test_structural_values_run_no_repr(structural):
+    assert structural.proc.returncode == 0, structural.proc.stdout + structural.proc.stderr
+    for test, cls in (("test_grumpy", "Grumpy"), ("test_huge", "Huge"), ("test_located", "Located"), ("test_loop", "Loop")):
+        take = taken(structural, test)
+        assert take.params == [Value(f"pkg.things.{cls}", None)] and take.returned == take.params[0]
+    assert [call.params for call in structural.calls("pkg.things:helper")] == [[Value("int", "5")]]
+
+
+def test_repr_mode_leaves_other_types_structural(traced):
+    run = traced(FILES, values="repr", repr_types=["pkg.things.Chatty"])
+    assert run.proc.returncode == 0
+    assert taken(run, "test_grumpy").params == [Value("pkg.things.Grumpy", None)]
+    assert run.entry("::test_chatty").children[0][1].params == [Value("pkg.things.Chatty", "Chatty(3)")]
+
+
 def test_value_capture_can_be_switched_off(traced):
-    run = traced(FILES, capture_values=False)
+    run = traced(FILES, values="off")
     assert run.proc.returncode == 0
     take = run.entry("::test_grumpy").children[0][1]
     assert take.params == [] and take.returned is None and take.ended

@@ -1,0 +1,73 @@
+"""The contract between the collector and its callbacks, kept by the C and the Python backend alike.
+
+``Collector`` (monitor.py) decides what is instrumented and hands each
+instrumented code object to the backend as a ``FunctionEntry``; the backend
+(``_ctracer.Tracer`` or ``monitor.PyTracer``) holds the ``sys.monitoring``
+callbacks and writes the event streams. ``_ctracer.pyi`` states the C side.
+"""
+
+from __future__ import annotations
+
+from array import array
+from typing import Protocol
+
+RETURN_REDACTED = 1 << 63
+"""Bit of ``FunctionEntry.redact`` for the return value (bits 0..62: parameters by position)."""
+
+
+class FunctionEntry:
+    """What the backends know of one instrumented code object (slots: the Python hot path reads them)."""
+
+    __slots__ = ("code", "prefix", "suspends", "names", "found", "func_id", "plain", "called", "spent", "unrecorded", "redact", "redacted")
+
+    def __init__(
+        self, code: object, func_id: int, suspends: int, names: tuple[str, ...], found: tuple[str, str], called: array,
+        redact: int, redacted: int,
+    ) -> None:
+        self.code = code
+        self.func_id = func_id
+        self.prefix = tuple(called[:3])
+        """OP_CALL and the function id (3 words)."""
+        self.suspends = suspends
+        """FUNC_GENERATOR / FUNC_COROUTINE flags: non-zero for code that yields or awaits."""
+        self.names = names
+        """Parameter names whose values are recorded (empty when values are off)."""
+        self.found = found
+        """(identifier, relative path)."""
+        self.plain = (code, 0, 0, None)
+        """The stack item of a call of a plain function."""
+        self.called = called
+        """The words of a nested plain call: prefix and parameter count."""
+        self.spent = [0, 0]
+        """[entry point epoch, calls with values recorded in it]."""
+        self.unrecorded = array("H", bytes(4 * len(names)))
+        """Parameter words of a call beyond the value budget: "no value" for each."""
+        self.redact = redact
+        """Parameters (bit i) and return value (``RETURN_REDACTED``) recorded as redacted."""
+        self.redacted = redacted
+        """The value id written in their place."""
+
+
+class Backend(Protocol):
+    """The callbacks object of a collector: ``sys.monitoring`` callbacks and the collector's controls."""
+
+    label: int
+    """Label id of the entry points that start from now on."""
+
+    def py_start(self, code: object, offset: int) -> object: ...
+
+    def py_return(self, code: object, offset: int, value: object) -> object: ...
+
+    def py_yield(self, code: object, offset: int, value: object) -> object: ...
+
+    def py_unwind(self, code: object, offset: int, exc: object) -> object: ...
+
+    def py_resume(self, code: object, offset: int, exc: object = None) -> object: ...
+
+    def line(self, code: object, line_number: int) -> object: ...
+
+    def close_stale(self) -> None:
+        """Close the calls left on this thread's stack (frames whose end was never reported) and ship its events."""
+
+    def ship_all(self) -> None:
+        """Ship every thread's buffered events."""
