@@ -83,12 +83,40 @@ class TraceConfig:
         return cls.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
 
 
+PYTEST_PLUGIN_MODULE = "histeg_pytest"
+"""The label plugin as pytest loads it through ``PYTEST_PLUGINS`` (from the hook directory), so
+that test labels work in any environment, histeg installed there or not."""
+
+
+def tracer_path() -> Path:
+    """A directory holding nothing but a link to the ``histeg`` package: on ``PYTHONPATH`` it makes
+    the tracer importable in any interpreter's environment without exposing histeg's source tree
+    (its ``tests`` package would shadow the project's) or its dependencies."""
+    package = Path(__file__).resolve().parent.parent
+    import hashlib
+    import tempfile
+
+    digest = hashlib.sha256(str(package).encode()).hexdigest()[:12]
+    directory = Path(tempfile.gettempdir()) / f"histeg-tracer-{os.getuid()}-{digest}"
+    link = directory / "histeg"
+    if not (link.is_symlink() and link.resolve() == package):
+        directory.mkdir(mode=0o700, exist_ok=True)
+        temporary = directory / f".histeg.{os.getpid()}"
+        temporary.unlink(missing_ok=True)
+        temporary.symlink_to(package, target_is_directory=True)
+        os.replace(temporary, link)
+    return directory
+
+
 def traced_environment(config_path: Path, base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """The environment of a traced run: hook first on PYTHONPATH, config named, hash seed pinned."""
+    """The environment of a traced run: hook and tracer first on PYTHONPATH, the label plugin
+    named for pytest, config named, hash seed pinned."""
     env = dict(os.environ if base is None else base)
-    hook = str(hook_dir())
-    rest = [part for part in env.get("PYTHONPATH", "").split(os.pathsep) if part and part != hook]
-    env["PYTHONPATH"] = os.pathsep.join([hook, *rest])
+    first = [str(hook_dir()), str(tracer_path())]
+    rest = [part for part in env.get("PYTHONPATH", "").split(os.pathsep) if part and part not in first]
+    env["PYTHONPATH"] = os.pathsep.join([*first, *rest])
+    plugins = [name for name in env.get("PYTEST_PLUGINS", "").split(",") if name.strip() and name.strip() != PYTEST_PLUGIN_MODULE]
+    env["PYTEST_PLUGINS"] = ",".join([*plugins, PYTEST_PLUGIN_MODULE])
     env[CONFIG_ENV] = str(Path(config_path).resolve())
     env["PYTHONHASHSEED"] = HASH_SEED
     return env

@@ -10,8 +10,9 @@ import sys
 import time
 from pathlib import Path
 
+import histeg
 from histeg.traces import read_trace, trace_files
-from histeg.tracing.activation import CONFIG_ENV, TraceConfig, hook_dir, traced_environment
+from histeg.tracing.activation import CONFIG_ENV, TraceConfig, hook_dir, traced_environment, tracer_path
 from tests.conftest import run_histeg
 from tests.tracing.conftest import base_environment, project_config, write_project
 
@@ -66,7 +67,10 @@ PROJECT = {"src/pkg/__init__.py": "", "src/pkg/lib.py": LIB, "tests/test_mixed.p
 
 def test_environment_contract(tmp_path):
     env = traced_environment(tmp_path / "c.json", {"PYTHONPATH": "/elsewhere", "PYTHONHASHSEED": "random", "KEEP": "1"})
-    assert env["PYTHONPATH"].split(os.pathsep) == [str(hook_dir()), "/elsewhere"]
+    assert env["PYTHONPATH"].split(os.pathsep) == [str(hook_dir()), str(tracer_path()), "/elsewhere"]
+    assert sorted(path.name for path in tracer_path().iterdir()) == ["histeg"], "only the package, not its source tree"
+    assert (tracer_path() / "histeg").resolve() == Path(histeg.__file__).resolve().parent
+    assert env["PYTEST_PLUGINS"] == "histeg_pytest"
     assert env[CONFIG_ENV] == str((tmp_path / "c.json").resolve())
     assert env["PYTHONHASHSEED"] == "0" and env["KEEP"] == "1"
     assert (hook_dir() / "sitecustomize.py").is_file()
