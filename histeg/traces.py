@@ -158,6 +158,7 @@ class Trace:
             "formatVersion": self.version,
             "meta": self.meta,
             "truncated": self.truncated,
+            "broken": self.broken,
             "lineEvents": self.line_events,
             "threads": [{"index": index, "ident": ident, "name": name} for index, (ident, name) in sorted(self.threads.items())],
             "outcomes": self.outcomes,
