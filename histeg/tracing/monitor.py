@@ -250,10 +250,14 @@ class Collector:
                 redact |= RETURN_REDACTED
         # extending an array by an array is 5x faster than by a tuple
         called = array("H", (fmt.OP_CALL, func_id & 0xFFFF, func_id >> 16, len(names)))
+        try:
+            _mon.set_local_events(self.tool, code, LOCAL_EVENTS)
+        except ValueError:  # the tool id was freed under us: record it, never raise into the program
+            self.check(f"{found[0]} starting")
+            return None
         entry = FunctionEntry(code, func_id, kind, names, found, called, redact, self.value_ids.redacted)
         self._announce(entry)
         self._codes[id(code)] = entry
-        _mon.set_local_events(self.tool, code, LOCAL_EVENTS)
         return entry
 
     def _announce(self, entry: FunctionEntry) -> None:

@@ -125,6 +125,14 @@ def placeholders(root: str | None) -> list[tuple[str, str]]:
     return sorted(found.items(), key=lambda item: -len(item[0]))
 
 
+def _whole_path(prefix: str) -> Any:
+    """Matches ``prefix`` only as a whole path or a leading part of one: ``/tmp`` in ``/tmp/x``,
+    not in ``/tmp/tmpk3j_x9a2`` a second time, nor in ``/tmpfs``."""
+    import re
+
+    return re.compile(re.escape(prefix) + r"(?![\w.-])")
+
+
 class Abstraction:
     """One process's value abstraction: mode, the types shown by ``repr``, redaction, placeholders."""
 
@@ -140,7 +148,7 @@ class Abstraction:
         self.mode = mode
         self.repr_types = frozenset(repr_types) if mode == "repr" else frozenset()
         self.redact = tuple(pattern.lower() for pattern in redact)
-        self.paths = placeholders(root)
+        self.paths = [(prefix, placeholder, _whole_path(prefix)) for prefix, placeholder in placeholders(root)]
         self._layouts: dict[type, tuple[Any, tuple[tuple[str, Any], ...]]] = {}
 
     # -- what callers ask -------------------------------------------------------------
@@ -174,9 +182,9 @@ class Abstraction:
 
     def neutral(self, text: str) -> str:
         """Paths replaced by placeholders, random temporary names and addresses scrubbed, URL passwords redacted."""
-        for prefix, placeholder in self.paths:
+        for prefix, placeholder, whole in self.paths:
             if prefix in text:
-                text = text.replace(prefix, placeholder)
+                text = whole.sub(placeholder, text)
         if "://" in text and "@" in text:
             global _URL_CREDENTIALS
             if _URL_CREDENTIALS is None:

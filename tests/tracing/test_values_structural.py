@@ -161,6 +161,8 @@ def test_paths_become_placeholders(tmp_path: Path) -> None:
     abstraction = Abstraction(root=str(root))
     assert abstraction.abstract(str(root / "src" / "m.py"))[1] == "'<root>/src/m.py'"
     assert abstraction.abstract(os.path.expanduser("~/.config/x"))[1] == "'<home>/.config/x'"
+    assert abstraction.abstract(values.temporary_directory() + "/tmpab0x12cd/f")[1] == "'<tmp>/tmp\u2026/f'"
+    assert abstraction.abstract(str(root) + "fs/x")[1] != "'<root>fs/x'", "only whole path parts are replaced"
     other = Abstraction(root=str(tmp_path / "elsewhere"))
     assert other.abstract(str(tmp_path / "elsewhere" / "src" / "m.py")) == abstraction.abstract(str(root / "src" / "m.py"))
 
