@@ -10,6 +10,7 @@ was killed) is read up to its last complete record and reported as
 from __future__ import annotations
 
 import json
+import lzma
 import re
 import sys
 import zlib
@@ -176,6 +177,13 @@ def read_trace(path: Path, build: bool = True) -> Trace:
         raise HistegError(f"cannot read trace file {path}: {exc.strerror}") from None
 
 
+def _decompressor(meta: dict[str, Any]) -> Any:
+    """zlib as the tracer writes it, xz once ``format.compact`` has recompressed the body."""
+    if meta.get("compression") == "xz":
+        return lzma.LZMADecompressor(format=lzma.FORMAT_XZ)
+    return zlib.decompressobj()
+
+
 def trace_files(directory: Path) -> list[Path]:
     """The trace files of a traces directory, oldest first (by name is by pid, so by mtime)."""
     return sorted(Path(directory).glob("*.htrace"), key=lambda p: (p.stat().st_mtime_ns, p.name))
@@ -207,7 +215,7 @@ class _Reader:
 
     def read(self) -> Trace:
         version, meta, rest = self._header()
-        decompressor = zlib.decompressobj()
+        decompressor = _decompressor(meta)
         data = bytearray(self._inflate(decompressor, rest))
         pos = 0
         ended = False
@@ -227,9 +235,11 @@ class _Reader:
         return Trace(self.path, meta, version, self.roots, self.threads, self.outcomes, self.line_events, truncated=truncated, broken=self.broken)
 
     def _inflate(self, decompressor: Any, block: bytes) -> bytes:
+        if decompressor.eof:
+            return b""  # the trailer follows the stream
         try:
             return decompressor.decompress(block)
-        except zlib.error as exc:
+        except (zlib.error, lzma.LZMAError) as exc:
             raise self.fail(f"compressed data damaged ({exc})") from None
 
     def _header(self) -> tuple[int, dict[str, Any], bytes]:

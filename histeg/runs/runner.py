@@ -30,7 +30,7 @@ from histeg.runs.process import DEFAULT_GRACE_SECONDS, run_process
 from histeg.runs.workdir import fresh_copy
 from histeg.store import VERSION, OutputStore, read_json, write_json
 from histeg.tracing.activation import TraceConfig, traced_environment
-from histeg.tracing.format import FORMAT_VERSION, read_meta, read_status
+from histeg.tracing.format import FORMAT_VERSION, compact, read_meta, read_status
 from histeg.tracing.values import DEFAULT_REDACT
 
 RUNS = "runs.json"
@@ -198,6 +198,8 @@ def run_traces(
             verdict = judge(command, result)
             produced = sorted(set(run_dir.glob(f"*{TRACE_SUFFIX}")) - before)
             complete, incomplete, verdict = _check_traces(produced, verdict)
+            for path in complete:
+                compact(str(path))
             log = run_dir / f"{command.label}.log"
             log.write_text(_log_text(argv, result.exit_code, verdict.outcome, result.stdout_tail, result.stderr_tail), encoding="utf-8")
             summary.runs.append(

@@ -1,7 +1,7 @@
 """The ``.htrace`` file format (documented in output_schema/trace-format.md) and its writer.
 
 A file is a short header (magic, version, JSON metadata) followed by one zlib
-stream of records. The stream is sync-flushed after every batch of records,
+stream of records (recompressed to xz by ``compact`` once the run is over). The stream is sync-flushed after every batch of records,
 so a process killed mid-run leaves a file that decodes up to the last batch.
 Calls are not records of their own: each thread has an event stream of
 16-bit words (line numbers and call/return markers) shipped in chunks, so
@@ -15,6 +15,7 @@ import os
 import sys
 import zlib
 from _thread import allocate_lock
+from typing import BinaryIO
 
 MAGIC = b"HTRACE\x00"
 FORMAT_VERSION = 2
@@ -195,24 +196,66 @@ def read_status(path: str) -> str:
     return "broken" if tail[-1] == STATUS_BROKEN else "complete"
 
 
-def read_meta(path: str) -> dict:
-    """The JSON header of a trace file ({} when it is not readable)."""
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(1 << 16)
-    except OSError:
-        return {}
+def read_header(handle: BinaryIO) -> tuple[int, dict, int]:
+    """``(format version, meta, offset of the body)`` of an open trace file; ValueError when it is none."""
+    head = handle.read(1 << 16)
     if not head.startswith(MAGIC) or len(head) <= len(MAGIC) + 1:
-        return {}
+        raise ValueError("not a histeg trace file")
+    version = head[len(MAGIC)]
     pos, size, shift = len(MAGIC) + 1, 0, 0
-    while pos < len(head):
+    while True:
+        if pos >= len(head):
+            raise ValueError("header cut short")
         byte = head[pos]
         pos += 1
         size |= (byte & 0x7F) << shift
         shift += 7
         if byte < 0x80:
             break
+    if pos + size > len(head):
+        raise ValueError("header cut short")
+    return version, json.loads(head[pos : pos + size]), pos + size
+
+
+def read_meta(path: str) -> dict:
+    """The JSON header of a trace file ({} when it is not readable)."""
     try:
-        return json.loads(head[pos : pos + size])
-    except ValueError:
+        with open(path, "rb") as handle:
+            return read_header(handle)[1]
+    except (OSError, ValueError):
         return {}
+
+
+def compact(path: str, preset: int = 1) -> bool:
+    """Recompress a closed trace's body from zlib (cheap for the traced process) to xz (a window of
+    megabytes finds the repetitions of loops and of repeated calls that zlib's 32 KiB window misses),
+    atomically, keeping its status. Truncated files and files already compact are left alone."""
+    status = read_status(path)
+    if status == "truncated":
+        return False
+    import lzma
+
+    with open(path, "rb") as source:
+        version, meta, body = read_header(source)
+        if meta.get("compression", "zlib") != "zlib":
+            return False
+        meta["compression"] = "xz"
+        header = json.dumps(meta, sort_keys=True).encode()
+        temporary = f"{path}.compacting"
+        try:
+            with open(temporary, "wb") as target:
+                target.write(MAGIC + bytes([version]) + varint(len(header)) + header)
+                source.seek(body)
+                inflate = zlib.decompressobj()
+                deflate = lzma.LZMACompressor(format=lzma.FORMAT_XZ, preset=preset)
+                while not inflate.eof:
+                    block = source.read(1 << 20)
+                    if not block:
+                        raise ValueError("body cut short")
+                    target.write(deflate.compress(inflate.decompress(block)))
+                target.write(deflate.flush() + TRAILER + bytes([STATUS_BROKEN if status == "broken" else STATUS_COMPLETE]))
+            os.replace(temporary, path)
+        finally:
+            if os.path.exists(temporary):
+                os.unlink(temporary)
+    return True

@@ -220,3 +220,25 @@ def test_a_stopped_c_collector_is_freed(tmp_path):
     del collector
     gc.collect()
     assert alive() is None
+
+
+def test_compaction_keeps_every_record_and_the_status(tmp_path):
+    path = trace_in_process(tmp_path)
+    before = read_trace(path).to_json()
+    assert fmt.compact(str(path)) and fmt.read_meta(str(path))["compression"] == "xz"
+    after = read_trace(path).to_json()
+    assert after["traces"] == before["traces"] and after["outcomes"] == before["outcomes"] and not after["truncated"]
+    assert fmt.read_status(str(path)) == "complete" and not fmt.compact(str(path)), "compact twice is a no-op"
+
+
+def test_compaction_leaves_truncated_files_and_keeps_broken_ones(tmp_path):
+    cut = tmp_path / "cut.htrace"
+    write_by_hand(cut)
+    cut.write_bytes(cut.read_bytes()[:-10])
+    assert not fmt.compact(str(cut)) and read_trace(cut).truncated
+    broken = tmp_path / "broken.htrace"
+    writer = fmt.TraceWriter(str(broken), {"pid": 1})
+    writer.broken("sys.monitoring tool id 4 was freed")
+    writer.close()
+    assert fmt.compact(str(broken)) and fmt.read_status(str(broken)) == "broken"
+    assert read_trace(broken).broken == "sys.monitoring tool id 4 was freed"
