@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -259,3 +260,23 @@ def test_command_list_and_labels() -> None:
     assert commands[1].argv("py") == ["py", "-m", "pkg.cli"]
     assert commands[3].argv("py") == ["/bin/sh", "-c", "make check && ./run all"]
     assert [c.kind for c in trace_commands([], run=["x"], with_tests=False)] == ["shell"]
+
+
+def test_timeout_interrupts_even_when_histeg_runs_with_sigint_ignored(tmp_path: Path) -> None:
+    """A background job of a non-interactive shell ignores SIGINT; its traced runs must not."""
+    files = {**CALC, "src/calc/hang.py": "import time\n\nfrom calc.ops import add\n\nadd(1, 1)\ntime.sleep(60)\n"}
+    store = make_version(tmp_path, files)
+    script = (
+        "import signal, sys\n"
+        "signal.signal(signal.SIGINT, signal.SIG_IGN)\n"
+        "from pathlib import Path\n"
+        "from histeg.runs.commands import main_command\n"
+        "from histeg.runs.runner import run_traces\n"
+        "from histeg.store import OutputStore\n"
+        f"run_traces(OutputStore(Path({str(store.root)!r})), 0, [main_command('calc.hang')], timeout=3, grace=20)\n"
+    )
+    subprocess.run([sys.executable, "-c", script], check=True, timeout=60)
+    [run] = validate_output(store.file(0, RUNS))["runs"]
+    assert run["outcome"] == "timeout" and run["durationSeconds"] < 15, "stopped by SIGINT, not by SIGKILL after the grace"
+    [trace] = traces_of(store, run)
+    assert "calc.ops:add" in called(trace) and not trace.truncated

@@ -52,7 +52,8 @@ def run_process(
         started = time.monotonic()
         try:
             process = subprocess.Popen(
-                argv, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True
+                argv, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True,
+                preexec_fn=_default_interrupt,
             )
         except OSError as exc:
             return ProcessResult(None, 0.0, False, "", "", f"cannot start {argv[0]}: {exc.strerror or exc}")
@@ -70,6 +71,13 @@ def run_process(
         duration = time.monotonic() - started
         _signal_group(process.pid, signal.SIGKILL)  # whatever the command left running
         return ProcessResult(process.returncode, duration, timed_out, _tail(out), _tail(err))
+
+
+def _default_interrupt() -> None:
+    """In the child: SIGINT acts again. A histeg started in the background by a non-interactive
+    shell (a nightly job) inherits SIGINT ignored, and Python then installs no KeyboardInterrupt
+    handler: a timed-out run would only end by SIGKILL, with its trace never closed."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def _signal_group(pgid: int, signum: int) -> None:
