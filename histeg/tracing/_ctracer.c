@@ -16,6 +16,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -72,11 +73,17 @@ typedef struct {
     PyObject *chunk;          /* (thread index, bytes) */
     PyObject *by_type;        /* dict: type -> value id */
     PyObject *value_id;       /* value -> value id */
-    PyObject *suspended;      /* dict: frame address -> GenCall */
+    struct SuspendedTable {   /* frame address -> GenCall (strong), open addressing with tombstones */
+        void **keys;
+        GenCallObject **gens;
+        size_t cap, used, live;  /* used counts live entries and tombstones */
+    } suspended;
+    int ready;                /* 0 once cleared by the GC */
     PyObject *states;         /* list of TState */
     PyObject *states_by_tid;  /* dict: thread state id -> TState */
     PyObject *disable;
     uint64_t last_tid;
+    pthread_t last_pthread;   /* fast check of the thread whose state is cached (no thread-local lookup) */
     TStateObject *last_state;
     int capture;
     unsigned long long budget;
@@ -86,6 +93,126 @@ typedef struct {
 } TracerObject;
 
 static PyTypeObject GenCallType, TStateType, TracerType;
+
+/* -- suspended generator calls, keyed by their frame's address ------------------
+ * A generator-heavy program yields and resumes millions of times: a C table
+ * keyed by the address saves the int objects and dict operations of a dict. */
+
+#define TOMBSTONE ((void *)1)
+
+static size_t
+susp_slot(const struct SuspendedTable *t, void *key)
+{
+    uint64_t h = ((uint64_t)(uintptr_t)key >> 4) * 0x9E3779B97F4A7C15ull;
+    return (size_t)(h >> 20) & (t->cap - 1);
+}
+
+static int
+susp_grow(struct SuspendedTable *t)
+{
+    size_t cap = t->cap ? t->cap : 64;
+    while ((t->live + 1) * 2 > cap) {
+        cap *= 2;
+    }
+    void **keys = PyMem_Calloc(cap, sizeof(void *));
+    GenCallObject **gens = PyMem_Calloc(cap, sizeof(GenCallObject *));
+    if (keys == NULL || gens == NULL) {
+        PyMem_Free(keys);
+        PyMem_Free(gens);
+        PyErr_NoMemory();
+        return -1;
+    }
+    struct SuspendedTable fresh = {keys, gens, cap, 0, 0};
+    for (size_t i = 0; i < t->cap; i++) {
+        if (t->keys[i] != NULL && t->keys[i] != TOMBSTONE) {
+            size_t j = susp_slot(&fresh, t->keys[i]);
+            while (fresh.keys[j] != NULL) {
+                j = (j + 1) & (cap - 1);
+            }
+            fresh.keys[j] = t->keys[i];
+            fresh.gens[j] = t->gens[i];
+            fresh.used++;
+            fresh.live++;
+        }
+    }
+    PyMem_Free(t->keys);
+    PyMem_Free(t->gens);
+    *t = fresh;
+    return 0;
+}
+
+/* Takes a new reference to gen; replaces (and releases) an entry with the same key. */
+static int
+susp_put(struct SuspendedTable *t, void *key, GenCallObject *gen)
+{
+    if ((t->used + 1) * 2 > t->cap && susp_grow(t) < 0) {
+        return -1;
+    }
+    size_t mask = t->cap - 1, i = susp_slot(t, key), free_slot = (size_t)-1;
+    for (;; i = (i + 1) & mask) {
+        void *k = t->keys[i];
+        if (k == NULL) {
+            break;
+        }
+        if (k == TOMBSTONE) {
+            if (free_slot == (size_t)-1) {
+                free_slot = i;
+            }
+            continue;
+        }
+        if (k == key) {
+            Py_INCREF(gen);
+            Py_SETREF(t->gens[i], gen);
+            return 0;
+        }
+    }
+    if (free_slot == (size_t)-1) {
+        free_slot = i;
+        t->used++;
+    }
+    t->keys[free_slot] = key;
+    t->gens[free_slot] = (GenCallObject *)Py_NewRef(gen);
+    t->live++;
+    return 0;
+}
+
+/* Removes the entry of key and returns its reference (NULL when absent, without an error). */
+static GenCallObject *
+susp_pop(struct SuspendedTable *t, void *key)
+{
+    if (t->cap == 0) {
+        return NULL;
+    }
+    size_t mask = t->cap - 1;
+    for (size_t i = susp_slot(t, key);; i = (i + 1) & mask) {
+        void *k = t->keys[i];
+        if (k == NULL) {
+            return NULL;
+        }
+        if (k == key) {
+            GenCallObject *gen = t->gens[i];
+            t->keys[i] = TOMBSTONE;
+            t->gens[i] = NULL;
+            t->live--;
+            return gen;
+        }
+    }
+}
+
+static void
+susp_clear(struct SuspendedTable *t)
+{
+    for (size_t i = 0; i < t->cap; i++) {
+        if (t->keys[i] != NULL && t->keys[i] != TOMBSTONE) {
+            Py_CLEAR(t->gens[i]);
+        }
+    }
+    PyMem_Free(t->keys);
+    PyMem_Free(t->gens);
+    t->keys = NULL;
+    t->gens = NULL;
+    t->cap = t->used = t->live = 0;
+}
 
 /* -- thread states -------------------------------------------------------- */
 
@@ -175,8 +302,15 @@ current_state(TracerObject *self, int create)
     if (self->states_by_tid == NULL) {
         return NULL;
     }
+    /* pthread_self() reads a register, PyThreadState_Get() a thread-local through the dynamic
+     * linker; a thread id reused after its thread ended shares the old stream (calls stay right). */
+    pthread_t me = pthread_self();
+    if (self->last_state != NULL && pthread_equal(me, self->last_pthread)) {
+        return self->last_state;
+    }
     uint64_t tid = PyThreadState_GetID(PyThreadState_Get());
     if (tid == self->last_tid && self->last_state != NULL) {
+        self->last_pthread = me;
         return self->last_state;
     }
     PyObject *key = PyLong_FromUnsignedLongLong(tid);
@@ -221,6 +355,7 @@ current_state(TracerObject *self, int create)
     }
     Py_DECREF(key);
     self->last_tid = tid;
+    self->last_pthread = me;
     self->last_state = st;
     return st;
 }
@@ -501,14 +636,9 @@ leave(TracerObject *self, PyObject *const *args, Py_ssize_t nargs, unsigned int 
         Py_RETURN_NONE;  /* a frame that started before tracing, or code that is not ours (unwind is global) */
     }
     StackItem top = st->stack[--st->depth];
-    if (op == OP_YIELD && top.gen != NULL) {
-        PyObject *key = PyLong_FromVoidPtr(top.gen->frame_key);
-        if (key == NULL || PyDict_SetItem(self->suspended, key, (PyObject *)top.gen) < 0) {
-            Py_XDECREF(key);
-            Py_DECREF(top.gen);
-            return NULL;
-        }
-        Py_DECREF(key);
+    if (op == OP_YIELD && top.gen != NULL && susp_put(&self->suspended, top.gen->frame_key, top.gen) < 0) {
+        Py_DECREF(top.gen);
+        return NULL;
     }
     Py_XDECREF(top.gen);
     unsigned long long id = NO_VALUE;
@@ -559,25 +689,14 @@ tracer_py_resume(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (st != NULL && st->diverting) {
         Py_RETURN_NONE;
     }
-    if (self->suspended == NULL) {
+    if (!self->ready) {
         Py_RETURN_NONE;  /* cleared */
     }
-    PyObject *key = PyLong_FromVoidPtr(PyEval_GetFrame());
-    if (key == NULL) {
-        return NULL;
-    }
-    GenCallObject *gen = (GenCallObject *)PyDict_GetItemWithError(self->suspended, key);
+    GenCallObject *gen = susp_pop(&self->suspended, PyEval_GetFrame());  /* the reference the table held */
     if (gen == NULL) {
-        Py_DECREF(key);
-        if (PyErr_Occurred()) {
-            return NULL;
-        }
         Py_RETURN_NONE;  /* a generator that started before tracing or inside histeg's repr */
     }
-    Py_INCREF(gen);
-    int failed = PyDict_DelItem(self->suspended, key) < 0;
-    Py_DECREF(key);
-    if (failed || (st == NULL && (st = current_state(self, 1)) == NULL)) {
+    if (st == NULL && (st = current_state(self, 1)) == NULL) {
         Py_DECREF(gen);
         return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
     }
@@ -642,15 +761,7 @@ tracer_close_stale(TracerObject *self, PyObject *Py_UNUSED(ignored))
     while (st->depth > 0) {
         StackItem top = st->stack[--st->depth];
         if (top.gen != NULL) {
-            PyObject *key = PyLong_FromVoidPtr(top.gen->frame_key);
-            if (key == NULL) {
-                Py_DECREF(top.gen);
-                return NULL;
-            }
-            if (PyDict_DelItem(self->suspended, key) < 0) {
-                PyErr_Clear();
-            }
-            Py_DECREF(key);
+            Py_XDECREF(susp_pop(&self->suspended, top.gen->frame_key));
             Py_DECREF(top.gen);
         }
         if (buf_reserve(st, 3) < 0) {
@@ -709,7 +820,7 @@ tracer_reset(TracerObject *self, PyObject *args)
     }
     self->last_state = NULL;
     self->last_tid = 0;
-    PyDict_Clear(self->suspended);
+    susp_clear(&self->suspended);
     PyDict_Clear(self->states_by_tid);
     if (PyList_SetSlice(self->states, 0, PyList_GET_SIZE(self->states), NULL) < 0) {
         return NULL;
@@ -774,12 +885,13 @@ tracer_init(TracerObject *self, PyObject *args, PyObject *kwds)
     }
     Py_XSETREF(self->disable, disable);
     Py_XSETREF(self->instrument, Py_NewRef(instrument_fn));
-    Py_XSETREF(self->suspended, PyDict_New());
+    susp_clear(&self->suspended);
     Py_XSETREF(self->states, PyList_New(0));
     Py_XSETREF(self->states_by_tid, PyDict_New());
-    if (self->suspended == NULL || self->states == NULL || self->states_by_tid == NULL) {
+    if (self->states == NULL || self->states_by_tid == NULL) {
         return -1;
     }
+    self->ready = 1;
     if (self->table == NULL) {
         self->tcap = 1024;
         self->table = PyMem_Calloc(self->tcap, sizeof(FuncInfo *));
@@ -802,7 +914,6 @@ tracer_traverse(TracerObject *self, visitproc visit, void *arg)
     Py_VISIT(self->chunk);
     Py_VISIT(self->by_type);
     Py_VISIT(self->value_id);
-    Py_VISIT(self->suspended);
     Py_VISIT(self->states);
     Py_VISIT(self->states_by_tid);
     return 0;
@@ -818,7 +929,8 @@ tracer_clear(TracerObject *self)
     Py_CLEAR(self->chunk);
     Py_CLEAR(self->by_type);
     Py_CLEAR(self->value_id);
-    Py_CLEAR(self->suspended);
+    self->ready = 0;
+    susp_clear(&self->suspended);
     Py_CLEAR(self->states);
     Py_CLEAR(self->states_by_tid);
     Py_CLEAR(self->disable);
