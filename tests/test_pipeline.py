@@ -5,6 +5,9 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+
+from histeg.traces import read_trace
 from tests.conftest import GitRepo, validate_output
 
 LIB = "def double(x):\n    if x > 10:\n        return x * 2\n    return x + x\n"
@@ -89,3 +92,36 @@ def test_tracer_choice_reaches_every_trace_file(make_repo, histeg, tmp_path: Pat
     result = histeg(*base, "--config", str(tmp_path / "histeg.toml"))
     assert result.code == 2
     assert result.stderr.strip().splitlines()[-1].endswith("setting 'tracer' must be one of auto, c, python, not 'java'")
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ('values = "false"', "setting 'values' must be one of structural, repr, off, not 'false'"),
+        ("values = false", "setting 'values' must be one of structural, repr, off, not False"),
+        ('values = "strucural"', "setting 'values' must be one of structural, repr, off, not 'strucural'"),
+        ('repr-types = ["pkg.A"]', "setting 'repr-types' needs values = \"repr\""),
+        ('values = "repr"\nrepr-types = "pkg.A"', "setting 'repr-types' must be a list of strings, not 'pkg.A'"),
+        ("redact = [1]", "setting 'redact' must be a list of strings, not [1]"),
+    ],
+)
+def test_value_settings_are_typed_and_checked_before_any_work(make_repo, histeg, tmp_path: Path, table: str, message: str) -> None:
+    repo = make_repo()
+    repo.commit("library", {"lib.py": LIB, "tests/test_lib.py": TEST})
+    config = tmp_path / "histeg.toml"
+    config.write_text(f"[tool.histeg]\n{table}\n", encoding="utf-8")
+    out = tmp_path / "out"
+    result = histeg("analyze", "--repo", str(repo.path), "--all", "--out", str(out), "--config", str(config))
+    assert result.code == 2 and result.stderr.strip().splitlines()[-1].endswith(message), result.stderr
+    assert not out.exists(), "nothing was done"
+
+
+def test_values_flag_reaches_the_trace(make_repo, histeg, tmp_path: Path) -> None:
+    repo = make_repo()
+    repo.commit("library", {"lib.py": LIB, "tests/test_lib.py": TEST})
+    out = tmp_path / "out"
+    result = histeg("analyze", "--repo", str(repo.path), "--all", "--out", str(out), "--repeat", "1", "--values", "off")
+    assert result.code == 0, result.stderr
+    (trace_file,) = (out / "0" / "traces" / "run-1").glob("*.htrace")
+    assert read_trace(trace_file).meta["values"] == "off"
+    assert histeg("analyze", "--repo", str(repo.path), "--all", "--out", str(out), "--values", "false").code == 2
