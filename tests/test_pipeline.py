@@ -74,7 +74,6 @@ def test_nothing_to_trace_fails_the_version(make_repo, histeg, tmp_path: Path) -
 
 
 def test_tracer_choice_reaches_every_trace_file(make_repo, histeg, tmp_path: Path) -> None:
-
     repo = make_repo()
     repo.commit("library", {"lib.py": LIB, "tests/test_lib.py": TEST})
     out = tmp_path / "out"
