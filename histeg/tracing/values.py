@@ -97,8 +97,9 @@ def scrub(text: str) -> str:
     if _ADDRESS is None:
         import re
 
-        _TEMP_NAME = re.compile(r"(?<=[/\\])tmp[a-z0-9_]{8}(?![a-z0-9_])")
-        _PYTEST_DIR = re.compile(r"(?<=[/\\])pytest-\d+(?=[/\\]|$)")
+        # a path's part, or a whole string (``pathlib`` keeps parts as separate strings)
+        _TEMP_NAME = re.compile(r"(?:(?<=[/\\])|^)tmp[a-z0-9_]{8}(?![a-z0-9_])")
+        _PYTEST_DIR = re.compile(r"(?:(?<=[/\\])|^)pytest-\d+(?=[/\\]|$)")
         _ADDRESS = re.compile(r"(?<![0-9A-Za-z_\u2026])0x[0-9a-fA-F]+")
     text = _TEMP_NAME.sub("tmp\u2026", text)
     text = _PYTEST_DIR.sub("pytest-\u2026", text)

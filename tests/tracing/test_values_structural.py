@@ -171,7 +171,9 @@ def test_temporary_names_with_hex_digits_are_scrubbed_whole() -> None:
     assert scrub("/x/tmpab0x12cd/f") == "/x/tmp\u2026/f"
     assert scrub("/x/tmp0x1234ab/f") == "/x/tmp\u2026/f"
     assert scrub("at 0x7f00AbC1 and 0x1") == "at 0x\u2026 and 0x\u2026"
-    for name in ("tmpfile_abcdefgh", "/data/tmp/x", "attempt", "tmpabcdefghij"):
+    assert scrub("pytest-83") == "pytest-\u2026" and scrub("tmpk3j_x9a2") == "tmp\u2026", "pathlib keeps parts as strings"
+    assert STRUCTURAL.abstract(Path("/x/pytest-of-ada/pytest-83/t0"))[1] == STRUCTURAL.abstract(Path("/x/pytest-of-ada/pytest-84/t0"))[1]
+    for name in ("tmpfile_abcdefgh", "/data/tmp/x", "attempt", "tmpabcdefghij", "pytest-x", "my-pytest-3"):
         assert scrub(name) == name
 
 
