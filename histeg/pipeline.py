@@ -136,7 +136,10 @@ def trace_options(config: dict[str, Any]) -> Any:
     if repr_types and values != "repr":
         raise HistegError("setting 'repr-types' needs values = \"repr\"")
     tracer = config.get("tracer", "auto")
-    return TraceOptions(values=values, repr_types=tuple(repr_types), redact=tuple(redact), tracer=tracer)
+    line_budget = config.get("line-budget", 64)
+    if type(line_budget) is not int or line_budget < 0:
+        raise HistegError(f"setting 'line-budget' must be a whole number >= 0 (0: every call), not {line_budget!r}")
+    return TraceOptions(values=values, repr_types=tuple(repr_types), redact=tuple(redact), tracer=tracer, line_budget=line_budget)
 
 
 def _trace_settings(options: RunOptions) -> dict[str, Any]:

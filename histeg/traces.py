@@ -68,6 +68,9 @@ class Call:
     label: str | None = None
     """The entry point's label (a pytest node id), on root calls only."""
     phase: str | None = None
+    lines_complete: bool = True
+    """False when some of its lines were not recorded (the function's line budget in the entry
+    point was spent): its line sequence is unknown to comparisons."""
 
     def __repr__(self) -> str:
         """Shallow: the dataclass default would recurse into the children and fail on deep trees."""
@@ -126,6 +129,8 @@ class Call:
         }
         if self.yielded:
             data["yielded"] = [None if value is None else value.to_json() for value in self.yielded]
+        if not self.lines_complete:
+            data["linesComplete"] = False
         if self.label is not None:
             data["entryPoint"] = {"label": self.label, "phase": self.phase}
         return data
@@ -209,6 +214,10 @@ class _Reader:
         self.roots: list[Call] = []
         self.line_events = 0
         self.broken: str | None = None
+        self.suspended: dict[int, Call] = {}
+        """Generator and coroutine calls suspended now (by ``id``)."""
+        self.silent: set[int] = set()
+        """Functions whose line events are off (line budget spent) until the next entry point."""
 
     def fail(self, why: str) -> HistegError:
         return HistegError(f"corrupt trace file {self.path}: {why}")
@@ -310,6 +319,15 @@ class _Reader:
             return Value("int", str((value_id & ~fmt.INLINE_INT) - fmt.INT_BIAS))
         return self.values.get(value_id)
 
+    def _lines_off(self, function_id: int) -> None:
+        """A function's lines go off: its calls still running or suspended lose the rest of their lines."""
+        self.silent.add(function_id)
+        function = self.functions[function_id]
+        running = [call for stack in self.stacks.values() for call in stack]
+        for call in (*running, *self.suspended.values()):
+            if call.function is function:
+                call.lines_complete = False
+
     def _count(self, thread: int, words: array, raw: bytes) -> None:
         """``_events`` without building calls: only the depth of each thread's stack matters."""
         depth = self.depths.get(thread, 0)
@@ -330,6 +348,8 @@ class _Reader:
             elif word == fmt.OP_RESUME:
                 i += 3
                 depth += 1
+            elif word in (fmt.OP_LINES_OFF, fmt.OP_LINES_ON):
+                i += 3
             elif word in (fmt.OP_RETURN, fmt.OP_RAISE, fmt.OP_YIELD) and depth:
                 i += 3
                 depth -= 1
@@ -358,9 +378,10 @@ class _Reader:
                     i = end
                     continue
                 if word & 0xFFF8 == fmt.OP_CALL:
-                    function = self.functions[words[i + 1] | words[i + 2] << 16]
+                    function_id = words[i + 1] | words[i + 2] << 16
+                    function = self.functions[function_id]
                     i += 3
-                    call = Call(function, thread)
+                    call = Call(function, thread, lines_complete=function_id not in self.silent)
                     if word & fmt.CALL_ROOT:
                         label = self.labels.get(words[i] | words[i + 1] << 16)
                         if label is not None:
@@ -383,12 +404,20 @@ class _Reader:
                     call = self.generators[words[i + 1] | words[i + 2] << 16]
                     i += 3
                     stack.append(call)
+                    self.suspended.pop(id(call), None)
+                elif word == fmt.OP_LINES_OFF:
+                    self._lines_off(words[i + 1] | words[i + 2] << 16)
+                    i += 3
+                elif word == fmt.OP_LINES_ON:
+                    self.silent.discard(words[i + 1] | words[i + 2] << 16)
+                    i += 3
                 elif word in (fmt.OP_RETURN, fmt.OP_RAISE, fmt.OP_YIELD):
                     result = value(words[i + 1] | words[i + 2] << 16)
                     i += 3
                     call = stack.pop()
                     if word == fmt.OP_YIELD:
                         call.yielded.append(result)
+                        self.suspended[id(call)] = call
                     else:
                         call.ended = True
                         if word == fmt.OP_RETURN:

@@ -104,7 +104,10 @@ class Digests:
                 continue
             digest = hashlib.blake2b(digest_size=16)
             digest.update(call.function.ident.encode())
-            digest.update(encode(self.code_lines.positions(call)).encode("utf-8", "surrogatepass"))
+            if call.lines_complete:
+                digest.update(encode(self.code_lines.positions(call)).encode("utf-8", "surrogatepass"))
+            else:
+                digest.update(b"\x00lines not recorded")
             digest.update(repr([_value_text(v) for v in call.params]).encode())
             digest.update(repr(_outcome(call)).encode())
             for position, child in call.children:
@@ -154,9 +157,11 @@ def compare_calls(old: Call, new: Call, digests_old: Digests, digests_new: Diges
         old_call, new_call, chain, path = stack.pop()
         if digests_old(old_call) == digests_new(new_call):
             continue
-        divergence, pairs = _compare_pair(
-            old_call, new_call, digests_old.code_lines.positions(old_call), digests_new.code_lines.positions(new_call), chain, path, with_sections
-        )
+        if old_call.lines_complete and new_call.lines_complete:
+            positions = digests_old.code_lines.positions(old_call), digests_new.code_lines.positions(new_call)
+        else:  # beyond a line budget on either side: the lines are unknown, not different
+            positions = [], []
+        divergence, pairs = _compare_pair(old_call, new_call, *positions, chain, path, with_sections)
         if divergence.kinds:
             yield divergence
         below = (*chain, new_call.function.ident)

@@ -117,9 +117,11 @@ class TraceOptions:
     repr_types: tuple[str, ...] = ()
     redact: tuple[str, ...] = DEFAULT_REDACT
     tracer: str = "auto"
+    line_budget: int = 64
 
     def to_json(self) -> dict[str, Any]:
-        return {"values": self.values, "reprTypes": list(self.repr_types), "redact": list(self.redact), "tracer": self.tracer}
+        return {"values": self.values, "reprTypes": list(self.repr_types), "redact": list(self.redact), "tracer": self.tracer,
+                "lineBudget": self.line_budget}
 
 
 def trace_config(
@@ -139,6 +141,7 @@ def trace_config(
         redact=list(options.redact),
         label=label,
         tracer=options.tracer,
+        line_budget=options.line_budget,
     )
 
 

@@ -21,7 +21,7 @@
 #include <string.h>
 
 /* Format constants, read from histeg.tracing.format at import. */
-static unsigned int OP_CALL, CALL_ROOT, CALL_GEN, OP_RETURN, OP_RAISE, OP_YIELD, OP_RESUME;
+static unsigned int OP_CALL, CALL_ROOT, CALL_GEN, OP_RETURN, OP_RAISE, OP_YIELD, OP_RESUME, OP_LINES_OFF, OP_LINES_ON;
 static unsigned long long INLINE_INT, INT_BIAS;
 #define NO_VALUE 0u
 static Py_ssize_t CHUNK_WORDS;
@@ -73,6 +73,10 @@ typedef struct {
     PyObject *chunk;          /* (thread index, bytes) */
     PyObject *by_type;        /* dict: type -> value id */
     PyObject *value_id;       /* value -> value id */
+    PyObject *switch_lines;   /* (code, on): line events of a code object on or off */
+    FuncInfo **lines_off;     /* functions whose line budget in this entry point is spent */
+    size_t noff, offcap;
+    unsigned long long line_budget;
     struct SuspendedTable {   /* frame address -> GenCall (strong), open addressing with tombstones */
         void **keys;
         GenCallObject **gens;
@@ -510,6 +514,67 @@ value_id(TracerObject *self, TStateObject *st, PyObject *value)
     return id;
 }
 
+/* -- line budgets ---------------------------------------------------------- */
+
+static int
+write_marker(TStateObject *st, unsigned int op, uint32_t func_id)
+{
+    if (buf_reserve(st, 3) < 0) {
+        return -1;
+    }
+    uint16_t *w = st->buf + st->len;
+    w[0] = (uint16_t)op;
+    put_id(w + 1, func_id);
+    st->len += 3;
+    return 0;
+}
+
+static int
+switch_lines(TracerObject *self, FuncInfo *fi, int on)
+{
+    PyObject *result = PyObject_CallFunctionObjArgs(self->switch_lines, fi->code, on ? Py_True : Py_False, NULL);
+    if (result == NULL) {
+        return -1;
+    }
+    Py_DECREF(result);
+    return 0;
+}
+
+/* The first call beyond the budget: the function's line events go off until the next entry point. */
+static int
+spend_lines(TracerObject *self, TStateObject *st, FuncInfo *fi)
+{
+    if (self->noff == self->offcap) {
+        size_t cap = self->offcap ? self->offcap * 2 : 64;
+        FuncInfo **grown = PyMem_Realloc(self->lines_off, cap * sizeof(FuncInfo *));
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        self->lines_off = grown;
+        self->offcap = cap;
+    }
+    if (switch_lines(self, fi, 0) < 0) {
+        return -1;
+    }
+    self->lines_off[self->noff++] = fi;
+    return write_marker(st, OP_LINES_OFF, fi->func_id);
+}
+
+/* A new entry point: every function whose lines went off records them again. */
+static int
+lines_back_on(TracerObject *self, TStateObject *st)
+{
+    for (size_t i = 0; i < self->noff; i++) {  /* in the order they went off, as the Python backend does */
+        FuncInfo *fi = self->lines_off[i];
+        if (switch_lines(self, fi, 1) < 0 || write_marker(st, OP_LINES_ON, fi->func_id) < 0) {
+            return -1;
+        }
+    }
+    self->noff = 0;
+    return 0;
+}
+
 /* -- callbacks ------------------------------------------------------------- */
 
 static PyObject *
@@ -539,6 +604,20 @@ tracer_py_start(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (st->diverting) {
         Py_RETURN_NONE;
     }
+    if (st->depth == 0) {
+        self->epoch++;
+        if (self->noff && lines_back_on(self, st) < 0) {
+            return NULL;
+        }
+    }
+    if (fi->epoch != self->epoch) {
+        fi->epoch = self->epoch;
+        fi->spent = 0;
+    }
+    fi->spent++;
+    if (self->line_budget && fi->spent == self->line_budget + 1 && spend_lines(self, st, fi) < 0) {
+        return NULL;
+    }
     Py_ssize_t nparams = self->capture ? fi->nparams : 0;
     if (buf_reserve(st, 8 + 2 * nparams) < 0) {
         return NULL;
@@ -548,7 +627,6 @@ tracer_py_start(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
     unsigned int op = OP_CALL;
     if (st->depth == 0) {
         op |= CALL_ROOT;
-        self->epoch++;
     }
     if (fi->suspends) {
         op |= CALL_GEN;
@@ -583,11 +661,6 @@ tracer_py_start(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (!self->capture) {
         Py_RETURN_NONE;
     }
-    if (fi->epoch != self->epoch) {
-        fi->epoch = self->epoch;
-        fi->spent = 0;
-    }
-    fi->spent++;
     if (nparams == 0) {
         Py_RETURN_NONE;
     }
@@ -860,18 +933,20 @@ tracer_get_thread_count(TracerObject *self, void *Py_UNUSED(closure))
 static int
 tracer_init(TracerObject *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"instrument", "new_thread", "chunk", "by_type", "value_id", "capture", "budget", NULL};
-    PyObject *instrument_fn, *new_thread, *chunk, *by_type, *value_id_fn;
+    static char *kwlist[] = {"instrument", "new_thread", "chunk", "by_type", "value_id", "capture", "budget", "switch_lines", "line_budget", NULL};
+    PyObject *instrument_fn, *new_thread, *chunk, *by_type, *value_id_fn, *switch_fn;
     int capture;
-    unsigned long long budget;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOpK", kwlist, &instrument_fn, &new_thread, &chunk, &by_type,
-                                     &value_id_fn, &capture, &budget)) {
+    unsigned long long budget, line_budget;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOpKOK", kwlist, &instrument_fn, &new_thread, &chunk, &by_type,
+                                     &value_id_fn, &capture, &budget, &switch_fn, &line_budget)) {
         return -1;
     }
-    if (!PyCallable_Check(instrument_fn)) {
-        PyErr_SetString(PyExc_TypeError, "histeg: instrument must be callable");
+    if (!PyCallable_Check(instrument_fn) || !PyCallable_Check(switch_fn)) {
+        PyErr_SetString(PyExc_TypeError, "histeg: instrument and switch_lines must be callable");
         return -1;
     }
+    Py_XSETREF(self->switch_lines, Py_NewRef(switch_fn));
+    self->line_budget = line_budget;
     if (bind(self, new_thread, chunk, by_type, value_id_fn) < 0) {
         return -1;
     }
@@ -914,6 +989,7 @@ tracer_traverse(TracerObject *self, visitproc visit, void *arg)
     Py_VISIT(self->chunk);
     Py_VISIT(self->by_type);
     Py_VISIT(self->value_id);
+    Py_VISIT(self->switch_lines);
     Py_VISIT(self->states);
     Py_VISIT(self->states_by_tid);
     return 0;
@@ -929,6 +1005,7 @@ tracer_clear(TracerObject *self)
     Py_CLEAR(self->chunk);
     Py_CLEAR(self->by_type);
     Py_CLEAR(self->value_id);
+    Py_CLEAR(self->switch_lines);
     self->ready = 0;
     susp_clear(&self->suspended);
     Py_CLEAR(self->states);
@@ -951,6 +1028,7 @@ tracer_dealloc(TracerObject *self)
         }
         PyMem_Free(self->table);
     }
+    PyMem_Free(self->lines_off);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -1037,11 +1115,12 @@ PyInit__ctracer(void)
     if (format == NULL) {
         return NULL;
     }
-    unsigned long long op_call, call_root, call_gen, op_return, op_raise, op_yield, op_resume, chunk_words;
+    unsigned long long op_call, call_root, call_gen, op_return, op_raise, op_yield, op_resume, op_lines_off, op_lines_on, chunk_words;
     int failed = read_constant(format, "OP_CALL", &op_call) < 0 || read_constant(format, "CALL_ROOT", &call_root) < 0
         || read_constant(format, "CALL_GEN", &call_gen) < 0 || read_constant(format, "OP_RETURN", &op_return) < 0
         || read_constant(format, "OP_RAISE", &op_raise) < 0 || read_constant(format, "OP_YIELD", &op_yield) < 0
         || read_constant(format, "OP_RESUME", &op_resume) < 0 || read_constant(format, "INLINE_INT", &INLINE_INT) < 0
+        || read_constant(format, "OP_LINES_OFF", &op_lines_off) < 0 || read_constant(format, "OP_LINES_ON", &op_lines_on) < 0
         || read_constant(format, "INT_BIAS", &INT_BIAS) < 0 || read_constant(format, "CHUNK_WORDS", &chunk_words) < 0;
     Py_DECREF(format);
     if (failed) {
@@ -1055,6 +1134,8 @@ PyInit__ctracer(void)
     OP_RAISE = (unsigned int)op_raise;
     OP_YIELD = (unsigned int)op_yield;
     OP_RESUME = (unsigned int)op_resume;
+    OP_LINES_OFF = (unsigned int)op_lines_off;
+    OP_LINES_ON = (unsigned int)op_lines_on;
     if (PyType_Ready(&GenCallType) < 0 || PyType_Ready(&TStateType) < 0 || PyType_Ready(&TracerType) < 0) {
         return NULL;
     }

@@ -22,6 +22,8 @@ class Tracer(Backend):
         value_id: Callable[[object], int],
         capture: bool,
         budget: int,
+        switch_lines: Callable[[object, bool], None],
+        line_budget: int,
     ) -> None: ...
     def reset(
         self, new_thread: Callable[[], int], chunk: Callable[[int, bytes], None], by_type: dict[type, int], value_id: Callable[[object], int]

@@ -49,6 +49,11 @@ class TraceConfig:
     value_budget: int = 64
     """Values are recorded for the first N calls of each function per entry point (0: every call):
     hot functions called millions of times then cost little more than their lines."""
+    line_budget: int = 64
+    """Lines are recorded for the first N calls of each function per entry point (0: every call):
+    beyond it a call keeps its calls, returns and nesting, and its lines are "not recorded", which
+    comparisons treat as unknown. A loop-heavy function called millions of times then costs little
+    more than its calls (sys.monitoring dispatches every line event, whatever the callback does)."""
     label: str | None = None
     """An optional name of the run, stored in every trace file's header."""
     tracer: str = "auto"

@@ -40,6 +40,11 @@ OP_YIELD = 0xFFFA
 """The running generator/coroutine call is suspended; followed by the yielded value id (2 words)."""
 OP_RESUME = 0xFFFB
 """A suspended call resumes on this thread; followed by its generator call id (2 words)."""
+OP_LINES_OFF = 0xFFFC
+"""The function's line budget in this entry point is spent: its calls from here on, and the rest of
+its calls still running, record no lines until OP_LINES_ON; followed by the function id (2 words)."""
+OP_LINES_ON = 0xFFFD
+"""A new entry point starts: the function records lines again; followed by the function id (2 words)."""
 
 CHUNK_WORDS = 1 << 15
 """A thread's buffered words are shipped as a chunk once they exceed this (and when its last call ends)."""

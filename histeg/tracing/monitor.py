@@ -100,7 +100,8 @@ class Collector:
     implementation = "python"
 
     def __init__(
-        self, selector: Selector, writer: fmt.TraceWriter, abstraction: Abstraction | None = None, value_budget: int = 64, tool: int | None = None
+        self, selector: Selector, writer: fmt.TraceWriter, abstraction: Abstraction | None = None, value_budget: int = 64, tool: int | None = None,
+        line_budget: int = 64,
     ) -> None:
         self.selector = selector
         self.writer = writer
@@ -108,6 +109,8 @@ class Collector:
         """None: values are off."""
         self.capture_values = abstraction is not None
         self.value_budget = value_budget
+        self.line_budget = line_budget
+        """Lines are recorded for the first N calls of each function per entry point (0: every call)."""
         self.tool = tool
         self.broken: str | None = None
         """Why the trace cannot be complete (the tool id was freed, cleared or taken over)."""
@@ -264,6 +267,13 @@ class Collector:
         params = entry.names if self.capture_values else _parameter_names(entry.code)
         self.writer.function(entry.func_id, entry.found[0], entry.found[1], entry.code.co_firstlineno, entry.suspends, params)
 
+    def switch_lines(self, code: object, on: bool) -> None:
+        """Line events of one code object on or off (its line budget in this entry point is spent)."""
+        try:
+            _mon.set_local_events(self.tool, code, LOCAL_EVENTS if on else LOCAL_EVENTS & ~_E.LINE)
+        except ValueError:  # the tool id was freed under us
+            self.check("a line budget")
+
     def open_thread(self) -> int:
         """Allocate the calling thread's stream index and write its thread record."""
         with self._lock:
@@ -292,6 +302,8 @@ class PyTracer:
         self.states: list[ThreadState] = []
         self._suspended: dict[int, list] = {}  # frame id -> stack entry of a suspended generator call
         self._gen_ids = itertools.count(1)
+        self.lines_off: list[FunctionEntry] = []
+        """Functions whose line events are off until the next entry point (their line budget is spent)."""
         self._tls = _local()
         self._owner: ThreadState | None = None
         self._multi = False
@@ -357,7 +369,10 @@ class PyTracer:
         gen_ids = self._gen_ids
         capture = collector.capture_values
         budget = collector.value_budget
-        epoch = [0]  # counts entry points: value budgets start afresh in each
+        epoch = [0]  # counts entry points: value and line budgets start afresh in each
+        line_limit = collector.line_budget + 1 if collector.line_budget else 0
+        lines_off = self.lines_off
+        switch_lines = collector.switch_lines
         getframe = sys._getframe
         tracer = self
         id_of = collector.value_ids.id_of
@@ -392,6 +407,24 @@ class PyTracer:
                 state = new_state()
             stack = state.stack
             buf = state.buf
+            if not stack:
+                if state.index < 0:
+                    return None  # inside histeg's own repr call
+                epoch[0] += 1
+                if lines_off:  # a new entry point: every function gets its lines back
+                    for off in lines_off:
+                        switch_lines(off.code, True)
+                        buf.extend(off.lines_on)
+                    lines_off.clear()
+            spent = entry.spent
+            if spent[0] != epoch[0]:
+                spent[0] = epoch[0]
+                spent[1] = 0
+            spent[1] += 1
+            if spent[1] == line_limit and state.index >= 0:  # the first call beyond the line budget
+                switch_lines(code, False)
+                buf.extend(entry.lines_off)
+                lines_off.append(entry)
             if stack and not entry.suspends:  # the common case: a nested plain function
                 stack.append(entry.plain)
                 buf.extend(entry.called)
@@ -400,7 +433,6 @@ class PyTracer:
             else:
                 words = array("H", entry.prefix)
                 if not stack:
-                    epoch[0] += 1
                     words[0] |= fmt.CALL_ROOT
                     label = tracer.label
                     words.append(label & 0xFFFF)
@@ -417,11 +449,6 @@ class PyTracer:
                 words.append(entry.called[3])
                 buf.extend(words)
             if capture:
-                spent = entry.spent
-                if spent[0] != epoch[0]:
-                    spent[0] = epoch[0]
-                    spent[1] = 0
-                spent[1] += 1
                 names = entry.names
                 if not names:
                     return None

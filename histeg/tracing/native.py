@@ -28,15 +28,17 @@ class NativeCollector(Collector):
     implementation = "c"
 
     def __init__(
-        self, selector: Selector, writer: fmt.TraceWriter, abstraction: Abstraction | None = None, value_budget: int = 64, tool: int | None = None
+        self, selector: Selector, writer: fmt.TraceWriter, abstraction: Abstraction | None = None, value_budget: int = 64, tool: int | None = None,
+        line_budget: int = 64,
     ) -> None:
         if _ctracer is None:
             raise RuntimeError("histeg: the C tracer is not built (reinstall histeg with a C compiler, or use tracer 'python')")
-        super().__init__(selector, writer, abstraction, value_budget, tool)
+        super().__init__(selector, writer, abstraction, value_budget, tool, line_budget)
 
     def _make_backend(self) -> Backend:
         return _ctracer.Tracer(
-            self.instrument, self.open_thread, self.chunk, self.value_ids.by_type, self.value_ids.id_of, self.capture_values, self.value_budget
+            self.instrument, self.open_thread, self.chunk, self.value_ids.by_type, self.value_ids.id_of, self.capture_values, self.value_budget,
+            self.switch_lines, self.line_budget,
         )
 
     def _reset_backend(self) -> None:
@@ -55,7 +57,7 @@ def resolve(implementation: str) -> str:
 
 def make_collector(
     implementation: str, selector: Selector, writer: fmt.TraceWriter, abstraction: Abstraction | None = None, value_budget: int = 64,
-    tool: int | None = None,
+    tool: int | None = None, line_budget: int = 64,
 ) -> Collector:
     kind = NativeCollector if resolve(implementation) == "c" else Collector
-    return kind(selector, writer, abstraction, value_budget, tool)
+    return kind(selector, writer, abstraction, value_budget, tool, line_budget)

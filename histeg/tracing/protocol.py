@@ -11,6 +11,8 @@ from __future__ import annotations
 from array import array
 from typing import Protocol
 
+from histeg.tracing.format import OP_LINES_OFF, OP_LINES_ON
+
 RETURN_REDACTED = 1 << 63
 """Bit of ``FunctionEntry.redact`` for the return value (bits 0..62: parameters by position)."""
 
@@ -18,7 +20,10 @@ RETURN_REDACTED = 1 << 63
 class FunctionEntry:
     """What the backends know of one instrumented code object (slots: the Python hot path reads them)."""
 
-    __slots__ = ("code", "prefix", "suspends", "names", "found", "func_id", "plain", "called", "spent", "unrecorded", "redact", "redacted")
+    __slots__ = (
+        "code", "prefix", "suspends", "names", "found", "func_id", "plain", "called", "spent", "unrecorded", "redact", "redacted",
+        "lines_off", "lines_on",
+    )
 
     def __init__(
         self, code: object, func_id: int, suspends: int, names: tuple[str, ...], found: tuple[str, str], called: array,
@@ -46,6 +51,9 @@ class FunctionEntry:
         """Parameters (bit i) and return value (``RETURN_REDACTED``) recorded as redacted."""
         self.redacted = redacted
         """The value id written in their place."""
+        self.lines_off = array("H", (OP_LINES_OFF, func_id & 0xFFFF, func_id >> 16))
+        self.lines_on = array("H", (OP_LINES_ON, func_id & 0xFFFF, func_id >> 16))
+        """The markers written when its line events go off (budget spent) and on again (next entry point)."""
 
 
 class Backend(Protocol):

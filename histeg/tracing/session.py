@@ -66,7 +66,9 @@ def begin(settings: dict):  # noqa: ANN201 - returns the Collector
         }
         return TraceWriter(trace_file_name(trace_dir), meta)
 
-    collector = make_collector(implementation, selector, new_writer(), abstraction, int(settings.get("value_budget", 64)), tool)
+    collector = make_collector(
+        implementation, selector, new_writer(), abstraction, int(settings.get("value_budget", 64)), tool, int(settings.get("line_budget", 64))
+    )
     collector.start()
     _collector = collector
     atexit.register(end)

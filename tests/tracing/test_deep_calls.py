@@ -46,7 +46,7 @@ FILES = {
 @pytest.fixture(scope="module")
 def deep_run(tmp_path_factory: pytest.TempPathFactory) -> TracedRun:
     """One run under the C collector, shared by the tests: every call's values recorded, so order shows in the parameters."""
-    run = run_project(tmp_path_factory.mktemp("deep") / "project", FILES, value_budget=0, tracer="c")
+    run = run_project(tmp_path_factory.mktemp("deep") / "project", FILES, value_budget=0, line_budget=0, tracer="c")
     assert run.proc.returncode == 0, run.proc.stdout + run.proc.stderr
     return run
 

@@ -177,7 +177,7 @@ if len(sys.argv) > 2:
 
 def start_long_run(project: Path, *args: str) -> subprocess.Popen:
     write_project(project, {**PROJECT, "tests/test_mixed.py": "", "long_run.py": LONG_RUN})
-    env = traced_environment(project_config(project), base_environment(project))
+    env = traced_environment(project_config(project, line_budget=0), base_environment(project))  # every line of every call
     return subprocess.Popen([sys.executable, "long_run.py", *args], cwd=project, env=env, stdout=subprocess.PIPE, text=True)
 
 
