@@ -73,6 +73,7 @@ def main() -> None:
     parser.add_argument("--sources", default=None, help="sources directory (default: src if present, else .)")
     parser.add_argument("--python", default=sys.executable, help="interpreter of the project's own environment")
     parser.add_argument("--values", default="structural", choices=("structural", "off"))
+    parser.add_argument("--line-budget", type=int, default=64, help="lines for the first N calls of a function per test (0: every call)")
     parser.add_argument("--tracer", choices=("c", "python", "both"), default="c", help="collector(s) to measure (default: c)")
     parser.add_argument("--no-coverage", action="store_true", help="do not measure coverage.py")
     parser.add_argument("--pytest-args", default="-q -p no:cacheprovider", help="pytest arguments before the tests directory")
@@ -105,7 +106,7 @@ def main() -> None:
                 elif kind != "untraced":
                     trace_dir = work / f"traces-{kind}-{index}"
                     config = TraceConfig(root=str(repo), sources=[sources], tests=[args.tests.split()[0]], trace_dir=str(trace_dir),
-                                         values=args.values, tracer=kind)
+                                         values=args.values, tracer=kind, line_budget=args.line_budget)
                     config_path = work / f"config-{kind}-{index}.json"
                     config.write(config_path)
                     env = traced_environment(config_path, base)
@@ -134,7 +135,8 @@ def main() -> None:
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
-    print(f"repository: {repo.name}  sources: {sources}  tests: {args.tests}  python: {args.python}  values: {args.values}")
+    print(f"repository: {repo.name}  sources: {sources}  tests: {args.tests}  python: {args.python}  values: {args.values}  "
+          f"line budget: {args.line_budget or 'none'}")
     for kind, outcome in sorted(codes):
         print(f"  {kind:9s} {outcome}")
     print("per-test outcomes: " + ("identical in every run" if not differ else "DIFFER"))
@@ -149,8 +151,9 @@ def main() -> None:
               f"wall median {statistics.median(wall[kind]):.2f}s; peak memory {max(peaks[kind]) / 1024:.1f} MiB")
         if kind in stored:
             size, events, count = stored[kind]
-            print(f"  line events recorded: {events:,} in {count} trace files, {size:,} bytes; "
-                  f"bytes per line event: {size / max(events, 1):.3f}  goal <= 0.1")
+            print(f"  line events recorded: {events:,} in {count} trace files, {size:,} bytes stored; "
+                  f"bytes per recorded line event: {size / max(events, 1):.3f} (with a line budget, divide by the "
+                  f"line events of a run with --line-budget 0 for bytes per executed line event; goal <= 0.1)")
     if "coverage" in kinds:
         for kind in tracers:
             ratios = [t / c for t, c in zip(cpu[kind], cpu["coverage"])]
