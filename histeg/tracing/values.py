@@ -56,6 +56,17 @@ _func_qualname = _FunctionType.__dict__["__qualname__"].__get__
 _PLAIN = {int: int.__int__, float: float.__float__, complex: complex.__complex__, str: str.__str__, bytes: bytes.__bytes__}
 """The base type's own conversion: an exact copy of a subclass instance's builtin value, no override runs."""
 SCALARS = frozenset({int, float, bool, complex, type(None), str, bytes})
+MAX_CACHED_TEXTS = 1 << 14
+"""Texts and names whose neutral form or redaction is remembered (the cache stops growing there)."""
+_STR, _SCALAR, _ENUM, _FUNCTION, _BOUND, _BUILTIN, _MODULE, _CLASS, _EXCEPTION, _SUBCLASS, _OBJECT = (
+    "str", "scalar", "enum", "function", "bound method", "builtin", "module", "class", "exception", "builtin subclass", "object"
+)
+_SHOWN_IN_FIELDS = frozenset({_STR, _SCALAR, _ENUM, _FUNCTION, _MODULE})
+"""Kinds an attribute shows by content in a shallow view (builtin containers too); other objects by type."""
+
+
+def _first(pair: tuple[str, Any]) -> str:
+    return pair[0]
 CONTAINERS = (list, tuple, dict, set, frozenset)
 
 
@@ -151,13 +162,17 @@ class Abstraction:
         self.redact = tuple(pattern.lower() for pattern in redact)
         self.paths = [(prefix, placeholder, _whole_path(prefix)) for prefix, placeholder in placeholders(root)]
         self._layouts: dict[type, tuple[Any, tuple[tuple[str, Any], ...]]] = {}
+        self._kinds: dict[type, tuple[str, type | None]] = {}
+        self._names: dict[type, str] = {}
+        self._redacted_names: dict[str, bool] = {}
+        self._neutral: dict[str, str] = {}
 
     # -- what callers ask -------------------------------------------------------------
 
     def abstract(self, value: Any) -> tuple[str, str | None]:
         """``(type name, text or None)``; never raises, never runs project code."""
         cls = type(value)
-        name = type_name(cls)
+        name = self.type_name(cls)
         try:
             if name in self.repr_types:
                 return name, self._repr(value)
@@ -178,11 +193,24 @@ class Abstraction:
         return holder is None and not slots
 
     def redacts(self, name: str) -> bool:
-        lowered = name.lower()
-        return any(pattern in lowered for pattern in self.redact)
+        found = self._redacted_names.get(name)
+        if found is None:
+            lowered = name.lower()
+            found = any(pattern in lowered for pattern in self.redact)
+            if len(self._redacted_names) < MAX_CACHED_TEXTS:
+                self._redacted_names[name] = found
+        return found
 
     def neutral(self, text: str) -> str:
         """Paths replaced by placeholders, random temporary names and addresses scrubbed, URL passwords redacted."""
+        found = self._neutral.get(text)
+        if found is None:
+            found = self._neutral_uncached(text)
+            if len(self._neutral) < MAX_CACHED_TEXTS:
+                self._neutral[text] = found
+        return found
+
+    def _neutral_uncached(self, text: str) -> str:
         for prefix, placeholder, whole in self.paths:
             if prefix in text:
                 text = whole.sub(placeholder, text)
@@ -199,46 +227,78 @@ class Abstraction:
 
     def _text(self, value: Any, cls: type, budget: list[int], depth: int) -> str | None:
         budget[0] -= 1
-        if cls is str:
+        kind, base = self._kinds.get(cls) or self._classify(cls)
+        if kind is _STR:
             return self._string(value)
-        if cls is bytes:
-            return self._bytes(value)
-        if cls in SCALARS:
-            return _scalar(value, cls)
-        if _is_enum(cls):
+        if kind is _SCALAR:
+            return self._bytes(value) if cls is bytes else _scalar(value, cls)
+        if kind is _OBJECT:
+            return self._fields(value, cls, budget, depth) if depth == 0 else None
+        if kind is _ENUM:
             member = self._instance_dict(value, cls)
-            return f"{type_name(cls)}.{member.get('_name_')}" if member is not None else type_name(cls)
-        if cls is _FunctionType:
+            return f"{self.type_name(cls)}.{member.get('_name_')}" if member is not None else self.type_name(cls)
+        if kind is _FUNCTION:
             return f"{_func_module(value)}:{_func_qualname(value)}"
-        if cls is _BoundMethod:
+        if kind is _BOUND:
             function = value.__func__
-            owner = type_name(type(value.__self__))
-            if type(function) is _FunctionType:
-                return f"{owner}.{_func_qualname(function)}"
-            return owner
-        if cls is _BuiltinType:
+            owner = self.type_name(type(value.__self__))
+            return f"{owner}.{_func_qualname(function)}" if type(function) is _FunctionType else owner
+        if kind is _BUILTIN:
             return f"{value.__module__ or 'builtins'}:{value.__qualname__}" if type(value.__qualname__) is str else None
-        if cls is _ModuleType:
-            namespace = object.__getattribute__(value, "__dict__")
-            module_name = namespace.get("__name__")
+        if kind is _MODULE:
+            module_name = object.__getattribute__(value, "__dict__").get("__name__")
             return module_name if type(module_name) is str else None
-        if issubclass(cls, type):
-            return type_name(value)
+        if kind is _CLASS:
+            return self.type_name(value)
         parts: list[str] = []
-        base = next((kind for kind in (*CONTAINERS, str, bytes, int, float, complex) if issubclass(cls, kind)), None)
-        if base is not None:
+        if base is not None:  # a builtin container or scalar, or a subclass of one
             if depth >= MAX_DEPTH or budget[0] <= 0:
                 size = _size(value, base)
                 return f"<{base.__name__} len={size}>" if size is not None else f"<{base.__name__}>"
             parts.append(self._builtin(value, base, budget, depth))
-            if cls in CONTAINERS:
+            if cls is base:
                 return parts[0]
-        if issubclass(cls, BaseException):
+        if kind is _EXCEPTION:
             parts.append(self._text(_exc_args(value), tuple, budget, depth + 1))
         fields = self._fields(value, cls, budget, depth) if depth == 0 else None
         if fields:
             parts.append(fields)
         return " ".join(parts) if parts else None
+
+    def _classify(self, cls: type) -> tuple[str, type | None]:
+        """What kind of value ``cls`` makes, decided once per type (no metaclass hook runs:
+        ``issubclass`` against builtin types reads the MRO)."""
+        base = next((kind for kind in (*CONTAINERS, str, bytes, int, float, complex) if issubclass(cls, kind)), None)
+        if cls is str:
+            kind = _STR
+        elif cls in SCALARS:
+            kind = _SCALAR
+        elif _is_enum(cls):
+            kind = _ENUM
+        elif cls is _FunctionType:
+            kind = _FUNCTION
+        elif cls is _BoundMethod:
+            kind = _BOUND
+        elif cls is _BuiltinType:
+            kind = _BUILTIN
+        elif cls is _ModuleType:
+            kind = _MODULE
+        elif issubclass(cls, type):
+            kind = _CLASS
+        elif issubclass(cls, BaseException):
+            kind = _EXCEPTION
+        elif base is not None:
+            kind = _SUBCLASS
+        else:
+            kind = _OBJECT
+        found = self._kinds[cls] = (kind, base)
+        return found
+
+    def type_name(self, cls: type) -> str:
+        found = self._names.get(cls)
+        if found is None:
+            found = self._names[cls] = type_name(cls)
+        return found
 
     def _builtin(self, value: Any, base: type, budget: list[int], depth: int) -> str:
         """The builtin content of an exact container or scalar, or of a subclass instance, via the base type's own methods."""
@@ -276,8 +336,8 @@ class Abstraction:
         cls = type(item)
         text = self._text(item, cls, budget, depth + 1)
         if cls in SCALARS or cls in CONTAINERS:
-            return text if text is not None else type_name(cls)
-        return type_name(cls) if text is None else f"{type_name(cls)}({text})"
+            return text if text is not None else self.type_name(cls)
+        return self.type_name(cls) if text is None else f"{self.type_name(cls)}({text})"
 
     def _fields(self, value: Any, cls: type, budget: list[int], depth: int) -> str | None:
         """A shallow view of the instance dictionary and slots: scalars and builtin containers
@@ -298,7 +358,7 @@ class Abstraction:
                 continue
         if not pairs:
             return None
-        pairs.sort(key=lambda pair: pair[0])
+        pairs.sort(key=_first)
         shown = []
         for name, item in pairs:
             if budget[0] <= 0:
@@ -308,11 +368,12 @@ class Abstraction:
                 shown.append(f"{name}={REDACTED}")
                 continue
             item_cls = type(item)
-            if item_cls in SCALARS or item_cls in CONTAINERS or _is_enum(item_cls) or item_cls in (_FunctionType, _ModuleType):
+            item_kind, item_base = self._kinds.get(item_cls) or self._classify(item_cls)
+            if item_kind in _SHOWN_IN_FIELDS or item_cls is item_base:
                 shown.append(f"{name}={self._text(item, item_cls, budget, depth + 1)}")
             else:
                 budget[0] -= 1
-                shown.append(f"{name}={type_name(item_cls)}")
+                shown.append(f"{name}={self.type_name(item_cls)}")
         return "{" + ", ".join(shown) + "}"
 
     def _layout(self, cls: type) -> tuple[Any, tuple[tuple[str, Any], ...]]:
