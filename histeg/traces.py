@@ -252,7 +252,7 @@ class _Reader:
             raise self.fail(f"compressed data damaged ({exc})") from None
 
     def _header(self) -> tuple[int, dict[str, Any], bytes]:
-        head = self.handle.read(READ_BLOCK)
+        head = self.handle.read(len(fmt.MAGIC) + 1)
         if not head.startswith(fmt.MAGIC):
             raise HistegError(f"{self.path} is not a histeg trace file")
         if len(head) <= len(fmt.MAGIC):
@@ -260,12 +260,13 @@ class _Reader:
         version = head[len(fmt.MAGIC)]
         if version != fmt.FORMAT_VERSION:
             raise HistegError(f"trace file {self.path} has format version {version}; this histeg reads version {fmt.FORMAT_VERSION}")
+        self.handle.seek(0)
         try:
-            size, pos = _varint(head, len(fmt.MAGIC) + 1)
-            meta = json.loads(bytes(head[pos : pos + size]))
-        except (IndexError, ValueError):
+            _, meta, body = fmt.read_header(self.handle)
+        except ValueError:
             raise self.fail("header cut short or damaged") from None
-        return version, meta, head[pos + size :]
+        self.handle.seek(body)
+        return version, meta, self.handle.read(READ_BLOCK)
 
     def _record(self, data: bytearray, pos: int) -> tuple[int, bool]:
         if pos >= len(data):

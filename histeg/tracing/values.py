@@ -183,11 +183,8 @@ class Abstraction:
 
     def constant(self, cls: type) -> bool:
         """Whether every instance of ``cls`` abstracts alike (no state visible): one id per type."""
-        if cls in SCALARS or type_name(cls) in self.repr_types:
-            return False
-        if issubclass(cls, (*CONTAINERS, BaseException, int, float, str, bytes, complex)) or _is_enum(cls):
-            return False
-        if cls in (_FunctionType, _BuiltinType, _BoundMethod, _ModuleType) or issubclass(cls, type):
+        kind, _ = self._kinds.get(cls) or self._classify(cls)
+        if kind is not _OBJECT or self.type_name(cls) in self.repr_types:
             return False
         holder, slots = self._layout(cls)
         return holder is None and not slots
