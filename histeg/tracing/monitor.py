@@ -127,8 +127,11 @@ class Collector:
         return PyTracer(self)
 
     def _reset_backend(self) -> None:
-        """After fork: the child's threads, suspended calls and value table start afresh."""
+        """After fork: the child's threads, suspended calls and value table start afresh; functions
+        whose line events are off stay listed, so the child's next entry point turns them on again."""
+        lines_off = self.backend.lines_off
         self.backend = self._make_backend()
+        self.backend.lines_off.extend(lines_off)
         self._callbacks = self._callback_table()
 
     def _callback_table(self) -> dict[int, object]:
