@@ -26,9 +26,13 @@ class ChangeIndex:
 
 
 def load_changes(path: Path) -> ChangeIndex:
+    """The changes that can explain behaviour: those without runtime meaning (docstrings, significance
+    ``none``) stay in syntaxChanges.json but never become targets nor absorb a divergence."""
     index = ChangeIndex()
     for file in read_json(path).get("files", []):
         for change in file.get("changes", []):
+            if change.get("significance") == "none":
+                continue
             entity = change["entity"]
             index.by_entity[entity].append(change)
             index.files.setdefault(entity, change.get("newPath") or change.get("oldPath") or "")

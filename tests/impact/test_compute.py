@@ -208,3 +208,27 @@ def test_divergences_from_changed_test_data_are_no_code_targets(make_repo, tmp_p
     assert {"lib:helper", "lib:report"} <= set(data["functions"])
     divergences = validate_output(tmp_path / "out" / "1" / "traceDivergences.json")
     assert divergences["summary"]["divergences"] == document["summary"]["divergences"] > 0
+
+
+DOCUMENTED = LIB.replace('def compute(x):\n', 'def compute(x):\n    """Twice the input, judged by the helper."""\n').replace(
+    'def report(x):\n', 'def report(x):\n    """B or S."""\n')
+
+
+def test_docstrings_are_no_targets_and_absorb_no_divergence(tmp_path: Path) -> None:
+    path = tmp_path / "repo"
+    path.mkdir()
+    repo = GitRepo(path)
+    repo.git("init", "-q", "-b", "main")
+    repo.commit("base", {"lib.py": LIB, "tests/test_lib.py": TESTS})
+    repo.commit("document", {"lib.py": DOCUMENTED, "tests/test_lib.py": TESTS})
+    repo.commit("change", {"lib.py": DOCUMENTED.replace('if x > 5:', 'if x >= 4:').replace('"""B or S."""', '"""B or S, reworded."""'),
+                           "tests/test_lib.py": TESTS})
+    out = tmp_path / "out"
+    result = run_histeg("compute", "--repo", str(repo.path), "--all", "--out", str(out), "--repeat", "1")
+    assert result.code == 0, result.stderr
+    syntax = validate_output(out / "1" / "syntaxChanges.json")
+    kinds = {(c["entity"], c["codeType"], c["significance"]) for f in syntax["files"] for c in f["changes"]}
+    assert kinds == {("lib:compute", "docstring", "none"), ("lib:report", "docstring", "none")}, "reported as such"
+    assert validate_output(out / "1" / "testingTargets.json")["targets"] == []
+    targets = validate_output(out / "2" / "testingTargets.json")["targets"]
+    assert [t["identifier"] for t in targets] == ["lib:helper"], "report's reworded docstring absorbs nothing"
