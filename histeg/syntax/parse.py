@@ -98,6 +98,7 @@ def _convert(ts_tree: object, source: bytes) -> tuple[Node, bool]:
     root = Node(ts_root.type, "", ts_root.start_byte, ts_root.end_byte, 1, 1 + bisect_left(newlines, max(0, ts_root.end_byte - 1)))
     labels: dict[Node, list[str]] = {}
     decorated: list[Node] = []
+    grouped: list[Node] = []
     stack = [root]
     errors = False
     if not cursor.goto_first_child():
@@ -126,6 +127,8 @@ def _convert(ts_tree: object, source: bytes) -> tuple[Node, bool]:
                     errors = True
                 elif kind == "decorated_definition":
                     decorated.append(node)
+                elif kind == "parenthesized_expression":
+                    grouped.append(node)
                 if not leaf and cursor.goto_first_child():
                     stack.append(node)
                     continue
@@ -145,7 +148,21 @@ def _convert(ts_tree: object, source: bytes) -> tuple[Node, bool]:
     for node, parts in labels.items():
         node.label = " ".join(parts)
     _flatten_decorators(decorated)
+    _unwrap_parentheses(grouped)
     return root, errors
+
+
+def _unwrap_parentheses(grouped: list[Node]) -> None:
+    """``(expr)`` → ``expr``: grouping parentheses have no runtime meaning (the tree already holds
+    precedence), so adding or dropping them is formatting, not a change."""
+    for node in reversed(grouped):  # inner ones first
+        if node.parent is None or len(node.children) != 1:
+            continue
+        (inner,) = node.children
+        inner.parent = node.parent
+        inner.field = node.field
+        siblings = node.parent.children
+        siblings[siblings.index(node)] = inner
 
 
 def _flatten_decorators(decorated: list[Node]) -> None:
