@@ -156,6 +156,7 @@ def _trace_settings(options: RunOptions) -> dict[str, Any]:
 
 def _traces(context: Context, index: int) -> dict[str, Any]:
     from histeg.runs.commands import trace_commands
+    from histeg.runs.outcome import NOT_COMPLETE
     from histeg.runs.runner import RUNS, run_traces, version_settings
     from histeg.statics.observed import add_observed_edges
     from histeg.tracing.format import FORMAT_VERSION
@@ -171,7 +172,7 @@ def _traces(context: Context, index: int) -> dict[str, Any]:
         previous = read_json(runs_path)
         same_commands = sorted({orjson.dumps(r["command"]) for r in previous["runs"]}) == sorted(orjson.dumps(c.to_json()) for c in commands)
         same_tracing = previous.get("traceFormat") == FORMAT_VERSION and previous.get("traceOptions") == wanted["options"].to_json()
-        complete = not any(run["outcome"] in ("error", "timeout", "truncated", "broken") for run in previous["runs"])
+        complete = not any(run["outcome"] in NOT_COMPLETE for run in previous["runs"])
         if previous.get("repeat") == wanted["repeat"] and same_commands and same_tracing and complete:
             return {"reused": True, "runs": len(previous["runs"])}
     summary = run_traces(

@@ -9,7 +9,6 @@ was killed) is read up to its last complete record and reported as
 
 from __future__ import annotations
 
-import json
 import lzma
 import re
 import sys

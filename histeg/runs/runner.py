@@ -25,7 +25,7 @@ from typing import Any
 from histeg.config import VersionSettings
 from histeg.errors import HistegError
 from histeg.runs.commands import TraceCommand, pytest_command, unique_labels
-from histeg.runs.outcome import Outcome, Verdict, judge
+from histeg.runs.outcome import NOT_COMPLETE, Outcome, Verdict, judge
 from histeg.runs.process import DEFAULT_GRACE_SECONDS, run_process
 from histeg.runs.workdir import fresh_copy
 from histeg.store import VERSION, OutputStore, read_json, write_json
@@ -85,7 +85,7 @@ class RunsSummary:
     def errors(self) -> list[RunRecord]:
         """Runs that say the version is broken (cannot start, pytest exit 2-5, killed, timed out)
         or whose traces cannot be trusted (truncated, the tracer lost its tool id)."""
-        return [run for run in self.runs if run.outcome in ("error", "timeout", "truncated", "broken")]
+        return [run for run in self.runs if run.outcome in NOT_COMPLETE]
 
     @property
     def failures(self) -> list[RunRecord]:
@@ -221,7 +221,7 @@ def _check_traces(produced: list[Path], verdict: Verdict) -> tuple[list[Path], l
     (top-level) trace is truncated, or any of whose traces lost the tool id, is not complete."""
     status = {path: read_status(str(path)) for path in produced}
     broken = [path for path, state in status.items() if state == "broken"]
-    if broken and verdict.outcome not in ("error", "timeout"):
+    if broken and verdict.outcome not in NOT_COMPLETE:
         return [], produced, Verdict("broken", f"the tracer lost its sys.monitoring tool id in {broken[0].name}: "
                                      "a program under test freed, cleared or took it over", verdict.tests)
     truncated = [path for path, state in status.items() if state == "truncated"]
@@ -230,7 +230,7 @@ def _check_traces(produced: list[Path], verdict: Verdict) -> tuple[list[Path], l
     pids = {read_meta(str(path)).get("pid") for path in produced}
     top = [path for path in truncated if read_meta(str(path)).get("ppid") not in pids]
     complete = [path for path in produced if status[path] == "complete"]
-    if top and verdict.outcome not in ("error", "timeout"):
+    if top and verdict.outcome not in NOT_COMPLETE:
         return complete, truncated, Verdict("truncated", f"the traced process ended without closing its trace {top[0].name} "
                                             "(os._exit or a signal)", verdict.tests)
     return complete, truncated, verdict

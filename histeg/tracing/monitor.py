@@ -247,8 +247,7 @@ class Collector:
         kind = (fmt.FUNC_GENERATOR if flags & (CO_GENERATOR | CO_ASYNC_GENERATOR) else 0) | (
             fmt.FUNC_COROUTINE if flags & (CO_COROUTINE | CO_ASYNC_GENERATOR) else 0
         )
-        count = code.co_argcount + code.co_kwonlyargcount + bool(flags & CO_VARARGS) + bool(flags & CO_VARKEYWORDS)
-        names = code.co_varnames[:count] if self.capture_values else ()
+        names = _parameter_names(code) if self.capture_values else ()
         redact = 0
         if self.abstraction is not None:
             redact = sum(1 << position for position, name in enumerate(names[:63]) if self.abstraction.redacts(name))

@@ -99,22 +99,33 @@ _URL_CREDENTIALS = None
 
 
 def scrub(text: str) -> str:
-    """Replace what differs from run to run by construction: the random parts of temporary
-    names (``tempfile``'s ``tmpk3j_x9a2``, pytest's ``pytest-17``), then memory addresses
-    (``0x7f3a...``) that stand alone, so a temporary name containing ``0x`` stays one name."""
-    if "0x" not in text and "tmp" not in text and "pytest-" not in text:
+    """Everything that differs from run to run by construction in a ``repr``: temporary names,
+    then memory addresses (``0x7f3a...``) that stand alone, so a temporary name containing
+    ``0x`` stays one name."""
+    text = scrub_temporary(text)
+    if "0x" not in text:
         return text
-    global _ADDRESS, _TEMP_NAME, _PYTEST_DIR
+    global _ADDRESS
     if _ADDRESS is None:
+        import re
+
+        _ADDRESS = re.compile(r"(?<![0-9A-Za-z_\u2026])0x[0-9a-fA-F]+")
+    return _ADDRESS.sub("0x\u2026", text)
+
+
+def scrub_temporary(text: str) -> str:
+    """The random parts of temporary names (``tempfile``'s ``tmpk3j_x9a2``, pytest's ``pytest-17``).
+    Not addresses: in a plain string ``0x1F`` is data, only a ``repr`` prints addresses."""
+    if "tmp" not in text and "pytest-" not in text:
+        return text
+    global _TEMP_NAME, _PYTEST_DIR
+    if _TEMP_NAME is None:
         import re
 
         # a path's part, or a whole string (``pathlib`` keeps parts as separate strings)
         _TEMP_NAME = re.compile(r"(?:(?<=[/\\])|^)tmp[a-z0-9_]{8}(?![a-z0-9_])")
         _PYTEST_DIR = re.compile(r"(?:(?<=[/\\])|^)pytest-\d+(?=[/\\]|$)")
-        _ADDRESS = re.compile(r"(?<![0-9A-Za-z_\u2026])0x[0-9a-fA-F]+")
-    text = _TEMP_NAME.sub("tmp\u2026", text)
-    text = _PYTEST_DIR.sub("pytest-\u2026", text)
-    return _ADDRESS.sub("0x\u2026", text)
+    return _PYTEST_DIR.sub("pytest-\u2026", _TEMP_NAME.sub("tmp\u2026", text))
 
 
 def temporary_directory() -> str:
@@ -199,7 +210,7 @@ class Abstraction:
         return found
 
     def neutral(self, text: str) -> str:
-        """Paths replaced by placeholders, random temporary names and addresses scrubbed, URL passwords redacted."""
+        """Paths replaced by placeholders, random temporary names scrubbed, URL passwords redacted."""
         found = self._neutral.get(text)
         if found is None:
             found = self._neutral_uncached(text)
@@ -218,7 +229,7 @@ class Abstraction:
 
                 _URL_CREDENTIALS = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:)[^/\s@]*@")
             text = _URL_CREDENTIALS.sub(r"\1" + REDACTED + "@", text)
-        return scrub(text)
+        return scrub_temporary(text)
 
     # -- the walk ---------------------------------------------------------------------
 
@@ -412,7 +423,7 @@ class Abstraction:
                 raise TypeError
         except Exception as exc:
             return f"<repr failed: {type(exc).__name__}>"
-        return cap(self.neutral(text))
+        return cap(scrub(self.neutral(text)))
 
 
 def _scalar(value: Any, cls: type) -> str:

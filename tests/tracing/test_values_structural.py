@@ -167,6 +167,11 @@ def test_paths_become_placeholders(tmp_path: Path) -> None:
     assert other.abstract(str(tmp_path / "elsewhere" / "src" / "m.py")) == abstraction.abstract(str(root / "src" / "m.py"))
 
 
+def test_hex_in_plain_strings_is_data_not_an_address() -> None:
+    assert STRUCTURAL.abstract("0x1F")[1] == "'0x1F'" != STRUCTURAL.abstract("0x2A")[1]
+    assert STRUCTURAL.abstract({"colour": "0xff00ff"})[1] == "{'colour': '0xff00ff'}"
+
+
 def test_temporary_names_with_hex_digits_are_scrubbed_whole() -> None:
     assert scrub("/x/tmpab0x12cd/f") == "/x/tmp\u2026/f"
     assert scrub("/x/tmp0x1234ab/f") == "/x/tmp\u2026/f"
