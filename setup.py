@@ -2,4 +2,7 @@
 
 from setuptools import Extension, setup
 
-setup(ext_modules=[Extension("histeg.tracing._ctracer", ["histeg/tracing/_ctracer.c"], optional=True)])
+setup(ext_modules=[
+    Extension("histeg.tracing._ctracer", ["histeg/tracing/_ctracer.c"], optional=True),
+    Extension("histeg.tracing._decode", ["histeg/tracing/_decode.c"], optional=True),
+])

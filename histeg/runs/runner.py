@@ -30,7 +30,8 @@ from histeg.runs.process import DEFAULT_GRACE_SECONDS, run_process
 from histeg.runs.workdir import fresh_copy
 from histeg.store import VERSION, OutputStore, read_json, write_json
 from histeg.tracing.activation import TraceConfig, traced_environment
-from histeg.tracing.format import FORMAT_VERSION, compact, read_meta, read_status
+from histeg.tracing.format import FORMAT_VERSION, read_meta, read_status
+from histeg.tracing.seal import seal
 from histeg.tracing.values import DEFAULT_REDACT
 
 RUNS = "runs.json"
@@ -201,8 +202,14 @@ def run_traces(
             verdict = judge(command, result)
             produced = sorted(set(run_dir.glob(f"*{TRACE_SUFFIX}")) - before)
             complete, incomplete, verdict = _check_traces(produced, verdict)
-            for path in complete:
-                compact(str(path))
+            for path in list(complete):
+                try:
+                    seal(path)
+                except ValueError as exc:  # the program wrote over it: keep it out of comparisons
+                    complete.remove(path)
+                    incomplete.append(path)
+                    if verdict.outcome not in NOT_COMPLETE:
+                        verdict = Verdict("broken", f"trace {path.name} is damaged: {exc}", verdict.tests)
             log = run_dir / f"{command.label}.log"
             log.write_text(_log_text(argv, result.exit_code, verdict.outcome, result.stdout_tail, result.stderr_tail), encoding="utf-8")
             summary.runs.append(

@@ -1,7 +1,7 @@
 """The ``.htrace`` file format (documented in output_schema/trace-format.md) and its writer.
 
 A file is a short header (magic, version, JSON metadata) followed by one zlib
-stream of records (recompressed to xz by ``compact`` once the run is over). The stream is sync-flushed after every batch of records,
+stream of records (reorganised by entry point by ``histeg.tracing.seal`` once the run is over). The stream is sync-flushed after every batch of records,
 so a process killed mid-run leaves a file that decodes up to the last batch.
 Calls are not records of their own: each thread has an event stream of
 16-bit words (line numbers and call/return markers) shipped in chunks, so
@@ -18,12 +18,14 @@ from _thread import allocate_lock
 from typing import BinaryIO
 
 MAGIC = b"HTRACE\x00"
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 TRAILER = b"HTEND"
 """Written after the zlib stream by a clean close, then one status byte: a trace's state is read
 from its last six bytes without decompressing it."""
 STATUS_COMPLETE = 0
 STATUS_BROKEN = 1
+STATUS_TRUNCATED = 2
+"""Only in sealed files (``histeg.tracing.seal``): sealed from a stream that was never closed."""
 
 # Words of a thread's event stream (unsigned 16-bit, little-endian on disk).
 MAX_LINE = 0xFFEF
@@ -45,6 +47,8 @@ OP_LINES_OFF = 0xFFFC
 its calls still running, record no lines until OP_LINES_ON; followed by the function id (2 words)."""
 OP_LINES_ON = 0xFFFD
 """A new entry point starts: the function records lines again; followed by the function id (2 words)."""
+OP_THREAD = 0xFFFE
+"""Only in the per-entry-point streams of sealed files: the following events ran on this thread (index, 2 words)."""
 
 CHUNK_WORDS = 1 << 15
 """A thread's buffered words are shipped as a chunk once they exceed this (and when its last call ends)."""
@@ -54,7 +58,7 @@ INLINE_INT = 0x80000000
 INT_BIAS = 0x40000000
 
 # Record tags of the zlib stream.
-REC_FUNC = 0x46  # F: id, identifier, relative path, first line, flags, parameter names
+REC_FUNC = 0x46  # F: id, identifier, relative path, first line, flags, parameter names, code lines
 REC_VALUE = 0x56  # V: id, type name, has-repr flag, repr
 REC_LABEL = 0x4C  # L: id, node id, phase
 REC_OUTCOME = 0x4F  # O: node id, phase, outcome
@@ -131,9 +135,17 @@ class TraceWriter:
             if not self.closed:
                 self._flush_locked()
 
-    def function(self, func_id: int, ident: str, relpath: str, first_line: int, flags: int, params: tuple[str, ...]) -> None:
+    def function(self, func_id: int, ident: str, relpath: str, first_line: int, flags: int, params: tuple[str, ...],
+                 code_lines: list[int]) -> None:
+        """``code_lines``: the sorted lines that carry code, stored as deltas from ``first_line``: readers
+        turn executed lines into positions among them, which a comment or a moved function does not change."""
         names = b"".join(text(name) for name in params)
-        self._add(bytes([REC_FUNC]) + varint(func_id) + text(ident) + text(relpath) + varint(first_line) + varint(flags) + varint(len(params)) + names)
+        deltas, previous = [], first_line
+        for line in code_lines:
+            deltas.append(varint(line - previous) if line >= previous else varint(0))
+            previous = max(previous, line)
+        self._add(bytes([REC_FUNC]) + varint(func_id) + text(ident) + text(relpath) + varint(first_line) + varint(flags)
+                  + varint(len(params)) + names + varint(len(code_lines)) + b"".join(deltas))
 
     def value(self, value_id: int, type_name: str, rep: str | None) -> None:
         flag = b"\x00" if rep is None else b"\x01" + text(rep)
@@ -198,7 +210,7 @@ def read_status(path: str) -> str:
         return "truncated"
     if tail[:-1] != TRAILER:
         return "truncated"
-    return "broken" if tail[-1] == STATUS_BROKEN else "complete"
+    return {STATUS_COMPLETE: "complete", STATUS_BROKEN: "broken"}.get(tail[-1], "truncated")
 
 
 def read_header(handle: BinaryIO) -> tuple[int, dict, int]:
@@ -229,38 +241,3 @@ def read_meta(path: str) -> dict:
             return read_header(handle)[1]
     except (OSError, ValueError):
         return {}
-
-
-def compact(path: str, preset: int = 1) -> bool:
-    """Recompress a closed trace's body from zlib (cheap for the traced process) to xz (a window of
-    megabytes finds the repetitions of loops and of repeated calls that zlib's 32 KiB window misses),
-    atomically, keeping its status. Truncated files and files already compact are left alone."""
-    status = read_status(path)
-    if status == "truncated":
-        return False
-    import lzma
-
-    with open(path, "rb") as source:
-        version, meta, body = read_header(source)
-        if meta.get("compression", "zlib") != "zlib":
-            return False
-        meta["compression"] = "xz"
-        header = json.dumps(meta, sort_keys=True).encode()
-        temporary = f"{path}.compacting"
-        try:
-            with open(temporary, "wb") as target:
-                target.write(MAGIC + bytes([version]) + varint(len(header)) + header)
-                source.seek(body)
-                inflate = zlib.decompressobj()
-                deflate = lzma.LZMACompressor(format=lzma.FORMAT_XZ, preset=preset)
-                while not inflate.eof:
-                    block = source.read(1 << 20)
-                    if not block:
-                        raise ValueError("body cut short")
-                    target.write(deflate.compress(inflate.decompress(block)))
-                target.write(deflate.flush() + TRAILER + bytes([STATUS_BROKEN if status == "broken" else STATUS_COMPLETE]))
-            os.replace(temporary, path)
-        finally:
-            if os.path.exists(temporary):
-                os.unlink(temporary)
-    return True

@@ -267,7 +267,9 @@ class Collector:
 
     def _announce(self, entry: FunctionEntry) -> None:
         params = entry.names if self.capture_values else _parameter_names(entry.code)
-        self.writer.function(entry.func_id, entry.found[0], entry.found[1], entry.code.co_firstlineno, entry.suspends, params)
+        code = entry.code
+        lines = sorted({line for _, _, line in code.co_lines() if line is not None and line >= code.co_firstlineno})
+        self.writer.function(entry.func_id, entry.found[0], entry.found[1], code.co_firstlineno, entry.suspends, params, lines)
 
     def switch_lines(self, code: object, on: bool) -> None:
         """Line events of one code object on or off (its line budget in this entry point is spent)."""

@@ -1,0 +1,995 @@
+/* Splitting event streams by entry point and decoding them, in C.
+ *
+ * The same algorithms as histeg/tracing/events.py, which is their
+ * specification and the reference of the parity tests; this module only
+ * makes them fast (a suite records tens of millions of line events, and a
+ * Python loop costs about 0.1 us per word).
+ *
+ *   Splitter().feed(thread, words: bytes) ... .finish() -> [(thread, function, label, words: bytes)]
+ *   Decoder(first_lines, code_lines, hashes, value_hashes).decode(words: bytes) -> tuple of columns
+ *
+ * Words are little-endian uint16 as in the trace file; this module assumes a
+ * little-endian machine (histeg.tracing.seal byte-swaps elsewhere).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#define MAX_LINE 0xFFEFu
+#define OP_CALL 0xFFF0u
+#define CALL_ROOT 0x1u
+#define CALL_GEN 0x2u
+#define OP_RETURN 0xFFF8u
+#define OP_RAISE 0xFFF9u
+#define OP_YIELD 0xFFFAu
+#define OP_RESUME 0xFFFBu
+#define OP_LINES_OFF 0xFFFCu
+#define OP_LINES_ON 0xFFFDu
+#define OP_THREAD 0xFFFEu
+#define INLINE_INT 0x80000000u
+#define FALLBACK_BASE 0x10000u
+#define END_RUNNING 0
+#define END_RETURNED 1
+#define END_RAISED 2
+#define INCOMPLETE 0x6C696E65736F6666ull
+#define INT_DOMAIN 0x696E6C696E65696Eull
+#define SEED_A 0x243F6A8885A308D3ull
+#define SEED_B 0x13198A2E03707344ull
+#define MAX_THREADS (1u << 20)
+
+/* -- growable arrays ------------------------------------------------------- */
+
+typedef struct {
+    void *data;
+    size_t len, cap, item;
+} Vec;
+
+static int
+vec_reserve(Vec *v, size_t more)
+{
+    if (v->len + more <= v->cap) {
+        return 0;
+    }
+    size_t cap = v->cap ? v->cap : 16;
+    while (cap < v->len + more) {
+        cap *= 2;
+    }
+    void *data = PyMem_Realloc(v->data, cap * v->item);
+    if (data == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    v->data = data;
+    v->cap = cap;
+    return 0;
+}
+
+static int
+vec_push(Vec *v, const void *items, size_t count)
+{
+    if (vec_reserve(v, count) < 0) {
+        return -1;
+    }
+    memcpy((char *)v->data + v->len * v->item, items, count * v->item);
+    v->len += count;
+    return 0;
+}
+
+#define VEC(type) ((Vec){NULL, 0, 0, sizeof(type)})
+#define AT(v, type, i) (((type *)(v).data)[i])
+
+static void
+vec_free(Vec *v)
+{
+    PyMem_Free(v->data);
+    v->data = NULL;
+    v->len = v->cap = 0;
+}
+
+/* uint32 -> uint32 map, open addressing (keys stored + 1, 0 is empty) */
+typedef struct {
+    uint32_t *keys, *values;
+    size_t cap, used;
+} Map;
+
+static size_t
+map_slot(const Map *m, uint32_t key)
+{
+    uint64_t h = (uint64_t)key * 0x9E3779B97F4A7C15ull;
+    size_t i = (size_t)(h >> 17) & (m->cap - 1);
+    while (m->keys[i] != 0 && m->keys[i] != key + 1) {
+        i = (i + 1) & (m->cap - 1);
+    }
+    return i;
+}
+
+static int
+map_put(Map *m, uint32_t key, uint32_t value)
+{
+    if ((m->used + 1) * 2 > m->cap) {
+        Map grown = {NULL, NULL, m->cap ? m->cap * 2 : 64, 0};
+        grown.keys = PyMem_Calloc(grown.cap, sizeof(uint32_t));
+        grown.values = PyMem_Calloc(grown.cap, sizeof(uint32_t));
+        if (grown.keys == NULL || grown.values == NULL) {
+            PyMem_Free(grown.keys);
+            PyMem_Free(grown.values);
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (size_t i = 0; i < m->cap; i++) {
+            if (m->keys[i]) {
+                size_t j = map_slot(&grown, m->keys[i] - 1);
+                grown.keys[j] = m->keys[i];
+                grown.values[j] = m->values[i];
+                grown.used++;
+            }
+        }
+        PyMem_Free(m->keys);
+        PyMem_Free(m->values);
+        *m = grown;
+    }
+    size_t i = map_slot(m, key);
+    if (m->keys[i] == 0) {
+        m->keys[i] = key + 1;
+        m->used++;
+    }
+    m->values[i] = value;
+    return 0;
+}
+
+static int
+map_get(const Map *m, uint32_t key, uint32_t *value)
+{
+    if (m->cap == 0) {
+        return 0;
+    }
+    size_t i = map_slot(m, key);
+    if (m->keys[i] == 0) {
+        return 0;
+    }
+    *value = m->values[i];
+    return 1;
+}
+
+static void
+map_free(Map *m)
+{
+    PyMem_Free(m->keys);
+    PyMem_Free(m->values);
+    m->keys = m->values = NULL;
+    m->cap = m->used = 0;
+}
+
+static PyObject *
+corrupt(const char *format, ...)
+{
+    va_list args;
+    va_start(args, format);
+    PyErr_FormatV(PyExc_ValueError, format, args);
+    va_end(args);
+    return NULL;
+}
+
+/* -- Splitter -------------------------------------------------------------- */
+
+typedef struct {
+    uint32_t thread, function, label;
+    Vec words;        /* uint16 */
+    Vec silent;       /* uint32, sorted: the functions whose lines are off, as last passed on */
+    uint64_t version;
+    int64_t current_thread;
+} SplitEntry;
+
+typedef struct {
+    PyObject_HEAD
+    Vec entries;      /* SplitEntry */
+    Vec stacks;       /* Vec (uint32 entry indices), by thread index */
+    Map generators;   /* generator call id -> entry index */
+    Vec silent;       /* uint32, sorted */
+    uint64_t version;
+} SplitterObject;
+
+static int
+sorted_insert(Vec *set, uint32_t value)
+{
+    uint32_t *items = set->data;
+    size_t lo = 0, hi = set->len;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (items[mid] < value) {
+            lo = mid + 1;
+        }
+        else {
+            hi = mid;
+        }
+    }
+    if (lo < set->len && items[lo] == value) {
+        return 0;
+    }
+    if (vec_reserve(set, 1) < 0) {
+        return -1;
+    }
+    items = set->data;
+    memmove(items + lo + 1, items + lo, (set->len - lo) * sizeof(uint32_t));
+    items[lo] = value;
+    set->len++;
+    return 0;
+}
+
+static void
+sorted_remove(Vec *set, uint32_t value)
+{
+    uint32_t *items = set->data;
+    for (size_t i = 0; i < set->len; i++) {
+        if (items[i] == value) {
+            memmove(items + i, items + i + 1, (set->len - i - 1) * sizeof(uint32_t));
+            set->len--;
+            return;
+        }
+    }
+}
+
+static int
+push_marker(Vec *out, uint16_t op, uint32_t operand)
+{
+    uint16_t w[3] = {op, (uint16_t)(operand & 0xFFFF), (uint16_t)(operand >> 16)};
+    return vec_push(out, w, 3);
+}
+
+static int
+emit(SplitterObject *self, uint32_t owner, uint32_t thread, const uint16_t *words, size_t count)
+{
+    SplitEntry *e = &AT(self->entries, SplitEntry, owner);
+    if (e->current_thread != (int64_t)thread) {
+        if (push_marker(&e->words, OP_THREAD, thread) < 0) {
+            return -1;
+        }
+        e->current_thread = thread;
+    }
+    if (e->version != self->version) {
+        const uint32_t *now = self->silent.data, *was = e->silent.data;
+        size_t i = 0, j = 0;
+        while (i < self->silent.len) {  /* off now, not before: in increasing order */
+            while (j < e->silent.len && was[j] < now[i]) {
+                j++;
+            }
+            if (!(j < e->silent.len && was[j] == now[i]) && push_marker(&e->words, OP_LINES_OFF, now[i]) < 0) {
+                return -1;
+            }
+            i++;
+        }
+        for (j = 0, i = 0; j < e->silent.len; j++) {  /* off before, on now */
+            while (i < self->silent.len && now[i] < was[j]) {
+                i++;
+            }
+            if (!(i < self->silent.len && now[i] == was[j]) && push_marker(&e->words, OP_LINES_ON, was[j]) < 0) {
+                return -1;
+            }
+        }
+        e->silent.len = 0;
+        if (vec_push(&e->silent, self->silent.data, self->silent.len) < 0) {
+            return -1;
+        }
+        e->version = self->version;
+    }
+    return vec_push(&e->words, words, count);
+}
+
+static Vec *
+thread_stack(SplitterObject *self, uint32_t thread)
+{
+    if (thread >= MAX_THREADS) {
+        corrupt("thread index %u out of range", thread);
+        return NULL;
+    }
+    while (self->stacks.len <= thread) {
+        Vec empty = VEC(uint32_t);
+        if (vec_push(&self->stacks, &empty, 1) < 0) {
+            return NULL;
+        }
+    }
+    return &AT(self->stacks, Vec, thread);
+}
+
+static PyObject *
+splitter_feed(SplitterObject *self, PyObject *args)
+{
+    unsigned int thread;
+    Py_buffer view;
+    if (!PyArg_ParseTuple(args, "Iy*", &thread, &view)) {
+        return NULL;
+    }
+    const uint16_t *w = view.buf;
+    size_t n = (size_t)view.len / 2, i = 0;
+    PyObject *result = NULL;
+    Vec *stack = thread_stack(self, thread);
+    if (stack == NULL) {
+        goto done;
+    }
+    while (i < n) {
+        unsigned int word = w[i];
+        if (word <= MAX_LINE) {
+            size_t end = i + 1;
+            while (end < n && w[end] <= MAX_LINE) {
+                end++;
+            }
+            if (stack->len && emit(self, AT(*stack, uint32_t, stack->len - 1), thread, w + i, end - i) < 0) {
+                goto done;
+            }
+            i = end;
+            continue;
+        }
+        if ((word & 0xFFF8u) == OP_CALL) {
+            size_t size = 3 + 2 * !!(word & CALL_ROOT) + 2 * !!(word & CALL_GEN);
+            if (i + size >= n) {
+                corrupt("call cut short in thread %u", thread);
+                goto done;
+            }
+            size += 1 + 2 * (size_t)w[i + size];
+            if (i + size > n) {
+                corrupt("call cut short in thread %u", thread);
+                goto done;
+            }
+            uint32_t owner;
+            if (stack->len) {
+                owner = AT(*stack, uint32_t, stack->len - 1);
+            }
+            else {
+                SplitEntry e = {thread, w[i + 1] | (uint32_t)w[i + 2] << 16, 0, VEC(uint16_t), VEC(uint32_t), UINT64_MAX, -1};
+                if (word & CALL_ROOT) {
+                    e.label = w[i + 3] | (uint32_t)w[i + 4] << 16;
+                }
+                owner = (uint32_t)self->entries.len;
+                if (vec_push(&self->entries, &e, 1) < 0) {
+                    goto done;
+                }
+            }
+            if (word & CALL_GEN) {
+                size_t at = i + 3 + 2 * !!(word & CALL_ROOT);
+                if (map_put(&self->generators, w[at] | (uint32_t)w[at + 1] << 16, owner) < 0) {
+                    goto done;
+                }
+            }
+            if (emit(self, owner, thread, w + i, size) < 0 || vec_push(stack, &owner, 1) < 0) {
+                goto done;
+            }
+            i += size;
+            continue;
+        }
+        if (i + 3 > n) {
+            corrupt("event %#06x cut short in thread %u", word, thread);
+            goto done;
+        }
+        uint32_t operand = w[i + 1] | (uint32_t)w[i + 2] << 16;
+        if (word == OP_RESUME) {
+            uint32_t owner;
+            if (!map_get(&self->generators, operand, &owner)) {
+                corrupt("resumption of an unknown generator call %u in thread %u", operand, thread);
+                goto done;
+            }
+            if (emit(self, owner, thread, w + i, 3) < 0 || vec_push(stack, &owner, 1) < 0) {
+                goto done;
+            }
+        }
+        else if (word == OP_RETURN || word == OP_RAISE || word == OP_YIELD) {
+            if (stack->len == 0) {
+                corrupt("a call ends on the empty stack of thread %u", thread);
+                goto done;
+            }
+            stack->len--;
+            if (emit(self, AT(*stack, uint32_t, stack->len), thread, w + i, 3) < 0) {
+                goto done;
+            }
+        }
+        else if (word == OP_LINES_OFF) {
+            if (sorted_insert(&self->silent, operand) < 0) {
+                goto done;
+            }
+            self->version++;
+        }
+        else if (word == OP_LINES_ON) {
+            sorted_remove(&self->silent, operand);
+            self->version++;
+        }
+        else {
+            corrupt("unknown event %#06x in thread %u", word, thread);
+            goto done;
+        }
+        i += 3;
+    }
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&view);
+    return result;
+}
+
+static PyObject *
+splitter_finish(SplitterObject *self, PyObject *unused)
+{
+    PyObject *list = PyList_New((Py_ssize_t)self->entries.len);
+    if (list == NULL) {
+        return NULL;
+    }
+    for (size_t i = 0; i < self->entries.len; i++) {
+        SplitEntry *e = &AT(self->entries, SplitEntry, i);
+        PyObject *item = Py_BuildValue("(IIIy#)", e->thread, e->function, e->label, (const char *)e->words.data,
+                                       (Py_ssize_t)(e->words.len * 2));
+        if (item == NULL) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)i, item);
+        vec_free(&e->words);  /* the bytes object holds them now: a splitter is finished once */
+    }
+    return list;
+}
+
+static void
+splitter_dealloc(SplitterObject *self)
+{
+    for (size_t i = 0; i < self->entries.len; i++) {
+        vec_free(&AT(self->entries, SplitEntry, i).words);
+        vec_free(&AT(self->entries, SplitEntry, i).silent);
+    }
+    vec_free(&self->entries);
+    for (size_t i = 0; i < self->stacks.len; i++) {
+        vec_free(&AT(self->stacks, Vec, i));
+    }
+    vec_free(&self->stacks);
+    vec_free(&self->silent);
+    map_free(&self->generators);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyObject *
+splitter_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    SplitterObject *self = (SplitterObject *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->entries = VEC(SplitEntry);
+    self->stacks = VEC(Vec);
+    self->silent = VEC(uint32_t);
+    return (PyObject *)self;
+}
+
+static PyMethodDef splitter_methods[] = {
+    {"feed", (PyCFunction)splitter_feed, METH_VARARGS, "feed(thread, words): the next chunk of a thread's event stream"},
+    {"finish", (PyCFunction)splitter_finish, METH_NOARGS, "finish() -> [(thread, function, label, words)]"},
+    {NULL},
+};
+
+static PyTypeObject SplitterType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "histeg.tracing._decode.Splitter",
+    .tp_basicsize = sizeof(SplitterObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = splitter_new,
+    .tp_dealloc = (destructor)splitter_dealloc,
+    .tp_methods = splitter_methods,
+};
+
+/* -- Decoder --------------------------------------------------------------- */
+
+typedef struct {
+    int defined;
+    int64_t first;
+    uint64_t hash;
+    int32_t *lines;   /* sorted code lines */
+    size_t nlines;
+} FuncDef;
+
+typedef struct {
+    PyObject_HEAD
+    FuncDef *funcs;
+    size_t nfuncs;
+    uint64_t *values;
+    size_t nvalues;
+} DecoderObject;
+
+static inline uint64_t
+mix(uint64_t state, uint64_t word)
+{
+    uint64_t z = (state ^ word) + 0x9E3779B97F4A7C15ull;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    return z ^ (z >> 31);
+}
+
+static inline void
+feed(uint64_t *lanes, uint64_t word)
+{
+    lanes[0] = mix(lanes[0], word);
+    lanes[1] = mix(lanes[1], word * 0xD6E8FEB86659FD93ull);
+}
+
+static inline uint64_t
+value_hash(const DecoderObject *d, uint32_t id)
+{
+    if (id & INLINE_INT) {
+        return mix(INT_DOMAIN, id & ~INLINE_INT);
+    }
+    return id < d->nvalues ? d->values[id] : 0;
+}
+
+static inline uint32_t
+position(const FuncDef *f, uint32_t line)
+{
+    size_t lo = 0, hi = f->nlines;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (f->lines[mid] < (int32_t)line) {
+            lo = mid + 1;
+        }
+        else {
+            hi = mid;
+        }
+    }
+    if (lo < f->nlines && f->lines[lo] == (int32_t)line) {
+        return (uint32_t)lo;
+    }
+    return (uint32_t)(FALLBACK_BASE + (int64_t)line - f->first);
+}
+
+typedef struct {
+    uint32_t function, at, thread, result, nlines;
+    int32_t parent;
+    uint8_t end, complete;
+} DCall;
+
+typedef struct {
+    uint32_t call, value;
+} Pair;
+
+/* Groups `pairs` (call, value) by call, keeping their order: offsets (n + 1) and values. */
+static int
+group(const Vec *pairs, size_t ncalls, uint32_t **starts_out, uint32_t **values_out)
+{
+    uint32_t *starts = PyMem_Calloc(ncalls + 1, sizeof(uint32_t));
+    uint32_t *values = PyMem_Malloc((pairs->len ? pairs->len : 1) * sizeof(uint32_t));
+    uint32_t *fill = PyMem_Malloc((ncalls ? ncalls : 1) * sizeof(uint32_t));
+    if (starts == NULL || values == NULL || fill == NULL) {
+        PyMem_Free(starts);
+        PyMem_Free(values);
+        PyMem_Free(fill);
+        PyErr_NoMemory();
+        return -1;
+    }
+    const Pair *p = pairs->data;
+    for (size_t i = 0; i < pairs->len; i++) {
+        starts[p[i].call + 1]++;
+    }
+    for (size_t c = 0; c < ncalls; c++) {
+        starts[c + 1] += starts[c];
+        fill[c] = starts[c];
+    }
+    for (size_t i = 0; i < pairs->len; i++) {
+        values[fill[p[i].call]++] = p[i].value;
+    }
+    PyMem_Free(fill);
+    *starts_out = starts;
+    *values_out = values;
+    return 0;
+}
+
+static PyObject *
+as_bytes(const void *data, size_t bytes)
+{
+    return PyBytes_FromStringAndSize(bytes ? data : "", (Py_ssize_t)bytes);
+}
+
+static int
+mark_incomplete(Vec *calls, Vec *stacks, Vec *gens, uint32_t function)
+{
+    for (size_t t = 0; t < stacks->len; t++) {
+        Vec *s = &AT(*stacks, Vec, t);
+        for (size_t k = 0; k < s->len; k++) {
+            DCall *c = &AT(*calls, DCall, AT(*s, uint32_t, k));
+            if (c->function == function && c->end == END_RUNNING) {
+                c->complete = 0;
+            }
+        }
+    }
+    for (size_t k = 0; k < gens->len; k++) {
+        DCall *c = &AT(*calls, DCall, AT(*gens, uint32_t, k));
+        if (c->function == function && c->end == END_RUNNING) {
+            c->complete = 0;
+        }
+    }
+    return 0;
+}
+
+static PyObject *
+decoder_decode(DecoderObject *self, PyObject *args)
+{
+    Py_buffer view;
+    if (!PyArg_ParseTuple(args, "y*", &view)) {
+        return NULL;
+    }
+    const uint16_t *w = view.buf;
+    size_t n = (size_t)view.len / 2, i = 0;
+    Vec calls = VEC(DCall), lines = VEC(Pair), params = VEC(uint32_t), param_start = VEC(uint32_t), yields = VEC(Pair);
+    Vec stacks = VEC(Vec), gens = VEC(uint32_t), silent = VEC(uint32_t);
+    Map generators = {NULL, NULL, 0, 0};
+    uint32_t *line_start = NULL, *line_values = NULL, *yield_start = NULL, *yield_values = NULL;
+    uint32_t *child_start = NULL, *child_values = NULL;
+    uint64_t *digests = NULL;
+    PyObject *result = NULL;
+    uint32_t thread = 0;
+    uint64_t line_events = 0;
+    Vec *stack;
+#define FAIL(...) do { corrupt(__VA_ARGS__); goto done; } while (0)
+#define NEED(k) do { if (i + (k) > n) FAIL("inconsistent event stream (cut short)"); } while (0)
+    {
+        Vec empty = VEC(uint32_t);
+        if (vec_push(&stacks, &empty, 1) < 0) {
+            goto done;
+        }
+        stack = &AT(stacks, Vec, 0);
+    }
+    while (i < n) {
+        unsigned int word = w[i];
+        if (word <= MAX_LINE) {
+            if (stack->len) {
+                uint32_t top = AT(*stack, uint32_t, stack->len - 1);
+                DCall *c = &AT(calls, DCall, top);
+                Pair p = {top, position(&self->funcs[c->function], word)};
+                if (vec_push(&lines, &p, 1) < 0) {
+                    goto done;
+                }
+                c->nlines++;
+                line_events++;
+            }
+            i++;
+            continue;
+        }
+        if ((word & 0xFFF8u) == OP_CALL) {
+            NEED(4);
+            uint32_t function = w[i + 1] | (uint32_t)w[i + 2] << 16;
+            if (function >= self->nfuncs || !self->funcs[function].defined) {
+                FAIL("call of an undefined function %u", function);
+            }
+            i += 3 + 2 * !!(word & CALL_ROOT);
+            int has_gen = !!(word & CALL_GEN);
+            uint32_t gen = 0;
+            if (has_gen) {
+                NEED(2);
+                gen = w[i] | (uint32_t)w[i + 1] << 16;
+                i += 2;
+            }
+            NEED(1);
+            size_t count = w[i];
+            NEED(1 + 2 * count);
+            uint32_t start = (uint32_t)params.len;
+            if (vec_push(&param_start, &start, 1) < 0 || vec_reserve(&params, count) < 0) {
+                goto done;
+            }
+            for (size_t k = 0; k < count; k++) {
+                AT(params, uint32_t, params.len++) = w[i + 1 + 2 * k] | (uint32_t)w[i + 2 + 2 * k] << 16;
+            }
+            i += 1 + 2 * count;
+            int32_t parent = stack->len ? (int32_t)AT(*stack, uint32_t, stack->len - 1) : -1;
+            if (parent < 0 && calls.len) {
+                FAIL("a second root call in one entry point");
+            }
+            uint32_t index = (uint32_t)calls.len;
+            int off = 0;
+            for (size_t k = 0; k < silent.len; k++) {
+                off |= AT(silent, uint32_t, k) == function;
+            }
+            DCall c = {function, parent >= 0 ? AT(calls, DCall, parent).nlines : 0, thread, 0, 0, parent, END_RUNNING, !off};
+            if (vec_push(&calls, &c, 1) < 0) {
+                goto done;
+            }
+            if (has_gen && (map_put(&generators, gen, index) < 0 || vec_push(&gens, &index, 1) < 0)) {
+                goto done;
+            }
+            if (vec_push(stack, &index, 1) < 0) {
+                goto done;
+            }
+            continue;
+        }
+        NEED(3);
+        uint32_t operand = w[i + 1] | (uint32_t)w[i + 2] << 16;
+        i += 3;
+        if (word == OP_THREAD) {
+            if (operand >= MAX_THREADS) {
+                FAIL("thread index %u out of range", operand);
+            }
+            while (stacks.len <= operand) {
+                Vec empty = VEC(uint32_t);
+                if (vec_push(&stacks, &empty, 1) < 0) {
+                    goto done;
+                }
+            }
+            thread = operand;
+            stack = &AT(stacks, Vec, thread);
+        }
+        else if (word == OP_RESUME) {
+            uint32_t index;
+            if (!map_get(&generators, operand, &index)) {
+                FAIL("inconsistent event stream (KeyError)");
+            }
+            if (vec_push(stack, &index, 1) < 0) {
+                goto done;
+            }
+        }
+        else if (word == OP_LINES_OFF) {
+            if (sorted_insert(&silent, operand) < 0) {
+                goto done;
+            }
+            mark_incomplete(&calls, &stacks, &gens, operand);
+        }
+        else if (word == OP_LINES_ON) {
+            sorted_remove(&silent, operand);
+        }
+        else if (word == OP_RETURN || word == OP_RAISE || word == OP_YIELD) {
+            if (stack->len == 0) {
+                FAIL("inconsistent event stream (IndexError)");
+            }
+            uint32_t top = AT(*stack, uint32_t, --stack->len);
+            DCall *c = &AT(calls, DCall, top);
+            if (word == OP_YIELD) {
+                Pair p = {top, operand};
+                if (vec_push(&yields, &p, 1) < 0) {
+                    goto done;
+                }
+            }
+            else {
+                c->end = word == OP_RETURN ? END_RETURNED : END_RAISED;
+                c->result = operand;
+            }
+        }
+        else {
+            FAIL("unknown event %#06x", word);
+        }
+    }
+    size_t ncalls = calls.len;
+    if (ncalls == 0) {
+        FAIL("an entry point without a call");
+    }
+    {
+        uint32_t end = (uint32_t)params.len;
+        if (vec_push(&param_start, &end, 1) < 0) {
+            goto done;
+        }
+    }
+    Vec parents = VEC(Pair);
+    if (vec_reserve(&parents, ncalls) < 0) {
+        goto done;
+    }
+    for (size_t k = 1; k < ncalls; k++) {
+        Pair p = {(uint32_t)AT(calls, DCall, k).parent, (uint32_t)k};
+        AT(parents, Pair, parents.len++) = p;
+    }
+    int grouped = group(&lines, ncalls, &line_start, &line_values) < 0 || group(&yields, ncalls, &yield_start, &yield_values) < 0
+        || group(&parents, ncalls, &child_start, &child_values) < 0;
+    vec_free(&parents);
+    if (grouped) {
+        goto done;
+    }
+    digests = PyMem_Malloc(ncalls * 16);
+    if (digests == NULL) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    for (size_t k = ncalls; k-- > 0;) {
+        DCall *c = &AT(calls, DCall, k);
+        uint64_t lanes[2] = {SEED_A, SEED_B};
+        feed(lanes, self->funcs[c->function].hash);
+        if (c->complete) {
+            feed(lanes, line_start[k + 1] - line_start[k]);
+            for (uint32_t x = line_start[k]; x < line_start[k + 1]; x++) {
+                feed(lanes, line_values[x]);
+            }
+        }
+        else {
+            feed(lanes, INCOMPLETE);
+        }
+        uint32_t p0 = AT(param_start, uint32_t, k), p1 = AT(param_start, uint32_t, k + 1);
+        feed(lanes, p1 - p0);
+        for (uint32_t x = p0; x < p1; x++) {
+            feed(lanes, value_hash(self, AT(params, uint32_t, x)));
+        }
+        feed(lanes, c->end == END_RAISED ? END_RAISED : END_RETURNED);
+        feed(lanes, c->end != END_RUNNING ? value_hash(self, c->result) : 0);
+        feed(lanes, child_start[k + 1] - child_start[k]);
+        for (uint32_t x = child_start[k]; x < child_start[k + 1]; x++) {
+            uint32_t child = child_values[x];
+            feed(lanes, AT(calls, DCall, child).at);
+            feed(lanes, digests[2 * child]);
+            feed(lanes, digests[2 * child + 1]);
+        }
+        digests[2 * k] = lanes[0];
+        digests[2 * k + 1] = lanes[1];
+    }
+    {
+        uint32_t *function = PyMem_Malloc(ncalls * 4), *at = PyMem_Malloc(ncalls * 4), *threads = PyMem_Malloc(ncalls * 4),
+                 *results = PyMem_Malloc(ncalls * 4);
+        int32_t *parent = PyMem_Malloc(ncalls * 4);
+        uint8_t *end = PyMem_Malloc(ncalls), *complete = PyMem_Malloc(ncalls);
+        if (function && at && threads && results && parent && end && complete) {
+            for (size_t k = 0; k < ncalls; k++) {
+                DCall *c = &AT(calls, DCall, k);
+                function[k] = c->function;
+                at[k] = c->at;
+                threads[k] = c->thread;
+                results[k] = c->result;
+                parent[k] = c->parent;
+                end[k] = c->end;
+                complete[k] = c->complete;
+            }
+            result = Py_BuildValue(
+                "(NNNNNNNNNNNNNNNNK)",
+                as_bytes(function, ncalls * 4), as_bytes(parent, ncalls * 4), as_bytes(at, ncalls * 4), as_bytes(threads, ncalls * 4),
+                as_bytes(end, ncalls), as_bytes(results, ncalls * 4), as_bytes(complete, ncalls),
+                as_bytes(line_start, (ncalls + 1) * 4), as_bytes(line_values, lines.len * 4),
+                as_bytes(param_start.data, (ncalls + 1) * 4), as_bytes(params.data, params.len * 4),
+                as_bytes(yield_start, (ncalls + 1) * 4), as_bytes(yield_values, yields.len * 4),
+                as_bytes(child_start, (ncalls + 1) * 4), as_bytes(child_values, (ncalls - 1) * 4),
+                as_bytes(digests, ncalls * 16), (unsigned long long)line_events);
+        }
+        else {
+            PyErr_NoMemory();
+        }
+        PyMem_Free(function);
+        PyMem_Free(at);
+        PyMem_Free(threads);
+        PyMem_Free(results);
+        PyMem_Free(parent);
+        PyMem_Free(end);
+        PyMem_Free(complete);
+    }
+done:
+#undef FAIL
+#undef NEED
+    PyBuffer_Release(&view);
+    vec_free(&calls);
+    vec_free(&lines);
+    vec_free(&params);
+    vec_free(&param_start);
+    vec_free(&yields);
+    for (size_t t = 0; t < stacks.len; t++) {
+        vec_free(&AT(stacks, Vec, t));
+    }
+    vec_free(&stacks);
+    vec_free(&gens);
+    vec_free(&silent);
+    map_free(&generators);
+    PyMem_Free(line_start);
+    PyMem_Free(line_values);
+    PyMem_Free(yield_start);
+    PyMem_Free(yield_values);
+    PyMem_Free(child_start);
+    PyMem_Free(child_values);
+    PyMem_Free(digests);
+    return result;
+}
+
+static void
+decoder_dealloc(DecoderObject *self)
+{
+    for (size_t k = 0; k < self->nfuncs; k++) {
+        PyMem_Free(self->funcs[k].lines);
+    }
+    PyMem_Free(self->funcs);
+    PyMem_Free(self->values);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* Decoder(functions: {id: (first line, code lines: tuple of int, hash)}, value_hashes: bytes of uint64) */
+static PyObject *
+decoder_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *functions;
+    Py_buffer values;
+    if (!PyArg_ParseTuple(args, "O!y*", &PyDict_Type, &functions, &values)) {
+        return NULL;
+    }
+    DecoderObject *self = (DecoderObject *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        PyBuffer_Release(&values);
+        return NULL;
+    }
+    self->nvalues = (size_t)values.len / 8;
+    self->values = PyMem_Malloc(values.len ? (size_t)values.len : 1);
+    if (self->values == NULL) {
+        goto fail;
+    }
+    memcpy(self->values, values.buf, (size_t)values.len);
+    PyBuffer_Release(&values);
+    values.obj = NULL;
+    size_t top = 0;
+    PyObject *key, *value;
+    Py_ssize_t pos = 0;
+    while (PyDict_Next(functions, &pos, &key, &value)) {
+        size_t id = PyLong_AsSize_t(key);
+        if (id == (size_t)-1 && PyErr_Occurred()) {
+            goto fail;
+        }
+        if (id >= (1u << 28)) {
+            PyErr_Format(PyExc_ValueError, "function id %zu out of range", id);
+            goto fail;
+        }
+        top = id + 1 > top ? id + 1 : top;
+    }
+    self->funcs = PyMem_Calloc(top ? top : 1, sizeof(FuncDef));
+    if (self->funcs == NULL) {
+        goto fail;
+    }
+    self->nfuncs = top;
+    pos = 0;
+    while (PyDict_Next(functions, &pos, &key, &value)) {
+        size_t id = PyLong_AsSize_t(key);
+        long long first;
+        PyObject *lines;
+        unsigned long long hash;
+        if (!PyArg_ParseTuple(value, "LO!K", &first, &PyTuple_Type, &lines, &hash)) {
+            goto fail;
+        }
+        FuncDef *f = &self->funcs[id];
+        f->defined = 1;
+        f->first = first;
+        f->hash = hash;
+        f->nlines = (size_t)PyTuple_GET_SIZE(lines);
+        f->lines = PyMem_Malloc((f->nlines ? f->nlines : 1) * sizeof(int32_t));
+        if (f->lines == NULL) {
+            goto fail;
+        }
+        for (size_t k = 0; k < f->nlines; k++) {
+            f->lines[k] = (int32_t)PyLong_AsLong(PyTuple_GET_ITEM(lines, (Py_ssize_t)k));
+        }
+        if (PyErr_Occurred()) {
+            goto fail;
+        }
+    }
+    return (PyObject *)self;
+fail:
+    if (values.obj != NULL) {
+        PyBuffer_Release(&values);
+    }
+    if (!PyErr_Occurred()) {
+        PyErr_NoMemory();
+    }
+    Py_DECREF(self);
+    return NULL;
+}
+
+static PyMethodDef decoder_methods[] = {
+    {"decode", (PyCFunction)decoder_decode, METH_VARARGS, "decode(words) -> columns of one entry point (see events.Columns)"},
+    {NULL},
+};
+
+static PyTypeObject DecoderType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "histeg.tracing._decode.Decoder",
+    .tp_basicsize = sizeof(DecoderObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_new = decoder_new,
+    .tp_dealloc = (destructor)decoder_dealloc,
+    .tp_methods = decoder_methods,
+};
+
+static struct PyModuleDef decode_module = {
+    PyModuleDef_HEAD_INIT, "histeg.tracing._decode", "Event streams split by entry point and decoded, in C (see events.py).", -1, NULL,
+};
+
+PyMODINIT_FUNC
+PyInit__decode(void)
+{
+    if (PyType_Ready(&SplitterType) < 0 || PyType_Ready(&DecoderType) < 0) {
+        return NULL;
+    }
+    PyObject *module = PyModule_Create(&decode_module);
+    if (module == NULL) {
+        return NULL;
+    }
+    if (PyModule_AddObjectRef(module, "Splitter", (PyObject *)&SplitterType) < 0
+        || PyModule_AddObjectRef(module, "Decoder", (PyObject *)&DecoderType) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

@@ -1,0 +1,352 @@
+"""Event streams split by entry point, and decoded into call trees: the reference in Python.
+
+``_decode.c`` does the same in C, word for word (``tests/tracing/test_decode_parity.py``);
+this module is what histeg uses when the extension is not built, and the
+specification of both.
+
+**Splitting.** The tracer writes one event stream per thread. An entry point
+is a root call (a call made when the thread's stack is empty) with every
+event of its tree: the resumptions of its generators (at any depth, on any
+thread, while other entry points run in between) and the line-budget state
+its calls see. ``split`` gives each entry point a stream of its own, so that a
+reader can decode one entry point without the others: a word goes to the
+entry point that owns the call it belongs to; ``OP_THREAD`` words say on which
+thread the following events ran; the global set of functions whose lines are
+off is passed on to an entry point as ``OP_LINES_OFF``/``OP_LINES_ON`` words
+just before its next event.
+
+**Decoding.** ``decode`` turns one entry point's stream into ``Columns``:
+calls in pre-order, with their lines as *positions* among the function's code
+lines (so that a comment or a moved function changes nothing), parameters,
+outcome, children, and a digest of every call's subtree, so that comparisons
+skip identical subtrees without looking inside.
+"""
+
+from __future__ import annotations
+
+import bisect
+from array import array
+from dataclasses import dataclass, field
+
+from histeg.tracing import format as fmt
+
+FALLBACK_BASE = 1 << 16
+"""Positions of lines that are not code lines of their function: this plus the offset from its first line."""
+
+END_RUNNING, END_RETURNED, END_RAISED = 0, 1, 2
+
+_MASK = (1 << 64) - 1
+_INCOMPLETE = 0x6C696E65736F6666  # "linesoff"
+_INT_DOMAIN = 0x696E6C696E65696E  # "inlinein"
+SEED_A, SEED_B = 0x243F6A8885A308D3, 0x13198A2E03707344
+
+
+@dataclass
+class FunctionTable:
+    """What decoding needs of a trace's functions, by function id."""
+
+    first_line: dict[int, int] = field(default_factory=dict)
+    code_lines: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    """Sorted line numbers that carry code (``co_lines``)."""
+    hashes: dict[int, int] = field(default_factory=dict)
+    """64-bit hash of the identifier."""
+
+
+def _mix(state: int, word: int) -> int:
+    """splitmix64 of ``state ^ word``: the step of both digest lanes (``mix`` in _decode.c)."""
+    z = ((state ^ word) + 0x9E3779B97F4A7C15) & _MASK
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _MASK
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _MASK
+    return z ^ (z >> 31)
+
+
+def value_hash(value_id: int, hashes: array) -> int:
+    """A value's 64-bit content hash: inline ints from their value, others from the table (0: not recorded)."""
+    if value_id & fmt.INLINE_INT:
+        return _mix(_INT_DOMAIN, value_id & ~fmt.INLINE_INT)
+    return hashes[value_id] if value_id < len(hashes) else 0
+
+
+@dataclass
+class Entry:
+    """One entry point's own event stream, from ``split``."""
+
+    thread: int
+    function: int
+    label: int
+    """Label id; 0 when the root call had none."""
+    words: array = field(default_factory=lambda: array("H"))
+
+
+@dataclass
+class _Owner:
+    entry: Entry
+    silent: frozenset[int] = frozenset()
+    version: int = -1
+    thread: int = -1
+
+
+class Splitter:
+    """Splits the chunks of a trace, fed in file order, by entry point (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.entries: list[Entry] = []
+        self._owners: list[_Owner] = []
+        self._stacks: dict[int, list[_Owner]] = {}
+        self._generators: dict[int, _Owner] = {}
+        self._silent: set[int] = set()
+        self._version = 0
+
+    def _emit(self, owner: _Owner, thread: int, words: array | list[int]) -> None:
+        out = owner.entry.words
+        if owner.thread != thread:
+            out.extend((fmt.OP_THREAD, thread & 0xFFFF, thread >> 16))
+            owner.thread = thread
+        if owner.version != self._version:
+            current = frozenset(self._silent)
+            for function in sorted(current - owner.silent):
+                out.extend((fmt.OP_LINES_OFF, function & 0xFFFF, function >> 16))
+            for function in sorted(owner.silent - current):
+                out.extend((fmt.OP_LINES_ON, function & 0xFFFF, function >> 16))
+            owner.silent, owner.version = current, self._version
+        out.extend(words)
+
+    def feed(self, thread: int, words: array) -> None:
+        stack = self._stacks.setdefault(thread, [])
+        n = len(words)
+        i = 0
+        while i < n:
+            word = words[i]
+            if word <= fmt.MAX_LINE:
+                end = i + 1
+                while end < n and words[end] <= fmt.MAX_LINE:
+                    end += 1
+                if stack:
+                    self._emit(stack[-1], thread, words[i:end])
+                i = end
+                continue
+            if word & 0xFFF8 == fmt.OP_CALL:
+                size = 3 + 2 * bool(word & fmt.CALL_ROOT) + 2 * bool(word & fmt.CALL_GEN)
+                if i + size >= n:
+                    raise ValueError(f"call cut short in thread {thread}")
+                size += 1 + 2 * words[i + size]
+                if i + size > n:
+                    raise ValueError(f"call cut short in thread {thread}")
+                if stack:
+                    owner = stack[-1]
+                else:
+                    label = words[i + 3] | words[i + 4] << 16 if word & fmt.CALL_ROOT else 0
+                    owner = _Owner(Entry(thread, words[i + 1] | words[i + 2] << 16, label))
+                    self.entries.append(owner.entry)
+                    self._owners.append(owner)
+                if word & fmt.CALL_GEN:
+                    at = i + 3 + 2 * bool(word & fmt.CALL_ROOT)
+                    self._generators[words[at] | words[at + 1] << 16] = owner
+                self._emit(owner, thread, words[i : i + size])
+                stack.append(owner)
+                i += size
+                continue
+            if i + 3 > n:
+                raise ValueError(f"event {word:#06x} cut short in thread {thread}")
+            operand = words[i + 1] | words[i + 2] << 16
+            if word == fmt.OP_RESUME:
+                owner = self._generators.get(operand)
+                if owner is None:
+                    raise ValueError(f"resumption of an unknown generator call {operand} in thread {thread}")
+                self._emit(owner, thread, words[i : i + 3])
+                stack.append(owner)
+            elif word in (fmt.OP_RETURN, fmt.OP_RAISE, fmt.OP_YIELD):
+                if not stack:
+                    raise ValueError(f"a call ends on the empty stack of thread {thread}")
+                self._emit(stack.pop(), thread, words[i : i + 3])
+            elif word == fmt.OP_LINES_OFF:
+                self._silent.add(operand)
+                self._version += 1
+            elif word == fmt.OP_LINES_ON:
+                self._silent.discard(operand)
+                self._version += 1
+            else:
+                raise ValueError(f"unknown event {word:#06x} in thread {thread}")
+            i += 3
+
+
+@dataclass
+class Columns:
+    """The calls of one entry point in pre-order; call 0 is the root. Children of call ``i`` are
+    ``children[child_start[i]:child_start[i + 1]]``, and likewise for lines, parameters and yields."""
+
+    function: array  # I
+    parent: array  # i, -1 for the root
+    at: array  # I: lines of the parent executed before this call started
+    thread: array  # I
+    end: array  # B: END_RUNNING (running or suspended when the trace ended), END_RETURNED, END_RAISED
+    result: array  # I: value id returned or raised
+    complete: array  # B: 1 when every line was recorded (no line budget spent)
+    line_start: array  # I, n + 1
+    lines: array  # I: positions
+    param_start: array  # I, n + 1
+    params: array  # I: value ids
+    yield_start: array  # I, n + 1
+    yields: array  # I: value ids
+    child_start: array  # I, n + 1
+    children: array  # I
+    digests: bytes
+    """16 bytes per call: the digest of its whole subtree."""
+    line_events: int
+
+    def __len__(self) -> int:
+        return len(self.function)
+
+    def digest(self, call: int) -> bytes:
+        return self.digests[16 * call : 16 * call + 16]
+
+
+class _Building:
+    __slots__ = ("function", "parent", "at", "thread", "end", "result", "complete", "lines", "params", "yields", "children")
+
+    def __init__(self, function: int, parent: int, at: int, thread: int, complete: bool, params: list[int]) -> None:
+        self.function, self.parent, self.at, self.thread = function, parent, at, thread
+        self.end, self.result, self.complete = END_RUNNING, 0, complete
+        self.lines: list[int] = []
+        self.params = params
+        self.yields: list[int] = []
+        self.children: list[int] = []
+
+
+def _position(line: int, first: int, code_lines: tuple[int, ...] | None) -> int:
+    if code_lines:
+        index = bisect.bisect_left(code_lines, line)
+        if index < len(code_lines) and code_lines[index] == line:
+            return index
+    return FALLBACK_BASE + line - first
+
+
+def decode(words: array, functions: FunctionTable, value_hashes: array) -> Columns:
+    """One entry point's stream (from ``split``) as columns; ValueError when it is inconsistent."""
+    calls: list[_Building] = []
+    stacks: dict[int, list[int]] = {}
+    generators: dict[int, int] = {}
+    silent: set[int] = set()
+    thread = 0
+    stack = stacks.setdefault(thread, [])
+    line_events = 0
+    n = len(words)
+    i = 0
+    try:
+        while i < n:
+            word = words[i]
+            if word <= fmt.MAX_LINE:
+                if stack:
+                    call = calls[stack[-1]]
+                    first = functions.first_line[call.function]
+                    call.lines.append(_position(word, first, functions.code_lines.get(call.function)))
+                    line_events += 1
+                i += 1
+            elif word & 0xFFF8 == fmt.OP_CALL:
+                function = words[i + 1] | words[i + 2] << 16
+                if function not in functions.first_line:
+                    raise ValueError(f"call of an undefined function {function}")
+                i += 3 + 2 * bool(word & fmt.CALL_ROOT)
+                gen = None
+                if word & fmt.CALL_GEN:
+                    gen = words[i] | words[i + 1] << 16
+                    i += 2
+                count = words[i]
+                params = [words[j] | words[j + 1] << 16 for j in range(i + 1, i + 1 + 2 * count, 2)]
+                if len(params) != count:
+                    raise ValueError("parameters cut short")
+                i += 1 + 2 * count
+                parent = stack[-1] if stack else -1
+                if parent < 0 and calls:
+                    raise ValueError("a second root call in one entry point")
+                index = len(calls)
+                at = len(calls[parent].lines) if parent >= 0 else 0
+                calls.append(_Building(function, parent, at, thread, function not in silent, params))
+                if parent >= 0:
+                    calls[parent].children.append(index)
+                if gen is not None:
+                    generators[gen] = index
+                stack.append(index)
+            elif word == fmt.OP_THREAD:
+                thread = words[i + 1] | words[i + 2] << 16
+                stack = stacks.setdefault(thread, [])
+                i += 3
+            else:
+                operand = words[i + 1] | words[i + 2] << 16
+                i += 3
+                if word == fmt.OP_RESUME:
+                    stack.append(generators[operand])
+                elif word == fmt.OP_LINES_OFF:
+                    silent.add(operand)
+                    for index in (*(c for s in stacks.values() for c in s), *generators.values()):
+                        if calls[index].function == operand and calls[index].end == END_RUNNING:
+                            calls[index].complete = False
+                elif word == fmt.OP_LINES_ON:
+                    silent.discard(operand)
+                elif word in (fmt.OP_RETURN, fmt.OP_RAISE, fmt.OP_YIELD):
+                    call = calls[stack.pop()]
+                    if word == fmt.OP_YIELD:
+                        call.yields.append(operand)
+                    else:
+                        call.end = END_RETURNED if word == fmt.OP_RETURN else END_RAISED
+                        call.result = operand
+                else:
+                    raise ValueError(f"unknown event {word:#06x}")
+    except (IndexError, KeyError) as exc:
+        raise ValueError(f"inconsistent event stream ({type(exc).__name__})") from None
+    if not calls:
+        raise ValueError("an entry point without a call")
+    return _columns(calls, functions, value_hashes, line_events)
+
+
+def _columns(calls: list[_Building], functions: FunctionTable, value_hashes: array, line_events: int) -> Columns:
+    def offsets(lists: list[list[int]]) -> tuple[array, array]:
+        starts, flat = array("I", [0]), array("I")
+        for items in lists:
+            flat.extend(items)
+            starts.append(len(flat))
+        return starts, flat
+
+    line_start, lines = offsets([c.lines for c in calls])
+    param_start, params = offsets([c.params for c in calls])
+    yield_start, yields = offsets([c.yields for c in calls])
+    child_start, children = offsets([c.children for c in calls])
+    digests: list[bytes] = [b""] * len(calls)
+    for index in range(len(calls) - 1, -1, -1):  # children come after their parent in pre-order
+        call = calls[index]
+        lanes = [SEED_A, SEED_B]
+
+        def feed(word: int, lanes: list[int] = lanes) -> None:
+            lanes[0] = _mix(lanes[0], word)
+            lanes[1] = _mix(lanes[1], (word * 0xD6E8FEB86659FD93) & _MASK)
+
+        feed(functions.hashes.get(call.function, 0))
+        if call.complete:
+            feed(len(call.lines))
+            for position in call.lines:
+                feed(position)
+        else:
+            feed(_INCOMPLETE)
+        feed(len(call.params))
+        for value_id in call.params:
+            feed(value_hash(value_id, value_hashes))
+        feed(END_RAISED if call.end == END_RAISED else END_RETURNED)
+        feed(value_hash(call.result, value_hashes) if call.end != END_RUNNING else 0)
+        feed(len(call.children))
+        for child in call.children:
+            feed(calls[child].at)
+            feed(int.from_bytes(digests[child][:8], "little"))
+            feed(int.from_bytes(digests[child][8:], "little"))
+        digests[index] = lanes[0].to_bytes(8, "little") + lanes[1].to_bytes(8, "little")
+    return Columns(
+        function=array("I", [c.function for c in calls]),
+        parent=array("i", [c.parent for c in calls]),
+        at=array("I", [c.at for c in calls]),
+        thread=array("I", [c.thread for c in calls]),
+        end=array("B", [c.end for c in calls]),
+        result=array("I", [c.result for c in calls]),
+        complete=array("B", [int(c.complete) for c in calls]),
+        line_start=line_start, lines=lines, param_start=param_start, params=params,
+        yield_start=yield_start, yields=yields, child_start=child_start, children=children,
+        digests=b"".join(digests), line_events=line_events,
+    )

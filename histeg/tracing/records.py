@@ -1,0 +1,204 @@
+"""The definition records of a trace (functions, values, labels, threads, outcomes) and their parser.
+
+Both the stream a tracer writes and the definitions section of a sealed file
+are sequences of these records (``output_schema/trace-format.md``); chunks of
+event words appear only in streams and are handed to a callback.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from array import array
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from histeg.tracing import format as fmt
+from histeg.tracing.events import FunctionTable
+
+
+class NeedMore(Exception):
+    """A record continues past the data at hand."""
+
+
+@dataclass(frozen=True)
+class Value:
+    """An abstracted value: type name and repr (None where the type keeps the default repr)."""
+
+    type: str
+    repr: str | None
+
+    def __str__(self) -> str:
+        return self.type if self.repr is None else f"{self.type} {self.repr}"
+
+    def to_json(self) -> dict[str, str | None]:
+        return {"type": self.type, "repr": self.repr}
+
+
+@dataclass(frozen=True)
+class Function:
+    ident: str
+    file: str
+    first_line: int
+    kind: str  # "function", "generator", "coroutine", "async generator"
+    params: tuple[str, ...]
+    code_lines: tuple[int, ...] = ()
+    """Sorted lines that carry code: executed lines are compared as positions among them."""
+
+    def line_of(self, position: int) -> int:
+        """The line number of a position (``events.decode``'s inverse)."""
+        if position < len(self.code_lines):
+            return self.code_lines[position]
+        from histeg.tracing.events import FALLBACK_BASE
+
+        return self.first_line + position - FALLBACK_BASE
+
+
+def text_hash(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+
+
+@dataclass
+class Definitions:
+    functions: dict[int, Function] = field(default_factory=dict)
+    values: dict[int, Value] = field(default_factory=dict)
+    labels: dict[int, tuple[str, str]] = field(default_factory=dict)
+    threads: dict[int, tuple[int, str]] = field(default_factory=dict)
+    """Thread index -> (thread ident, thread name)."""
+    outcomes: dict[str, dict[str, str]] = field(default_factory=dict)
+    """pytest node id -> {phase: outcome}."""
+    broken: str | None = None
+
+    def value(self, value_id: int) -> Value | None:
+        """None: not recorded (values off, beyond the budget) or not defined."""
+        if value_id & fmt.INLINE_INT:
+            return Value("int", str((value_id & ~fmt.INLINE_INT) - fmt.INT_BIAS))
+        return self.values.get(value_id)
+
+    def value_text(self, value_id: int) -> str | None:
+        value = self.value(value_id)
+        return None if value is None else str(value)
+
+    def function_table(self) -> FunctionTable:
+        table = FunctionTable()
+        for func_id, function in self.functions.items():
+            table.first_line[func_id] = function.first_line
+            table.code_lines[func_id] = function.code_lines
+            table.hashes[func_id] = text_hash(function.ident)
+        return table
+
+    def value_hashes(self) -> array:
+        """By value id: the content hash of the value's text (0 where none is defined)."""
+        hashes = array("Q", bytes(8 * (max(self.values, default=0) + 1)))
+        for value_id, value in self.values.items():
+            hashes[value_id] = text_hash(str(value))
+        return hashes
+
+
+def varint(data: bytes | bytearray | memoryview, pos: int) -> tuple[int, int]:
+    result = 0
+    shift = 0
+    while True:
+        if pos >= len(data):
+            raise NeedMore
+        byte = data[pos]
+        pos += 1
+        result |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return result, pos
+        shift += 7
+
+
+def _text(data: bytes | bytearray | memoryview, pos: int) -> tuple[str, int]:
+    size, pos = varint(data, pos)
+    if pos + size > len(data):
+        raise NeedMore
+    return bytes(data[pos : pos + size]).decode("utf-8", "surrogatepass"), pos + size
+
+
+def _fields(data: bytes | bytearray | memoryview, pos: int, kinds: str) -> tuple[list, int]:
+    """Consecutive fields: ``v`` a varint, ``t`` a text."""
+    values: list = []
+    for kind in kinds:
+        value, pos = varint(data, pos) if kind == "v" else _text(data, pos)
+        values.append(value)
+    return values, pos
+
+
+def _kind(flags: int) -> str:
+    generator = flags & fmt.FUNC_GENERATOR
+    coroutine = flags & fmt.FUNC_COROUTINE
+    if generator and coroutine:
+        return "async generator"
+    return "generator" if generator else "coroutine" if coroutine else "function"
+
+
+Chunk = Callable[[int, memoryview], None]
+
+
+def parse_record(data: bytes | bytearray, pos: int, into: Definitions, chunk: Chunk | None = None) -> tuple[int, bool]:
+    """Parse the record at ``pos``: ``(end of the record, whether it was the end record)``.
+
+    NeedMore when the record is cut short; ValueError when it is no record.
+    """
+    if pos >= len(data):
+        raise NeedMore
+    tag = data[pos]
+    pos += 1
+    if tag == fmt.REC_CHUNK:
+        (index, size), pos = _fields(data, pos, "vv")
+        if pos + size > len(data):
+            raise NeedMore
+        if chunk is None:
+            raise ValueError("a chunk of events among definitions")
+        chunk(index, memoryview(data)[pos : pos + size])
+        return pos + size, False
+    if tag == fmt.REC_VALUE:
+        value_id, pos = varint(data, pos)
+        type_name, pos = _text(data, pos)
+        if pos >= len(data):
+            raise NeedMore
+        rep = None
+        if data[pos]:
+            rep, pos = _text(data, pos + 1)
+        else:
+            pos += 1
+        into.values[value_id] = Value(type_name, rep)
+    elif tag == fmt.REC_FUNC:
+        (func_id, ident, relpath, first, flags, count), pos = _fields(data, pos, "vttvvv")
+        names, pos = _fields(data, pos, "t" * count)
+        lines, pos = varint(data, pos)
+        deltas, pos = _fields(data, pos, "v" * lines)
+        code_lines, line = [], first
+        for delta in deltas:
+            line += delta
+            code_lines.append(line)
+        into.functions[func_id] = Function(ident, relpath, first, _kind(flags), tuple(names), tuple(code_lines))
+    elif tag == fmt.REC_LABEL:
+        (label_id, nodeid, phase), pos = _fields(data, pos, "vtt")
+        into.labels[label_id] = (nodeid, phase)
+    elif tag == fmt.REC_OUTCOME:
+        (nodeid, phase, outcome), pos = _fields(data, pos, "ttt")
+        into.outcomes.setdefault(nodeid, {})[phase] = outcome
+    elif tag == fmt.REC_THREAD:
+        (index, ident, name), pos = _fields(data, pos, "vvt")
+        into.threads[index] = (ident, name)
+    elif tag == fmt.REC_BROKEN:
+        into.broken, pos = _text(data, pos)
+    elif tag == fmt.REC_END:
+        _, pos = varint(data, pos)
+        return pos, True
+    else:
+        raise ValueError(f"unknown record type {tag:#04x}")
+    return pos, False
+
+
+def parse_definitions(data: bytes) -> Definitions:
+    """The definitions section of a sealed file."""
+    into = Definitions()
+    pos = 0
+    try:
+        while pos < len(data):
+            pos, _ = parse_record(data, pos, into)
+    except NeedMore:
+        raise ValueError("definitions cut short") from None
+    return into
