@@ -38,9 +38,7 @@ from mutation_bench import ROOT, add_common_arguments, run_histeg, scratch_direc
 
 sys.path.insert(0, str(ROOT))
 
-from histeg.compare.calls import Digests, compare_calls  # noqa: E402
-from histeg.compare.code_lines import CodeLines  # noqa: E402
-from histeg.compare.divergences import load_run  # noqa: E402
+from histeg.compare.divergences import compare_entry_points, load_run  # noqa: E402
 from histeg.compare.entry_points import match_entry_points  # noqa: E402
 
 STEPS = ("extract", "build", "instrument", "analyze", "compute")
@@ -160,11 +158,9 @@ def noise_examples(out: Path, index: int) -> list[NoiseExample]:
         return []
     noisy = set(targets["noise"]["functions"])
     first, second = load_run(runs[0]), load_run(runs[1])
-    lines = CodeLines(out / str(index) / "snapshot")
-    digests = Digests(lines)
     found = []
     for a, b in match_entry_points(first, second).pairs:
-        for call in compare_calls(first[a], second[b], digests, digests):
+        for call in compare_entry_points(first[a], second[b]):
             if call.function in noisy:
                 found.append(NoiseExample(index, b.label or b.root, call.function, call.kinds, json.dumps(call.details)[:DETAIL_CHARACTERS]))
     for key in (*match_entry_points(first, second).only_old, *match_entry_points(first, second).only_new):

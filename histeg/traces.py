@@ -203,6 +203,8 @@ class TraceFile:
             raise ValueError("index missing")
         handle.seek(size - tail)
         footer = handle.read(tail)
+        if footer[FOOTER.size : -1] != fmt.TRAILER:
+            raise ValueError("sealed file cut short")
         offset, length = FOOTER.unpack(footer[: FOOTER.size])
         status = footer[-1]
         self.status = {fmt.STATUS_COMPLETE: "complete", fmt.STATUS_BROKEN: "broken"}.get(status, "truncated")

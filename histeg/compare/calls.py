@@ -4,20 +4,19 @@ For each pair of corresponding calls: edit distance and divergent sections of
 their line sequences, per-line execution-count differences, differing
 parameters and return value or exception, and missing or additional child
 calls; then the same for every pair of aligned children. Identical subtrees
-are recognised by a digest computed once per call and skipped.
+are recognised by the digests the decoder computed and skipped.
 """
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from histeg.compare.alignment import align
-from histeg.compare.code_lines import CodeLines
 from histeg.compare.sequences import compare_sequences, coverage_difference, encode
-from histeg.traces import Call, Value
+from histeg.tracing.events import END_RAISED, END_RUNNING, Columns
+from histeg.tracing.records import Definitions
 
 KINDS = ("lines", "parameters", "return", "calls")
 
@@ -68,14 +67,47 @@ class CallDivergence:
                 "parameters": self.parameters, "returns": self.returns, "calls": self.calls}
 
 
-def _value_text(value: Value | None) -> str | None:
-    return None if value is None else str(value)
+class Tree:
+    """One decoded entry point with the definitions of its trace: calls are indices (0: the root)."""
 
+    __slots__ = ("columns", "definitions")
 
-def _outcome(call: Call) -> tuple[str, str | None]:
-    if call.raised is not None:
-        return "raised", _value_text(call.raised)
-    return "returned", _value_text(call.returned)
+    def __init__(self, columns: Columns, definitions: Definitions) -> None:
+        self.columns = columns
+        self.definitions = definitions
+
+    def ident(self, call: int) -> str:
+        return self.definitions.functions[self.columns.function[call]].ident
+
+    def params_names(self, call: int) -> tuple[str, ...]:
+        return self.definitions.functions[self.columns.function[call]].params
+
+    def positions(self, call: int) -> list[int]:
+        """Executed lines as positions among the function's code lines; [] when not all were recorded."""
+        c = self.columns
+        if not c.complete[call]:
+            return []
+        return c.lines[c.line_start[call] : c.line_start[call + 1]].tolist()
+
+    def complete(self, call: int) -> bool:
+        return bool(self.columns.complete[call])
+
+    def params(self, call: int) -> list[str | None]:
+        c = self.columns
+        return [self.definitions.value_text(v) for v in c.params[c.param_start[call] : c.param_start[call + 1]]]
+
+    def outcome(self, call: int) -> tuple[str, str | None]:
+        """Returned versus raised, with the value's text (a call that never ended returned nothing known)."""
+        end = self.columns.end[call]
+        value = self.definitions.value_text(self.columns.result[call]) if end != END_RUNNING else None
+        return ("raised" if end == END_RAISED else "returned"), value
+
+    def children(self, call: int) -> list[int]:
+        c = self.columns
+        return c.children[c.child_start[call] : c.child_start[call + 1]].tolist()
+
+    def digest(self, call: int) -> bytes:
+        return self.columns.digest(call)
 
 
 def _outcomes_differ(old: tuple[str, str | None], new: tuple[str, str | None]) -> bool:
@@ -85,49 +117,21 @@ def _outcomes_differ(old: tuple[str, str | None], new: tuple[str, str | None]) -
     return old[1] is not None and new[1] is not None and old[1] != new[1]
 
 
-class Digests:
-    """Digest of a call's whole subtree, computed iteratively (deep recursion is common in traces)."""
-
-    def __init__(self, code_lines: CodeLines) -> None:
-        self.code_lines = code_lines
-        self._memo: dict[int, bytes] = {}
-
-    def __call__(self, root: Call) -> bytes:
-        stack: list[tuple[Call, bool]] = [(root, False)]
-        while stack:
-            call, expanded = stack.pop()
-            if id(call) in self._memo:
-                continue
-            if not expanded:
-                stack.append((call, True))
-                stack.extend((child, False) for _, child in call.children if id(child) not in self._memo)
-                continue
-            digest = hashlib.blake2b(digest_size=16)
-            digest.update(call.function.ident.encode())
-            if call.lines_complete:
-                digest.update(encode(self.code_lines.positions(call)).encode("utf-8", "surrogatepass"))
-            else:
-                digest.update(b"\x00lines not recorded")
-            digest.update(repr([_value_text(v) for v in call.params]).encode())
-            digest.update(repr(_outcome(call)).encode())
-            for position, child in call.children:
-                digest.update(position.to_bytes(4, "little", signed=False) if position >= 0 else b"-")
-                digest.update(self._memo[id(child)])
-            self._memo[id(call)] = digest.digest()
-        return self._memo[id(root)]
-
-
-def _compare_pair(old: Call, new: Call, old_positions: list[int], new_positions: list[int], chain: tuple[str, ...], path: tuple[int, ...], with_sections: bool) -> tuple[CallDivergence, list[tuple[int, int]]]:
-    divergence = CallDivergence(new.function.ident, chain, path)
-    old_lines, new_lines = encode(old_positions), encode(new_positions)
-    if old_lines != new_lines:
-        difference = compare_sequences(old_lines, new_lines, with_sections)
-        divergence.distance = difference.distance
-        divergence.sections = len(difference.sections)
-        divergence.coverage = coverage_difference(old_positions, new_positions)
-        divergence.details["sections"] = [[s.old_start, s.old_end, s.new_start, s.new_end] for s in difference.sections[:20]]
-    names = old.function.params or new.function.params
-    old_params, new_params = [_value_text(v) for v in old.params], [_value_text(v) for v in new.params]
+def _compare_pair(old: Tree, new: Tree, o: int, n: int, chain: tuple[str, ...], path: tuple[int, ...],
+                  with_sections: bool) -> tuple[CallDivergence, list[int], list[int], list[tuple[int, int]]]:
+    """The divergence of one pair of calls, their children and the pairs of aligned children."""
+    divergence = CallDivergence(new.ident(n), chain, path)
+    if old.complete(o) and new.complete(n):  # beyond a line budget on either side the lines are unknown, not different
+        old_positions, new_positions = old.positions(o), new.positions(n)
+        old_lines, new_lines = encode(old_positions), encode(new_positions)
+        if old_lines != new_lines:
+            difference = compare_sequences(old_lines, new_lines, with_sections)
+            divergence.distance = difference.distance
+            divergence.sections = len(difference.sections)
+            divergence.coverage = coverage_difference(old_positions, new_positions)
+            divergence.details["sections"] = [[s.old_start, s.old_end, s.new_start, s.new_end] for s in difference.sections[:20]]
+    names = old.params_names(o) or new.params_names(n)
+    old_params, new_params = old.params(o), new.params(n)
     if old_params != new_params:
         changed = []
         for position in range(max(len(old_params), len(new_params))):
@@ -139,31 +143,29 @@ def _compare_pair(old: Call, new: Call, old_positions: list[int], new_positions:
         divergence.parameters = len(changed)
         if changed:
             divergence.details["parameters"] = changed[:20]
-    if _outcomes_differ(_outcome(old), _outcome(new)):
+    old_outcome, new_outcome = old.outcome(o), new.outcome(n)
+    if _outcomes_differ(old_outcome, new_outcome):
         divergence.returns = 1
-        divergence.details["return"] = {"old": list(_outcome(old)), "new": list(_outcome(new))}
-    alignment = align([c.function.ident for _, c in old.children], [c.function.ident for _, c in new.children])
+        divergence.details["return"] = {"old": list(old_outcome), "new": list(new_outcome)}
+    old_children, new_children = old.children(o), new.children(n)
+    alignment = align([old.ident(c) for c in old_children], [new.ident(c) for c in new_children])
     if alignment.missing or alignment.additional:
         divergence.calls = len(alignment.missing) + len(alignment.additional)
-        divergence.details["missingCalls"] = [old.children[i][1].function.ident for i in alignment.missing][:50]
-        divergence.details["additionalCalls"] = [new.children[i][1].function.ident for i in alignment.additional][:50]
-    return divergence, alignment.pairs
+        divergence.details["missingCalls"] = [old.ident(old_children[i]) for i in alignment.missing][:50]
+        divergence.details["additionalCalls"] = [new.ident(new_children[i]) for i in alignment.additional][:50]
+    return divergence, old_children, new_children, alignment.pairs
 
 
-def compare_calls(old: Call, new: Call, digests_old: Digests, digests_new: Digests, with_sections: bool = True) -> Iterator[CallDivergence]:
-    """Every divergence between two matched call trees, parents before children."""
-    stack: list[tuple[Call, Call, tuple[str, ...], tuple[int, ...]]] = [(old, new, (), ())]
+def compare_calls(old: Tree, new: Tree, with_sections: bool = True) -> Iterator[CallDivergence]:
+    """Every divergence between two matched call trees, parents before children; identical subtrees are skipped."""
+    stack: list[tuple[int, int, tuple[str, ...], tuple[int, ...]]] = [(0, 0, (), ())]
     while stack:
-        old_call, new_call, chain, path = stack.pop()
-        if digests_old(old_call) == digests_new(new_call):
+        o, n, chain, path = stack.pop()
+        if old.digest(o) == new.digest(n):
             continue
-        if old_call.lines_complete and new_call.lines_complete:
-            positions = digests_old.code_lines.positions(old_call), digests_new.code_lines.positions(new_call)
-        else:  # beyond a line budget on either side: the lines are unknown, not different
-            positions = [], []
-        divergence, pairs = _compare_pair(old_call, new_call, *positions, chain, path, with_sections)
+        divergence, old_children, new_children, pairs = _compare_pair(old, new, o, n, chain, path, with_sections)
         if divergence.kinds:
             yield divergence
-        below = (*chain, new_call.function.ident)
+        below = (*chain, divergence.function)
         for old_index, new_index in reversed(pairs):
-            stack.append((old_call.children[old_index][1], new_call.children[new_index][1], below, (*path, new_index)))
+            stack.append((old_children[old_index], new_children[new_index], below, (*path, new_index)))

@@ -8,17 +8,15 @@ from its divergences between the versions and reported in their own section.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from histeg.compare.calls import KINDS, CallDivergence, Digests, compare_calls
-from histeg.compare.code_lines import CodeLines
-from histeg.compare.entry_points import EntryKey, entry_points, match_entry_points, read_manual_matching
+from histeg.compare.calls import KINDS, CallDivergence, Tree, compare_calls
+from histeg.compare.entry_points import EntryKey, EntryRef, entry_points, match_entry_points, read_manual_matching
 from histeg.errors import HistegError
 from histeg.store import TRACE_DIVERGENCES, TRACE_MATCHING, VERSION, OutputStore, read_json, write_json
-from histeg.traces import Call, read_trace, trace_files
+from histeg.traces import TraceFile, trace_files
 
 SCHEMA_VERSION = 1
 
@@ -63,27 +61,42 @@ def run_directories(store: OutputStore, index: int) -> list[Path]:
     return runs
 
 
-def load_run(directory: Path) -> dict[EntryKey, Call]:
-    return entry_points(read_trace(path) for path in trace_files(directory))
+def load_run(directory: Path) -> dict[EntryKey, EntryRef]:
+    """The entry points of one run, from the indexes of its trace files (nothing is decoded yet)."""
+    return entry_points(TraceFile(path) for path in trace_files(directory))
 
 
-def _divergences(old: dict[EntryKey, Call], new: dict[EntryKey, Call], pairs: Iterable[tuple[EntryKey, EntryKey]],
-                 lines: tuple[CodeLines, CodeLines], with_sections: bool) -> list[Divergence]:
-    digests_old, digests_new = Digests(lines[0]), Digests(lines[1])
-    found = []
-    for old_key, new_key in pairs:
-        for call in compare_calls(old[old_key], new[new_key], digests_old, digests_new, with_sections):
-            found.append(Divergence(new_key, call))
-    return found
+def compare_entry_points(old: EntryRef, new: EntryRef, with_sections: bool = True) -> list[CallDivergence]:
+    """The divergences of one matched pair of entry points; equal digests need no decoding."""
+    if old.digest == new.digest:
+        return []
+    old_tree = Tree(old.file.columns(old.index), old.file.definitions)
+    new_tree = Tree(new.file.columns(new.index), new.file.definitions)
+    return list(compare_calls(old_tree, new_tree, with_sections))
 
 
-def _noise_kinds(runs: list[dict[EntryKey, Call]], lines: CodeLines, with_sections: bool) -> dict[tuple[EntryKey, str], set[str]]:
+def _divergences(old: dict[EntryKey, EntryRef], new: dict[EntryKey, EntryRef], pairs: list[tuple[EntryKey, EntryKey]],
+                 with_sections: bool) -> list[Divergence]:
+    """Divergences of matched pairs, in the order of ``pairs``; compared in the order of the new run's
+    files and entry points, so that each compressed block of events is read about once."""
+    def place(pair: tuple[EntryKey, EntryKey]) -> tuple[str, int]:
+        ref = new[pair[1]]
+        return str(ref.file.path), ref.index
+
+    found: dict[int, list[CallDivergence]] = {}
+    for position in sorted(range(len(pairs)), key=lambda k: place(pairs[k])):
+        old_key, new_key = pairs[position]
+        found[position] = compare_entry_points(old[old_key], new[new_key], with_sections)
+    return [Divergence(pairs[k][1], call) for k in range(len(pairs)) for call in found[k]]
+
+
+def _noise_kinds(runs: list[dict[EntryKey, EntryRef]], with_sections: bool) -> dict[tuple[EntryKey, str], set[str]]:
     """(entry point, function) -> the kinds of divergence seen between runs of one version."""
     found: dict[tuple[EntryKey, str], set[str]] = {}
     first = runs[0]
     for other in runs[1:]:
         matching = match_entry_points(first, other)
-        for divergence in _divergences(first, other, matching.pairs, (lines, lines), with_sections):
+        for divergence in _divergences(first, other, matching.pairs, with_sections):
             found.setdefault((divergence.entry, divergence.call.function), set()).update(divergence.call.kinds)
         for key in (*matching.only_old, *matching.only_new):
             found.setdefault((key, key.root), set()).update(KINDS)
@@ -100,10 +113,9 @@ def compare_versions(store: OutputStore, index: int, with_sections: bool = True)
     manual_path = store.file(index, TRACE_MATCHING)
     manual = read_manual_matching(manual_path) if manual_path.is_file() else None
     matching = match_entry_points(old_runs[0], new_runs[0], manual)
-    lines = (CodeLines(store.snapshot(against)), CodeLines(store.snapshot(index)))
-    noise = _noise_kinds(new_runs, lines[1], with_sections)
+    noise = _noise_kinds(new_runs, with_sections)
     old_to_new = dict(matching.pairs)
-    for (key, function), kinds in _noise_kinds(old_runs, lines[0], with_sections).items():
+    for (key, function), kinds in _noise_kinds(old_runs, with_sections).items():
         if key in old_to_new:
             noise.setdefault((old_to_new[key], function), set()).update(kinds)
     result = VersionComparison(index, against, matched=len(matching.pairs), only_old=matching.only_old, only_new=matching.only_new,
@@ -114,7 +126,7 @@ def compare_versions(store: OutputStore, index: int, with_sections: bool = True)
     noisy_kinds: dict[str, set[str]] = {}
     for (_, function), kinds in noise.items():
         noisy_kinds.setdefault(function, set()).update(kinds)
-    for divergence in _divergences(old_runs[0], new_runs[0], matching.pairs, lines, with_sections):
+    for divergence in _divergences(old_runs[0], new_runs[0], matching.pairs, with_sections):
         kinds = noisy_kinds.get(divergence.call.function)
         if not kinds:
             result.divergences.append(divergence)
@@ -124,7 +136,9 @@ def compare_versions(store: OutputStore, index: int, with_sections: bool = True)
         if kept.kinds:
             result.divergences.append(Divergence(divergence.entry, kept))
     for _, new_key in matching.pairs:
-        result.entry_functions[new_key] = {call.function.ident for call in new_runs[0][new_key].walk()}
+        ref = new_runs[0][new_key]
+        functions = ref.file.definitions.functions
+        result.entry_functions[new_key] = {functions[f].ident for f in ref.file.entries[ref.index].functions}
     return result
 
 

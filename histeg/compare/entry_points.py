@@ -16,7 +16,7 @@ from typing import Any
 
 from histeg.errors import HistegError
 from histeg.store import read_json
-from histeg.traces import Call, Trace
+from histeg.traces import TraceFile
 
 
 @dataclass(frozen=True, order=True)
@@ -38,15 +38,29 @@ class EntryKey:
             raise HistegError(f"malformed entry point in a trace matching file: {exc}") from None
 
 
-def entry_points(traces: Iterable[Trace]) -> dict[EntryKey, Call]:
-    """Root calls of one run of a version, keyed for matching."""
+@dataclass(frozen=True)
+class EntryRef:
+    """Where an entry point is: its trace file and its position in the file's index."""
+
+    file: TraceFile
+    index: int
+
+    @property
+    def digest(self) -> bytes:
+        return self.file.entries[self.index].digest
+
+
+def entry_points(files: Iterable[TraceFile]) -> dict[EntryKey, EntryRef]:
+    """Root calls of one run of a version, keyed for matching (read from the files' indexes alone)."""
     seen: Counter[tuple[str, str, str, str]] = Counter()
-    keyed: dict[EntryKey, Call] = {}
-    for trace in traces:
+    keyed: dict[EntryKey, EntryRef] = {}
+    for trace in files:
         command = str(trace.meta.get("label") or "")
-        for root in trace.entry_points:
-            base = (command, root.label or "", root.phase or "", root.function.ident)
-            keyed[EntryKey(*base, seen[base])] = root
+        functions = trace.definitions.functions
+        for index, entry in enumerate(trace.entries):
+            label, phase = trace.label(index)
+            base = (command, label or "", phase or "", functions[entry.function].ident)
+            keyed[EntryKey(*base, seen[base])] = EntryRef(trace, index)
             seen[base] += 1
     return keyed
 

@@ -7,15 +7,16 @@ from pathlib import Path
 
 from histeg.statics.callgraph import add_dynamic_edges, call_graph_to_json, load_call_graph
 from histeg.store import CALL_GRAPH, OutputStore, read_json, write_json
-from histeg.traces import read_trace
+from histeg.traces import TraceFile
 
 
 def observed_calls(trace_paths: Iterable[Path]) -> Iterator[tuple[str, str]]:
+    """The caller/callee pairs in the traces' indexes (sealing wrote them; nothing is decoded here)."""
     for path in trace_paths:
-        for root in read_trace(path).entry_points:
-            for call in root.walk():
-                for _, child in call.children:
-                    yield call.function.ident, child.function.ident
+        trace = TraceFile(path)
+        functions = trace.definitions.functions
+        for caller, callee in trace.edges:
+            yield functions[caller].ident, functions[callee].ident
 
 
 def add_observed_edges(store: OutputStore, index: int, trace_paths: Iterable[Path]) -> int:

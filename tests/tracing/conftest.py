@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 
 from histeg.tracing.activation import TraceConfig, traced_environment
-from histeg.traces import Call, Trace, read_trace, trace_files
+from histeg.compare.entry_points import EntryRef
+from histeg.traces import Call, Trace, TraceFile, read_trace, trace_files
 
 
 @dataclass
@@ -34,6 +35,20 @@ class TracedRun:
             if c.label is not None and c.label.endswith(test) and c.phase == phase and c.function.ident.endswith(":" + name)
         ]
         assert len(found) == 1, f"{len(found)} entry points for {test} {phase}: {[c.function.ident for c in found]}"
+        return found[0]
+
+    def entry_ref(self, test: str, phase: str = "call") -> EntryRef:
+        """Where ``entry(test, phase)`` is in its trace file, for the comparator."""
+        name = test.rsplit("::", 1)[-1]
+        found = []
+        for trace in self.traces:
+            loaded = TraceFile(trace.path)
+            for index, info in enumerate(loaded.entries):
+                label, where = loaded.label(index)
+                ident = loaded.definitions.functions[info.function].ident
+                if label is not None and label.endswith(test) and where == phase and ident.endswith(":" + name):
+                    found.append(EntryRef(loaded, index))
+        assert len(found) == 1, f"{len(found)} entry points for {test} {phase}"
         return found[0]
 
     def calls(self, ident: str) -> list[Call]:

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from histeg.compare.calls import Digests, compare_calls
-from histeg.compare.code_lines import CodeLines
+from histeg.compare.divergences import compare_entry_points
 from tests.tracing.conftest import TRACERS, TracedRun
 
 FILES = {
@@ -108,6 +107,4 @@ def test_both_collectors_write_the_same_words(tmp_path_factory: pytest.TempPathF
 def test_unknown_lines_are_no_divergence(run: TracedRun, tmp_path_factory: pytest.TempPathFactory, project_runner) -> None:
     """Lines beyond the budget on one side only: not different, unknown."""
     full = project_runner(tmp_path_factory.mktemp("full"), FILES, tracer="c", line_budget=0)
-    lines = CodeLines(run.project)
-    old, new = full.entry("test_spin"), run.entry("test_spin")
-    assert list(compare_calls(old, new, Digests(lines), Digests(lines))) == []
+    assert compare_entry_points(full.entry_ref("test_spin"), run.entry_ref("test_spin")) == []

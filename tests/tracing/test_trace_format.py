@@ -13,6 +13,7 @@ import pytest
 
 from histeg.errors import HistegError
 from histeg.traces import Value, read_trace
+from histeg.tracing.seal import seal
 from histeg.tracing import activation, values
 from histeg.tracing import format as fmt
 from tests.conftest import SCHEMAS, run_histeg
@@ -82,8 +83,8 @@ def test_json_export_matches_its_schema_and_the_nested_form(tmp_path):
 
 def write_by_hand(path: Path) -> None:
     writer = fmt.TraceWriter(str(path), {"pid": 1})
-    writer.function(1, "m:f", "m.py", 10, 0, ("x",))
-    writer.function(2, "m:g", "m.py", 20, fmt.FUNC_GENERATOR, ())
+    writer.function(1, "m:f", "m.py", 10, 0, ("x",), [11, 12, 13, 14])
+    writer.function(2, "m:g", "m.py", 20, fmt.FUNC_GENERATOR, (), [21, 22])
     writer.value(1, "int", "7")
     writer.value(2, "m.Obj", None)
     writer.label(1, "t::a", "call")
@@ -131,7 +132,7 @@ def test_every_cut_of_a_file_is_truncated_or_a_one_line_error(tmp_path):
 def test_killed_writer_leaves_a_readable_prefix(tmp_path):
     path = tmp_path / "partial.htrace"
     writer = fmt.TraceWriter(str(path), {}, batch_bytes=1)
-    writer.function(1, "m:f", "m.py", 1, 0, ())
+    writer.function(1, "m:f", "m.py", 1, 0, (), [])
     writer.thread(0, 1, "MainThread")
     writer.chunk(0, array("H", [fmt.OP_CALL | fmt.CALL_ROOT, 1, 0, 0, 0, 0, 2, fmt.OP_RETURN, 0, 0]).tobytes())
     writer.chunk(0, array("H", [fmt.OP_CALL | fmt.CALL_ROOT, 1, 0, 0, 0, 0, 3, 4]).tobytes())
@@ -222,23 +223,38 @@ def test_a_stopped_c_collector_is_freed(tmp_path):
     assert alive() is None
 
 
-def test_compaction_keeps_every_record_and_the_status(tmp_path):
+def test_sealing_keeps_every_record_and_the_status(tmp_path):
     path = trace_in_process(tmp_path)
     before = read_trace(path).to_json()
-    assert fmt.compact(str(path)) and fmt.read_meta(str(path))["compression"] == "xz"
+    assert seal(path) and fmt.read_meta(str(path))["sealed"]
     after = read_trace(path).to_json()
     assert after["traces"] == before["traces"] and after["outcomes"] == before["outcomes"] and not after["truncated"]
-    assert fmt.read_status(str(path)) == "complete" and not fmt.compact(str(path)), "compact twice is a no-op"
+    assert fmt.read_status(str(path)) == "complete" and not seal(path), "sealing twice is a no-op"
 
 
-def test_compaction_leaves_truncated_files_and_keeps_broken_ones(tmp_path):
+def test_sealing_keeps_truncated_and_broken_states(tmp_path):
     cut = tmp_path / "cut.htrace"
     write_by_hand(cut)
     cut.write_bytes(cut.read_bytes()[:-10])
-    assert not fmt.compact(str(cut)) and read_trace(cut).truncated
+    before = read_trace(cut)
+    assert before.truncated and seal(cut) and fmt.read_status(str(cut)) == "truncated"
+    assert read_trace(cut).to_json()["traces"] == before.to_json()["traces"]
     broken = tmp_path / "broken.htrace"
     writer = fmt.TraceWriter(str(broken), {"pid": 1})
     writer.broken("sys.monitoring tool id 4 was freed")
     writer.close()
-    assert fmt.compact(str(broken)) and fmt.read_status(str(broken)) == "broken"
+    assert seal(broken) and fmt.read_status(str(broken)) == "broken"
     assert read_trace(broken).broken == "sys.monitoring tool id 4 was freed"
+
+
+def test_every_cut_of_a_sealed_file_is_a_one_line_error(tmp_path):
+    path = tmp_path / "full.htrace"
+    write_by_hand(path)
+    seal(path)
+    data = path.read_bytes()
+    cut = tmp_path / "cut.htrace"
+    for size in range(0, len(data) - 1, 7):
+        cut.write_bytes(data[:size])
+        with pytest.raises(HistegError) as caught:
+            read_trace(cut)
+        assert "\n" not in str(caught.value) and str(cut) in str(caught.value)

@@ -11,7 +11,7 @@ import time
 from pathlib import Path
 
 import histeg
-from histeg.traces import read_trace, trace_files
+from histeg.traces import TraceFile, read_trace, trace_files
 from histeg.tracing.activation import CONFIG_ENV, TraceConfig, hook_dir, traced_environment, tracer_path
 from tests.conftest import run_histeg
 from tests.tracing.conftest import base_environment, project_config, write_project
@@ -207,7 +207,7 @@ def test_memory_does_not_grow_with_the_length_of_the_run(tmp_path):
         assert child.returncode == 0
         peaks.append(int(out.split()[-1]))
         (path,) = trace_files(tmp_path / str(rounds) / "traces")
-        assert read_trace(path, build=False).line_events == rounds * (1 + 2 * 1000 + 2 + 1000)
+        assert TraceFile(path).line_events == rounds * (1 + 2 * 1000 + 2 + 1000)
     assert peaks[1] - peaks[0] < 8 * 1024, peaks  # KiB: 8 times longer, less than 8 MiB more
 
 
