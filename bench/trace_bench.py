@@ -29,9 +29,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from histeg.traces import read_trace, trace_files  # noqa: E402
+from histeg.traces import TraceFile, trace_files  # noqa: E402
 from histeg.tracing.activation import TraceConfig, traced_environment  # noqa: E402
-from histeg.tracing.format import compact  # noqa: E402
+from histeg.tracing.seal import seal  # noqa: E402
 
 
 def run_suite(command: list[str], cwd: Path, env: dict[str, str], log: Path) -> tuple[float, float, str, int]:
@@ -128,9 +128,9 @@ def main() -> None:
         for kind in tracers:  # read after every run: a child's peak RSS starts at this process's at fork time
             files = trace_files(work / f"traces-{kind}-{args.rounds - 1}")
             for path in files:  # as histeg stores them after a run
-                compact(str(path))
+                seal(path)
             size = sum(path.stat().st_size for path in files)
-            events = sum(read_trace(path, build=False).line_events for path in files)
+            events = sum(TraceFile(path).line_events for path in files)
             stored[kind] = (size, events, len(files))
     finally:
         shutil.rmtree(work, ignore_errors=True)

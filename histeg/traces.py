@@ -243,7 +243,7 @@ class TraceFile:
         """The event stream of one entry point (little-endian words)."""
         info = self.entries[entry]
         if self._parts is not None:
-            block = self._parts.blocks[info.block]
+            return self._parts.words[entry]
         else:
             block = self._blocks.get(info.block)
             if block is None:

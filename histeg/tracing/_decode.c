@@ -6,7 +6,7 @@
  * Python loop costs about 0.1 us per word).
  *
  *   Splitter().feed(thread, words: bytes) ... .finish() -> [(thread, function, label, words: bytes)]
- *   Decoder(first_lines, code_lines, hashes, value_hashes).decode(words: bytes) -> tuple of columns
+ *   Decoder(functions, value_hashes).decode(words: bytes) -> (columns..., line events, edges, functions)
  *
  * Words are little-endian uint16 as in the trace file; this module assumes a
  * little-endian machine (histeg.tracing.seal byte-swaps elsewhere).
@@ -601,6 +601,52 @@ mark_incomplete(Vec *calls, Vec *stacks, Vec *gens, uint32_t function)
     return 0;
 }
 
+static int
+cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int
+cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static size_t
+unique_u64(uint64_t *items, size_t n)
+{
+    if (n == 0) {
+        return 0;
+    }
+    qsort(items, n, sizeof(uint64_t), cmp_u64);
+    size_t kept = 1;
+    for (size_t k = 1; k < n; k++) {
+        if (items[k] != items[kept - 1]) {
+            items[kept++] = items[k];
+        }
+    }
+    return kept;
+}
+
+static size_t
+unique_u32(uint32_t *items, size_t n)
+{
+    if (n == 0) {
+        return 0;
+    }
+    qsort(items, n, sizeof(uint32_t), cmp_u32);
+    size_t kept = 1;
+    for (size_t k = 1; k < n; k++) {
+        if (items[k] != items[kept - 1]) {
+            items[kept++] = items[k];
+        }
+    }
+    return kept;
+}
+
 static PyObject *
 decoder_decode(DecoderObject *self, PyObject *args)
 {
@@ -632,17 +678,27 @@ decoder_decode(DecoderObject *self, PyObject *args)
     while (i < n) {
         unsigned int word = w[i];
         if (word <= MAX_LINE) {
+            size_t end = i + 1;
+            while (end < n && w[end] <= MAX_LINE) {
+                end++;
+            }
             if (stack->len) {
                 uint32_t top = AT(*stack, uint32_t, stack->len - 1);
                 DCall *c = &AT(calls, DCall, top);
-                Pair p = {top, position(&self->funcs[c->function], word)};
-                if (vec_push(&lines, &p, 1) < 0) {
+                const FuncDef *f = &self->funcs[c->function];
+                if (vec_reserve(&lines, end - i) < 0) {
                     goto done;
                 }
-                c->nlines++;
-                line_events++;
+                Pair *out = (Pair *)lines.data + lines.len;
+                for (size_t k = i; k < end; k++) {
+                    out[k - i].call = top;
+                    out[k - i].value = position(f, w[k]);
+                }
+                lines.len += end - i;
+                c->nlines += (uint32_t)(end - i);
+                line_events += end - i;
             }
-            i++;
+            i = end;
             continue;
         }
         if ((word & 0xFFF8u) == OP_CALL) {
@@ -821,19 +877,40 @@ decoder_decode(DecoderObject *self, PyObject *args)
                 end[k] = c->end;
                 complete[k] = c->complete;
             }
+            uint64_t *pairs = PyMem_Malloc(ncalls * 8);
+            uint32_t *funcs = PyMem_Malloc(ncalls * 4);
+            size_t nedges = 0, nfuncs = 0;
+            if (pairs == NULL || funcs == NULL) {
+                PyMem_Free(pairs);
+                PyMem_Free(funcs);
+                PyErr_NoMemory();
+                goto columns_done;
+            }
+            for (size_t k = 0; k < ncalls; k++) {
+                funcs[k] = function[k];
+                if (k) {
+                    pairs[k - 1] = (uint64_t)function[parent[k]] << 32 | function[k];
+                }
+            }
+            nedges = unique_u64(pairs, ncalls - 1);
+            nfuncs = unique_u32(funcs, ncalls);
             result = Py_BuildValue(
-                "(NNNNNNNNNNNNNNNNK)",
+                "(NNNNNNNNNNNNNNNNKNN)",
                 as_bytes(function, ncalls * 4), as_bytes(parent, ncalls * 4), as_bytes(at, ncalls * 4), as_bytes(threads, ncalls * 4),
                 as_bytes(end, ncalls), as_bytes(results, ncalls * 4), as_bytes(complete, ncalls),
                 as_bytes(line_start, (ncalls + 1) * 4), as_bytes(line_values, lines.len * 4),
                 as_bytes(param_start.data, (ncalls + 1) * 4), as_bytes(params.data, params.len * 4),
                 as_bytes(yield_start, (ncalls + 1) * 4), as_bytes(yield_values, yields.len * 4),
                 as_bytes(child_start, (ncalls + 1) * 4), as_bytes(child_values, (ncalls - 1) * 4),
-                as_bytes(digests, ncalls * 16), (unsigned long long)line_events);
+                as_bytes(digests, ncalls * 16), (unsigned long long)line_events,
+                as_bytes(pairs, nedges * 8), as_bytes(funcs, nfuncs * 4));
+            PyMem_Free(pairs);
+            PyMem_Free(funcs);
         }
         else {
             PyErr_NoMemory();
         }
+    columns_done:
         PyMem_Free(function);
         PyMem_Free(at);
         PyMem_Free(threads);

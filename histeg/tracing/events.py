@@ -193,6 +193,8 @@ class Columns:
     digests: bytes
     """16 bytes per call: the digest of its whole subtree."""
     line_events: int
+    edges: array  # Q: caller << 32 | callee, sorted, each once
+    called: array  # I: the functions called, sorted, each once
 
     def __len__(self) -> int:
         return len(self.function)
@@ -349,4 +351,6 @@ def _columns(calls: list[_Building], functions: FunctionTable, value_hashes: arr
         line_start=line_start, lines=lines, param_start=param_start, params=params,
         yield_start=yield_start, yields=yields, child_start=child_start, children=children,
         digests=b"".join(digests), line_events=line_events,
+        edges=array("Q", sorted({calls[c.parent].function << 32 | c.function for c in calls[1:]})),
+        called=array("I", sorted({c.function for c in calls})),
     )

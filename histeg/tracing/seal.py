@@ -28,7 +28,9 @@ import struct
 import sys
 import zlib
 from array import array
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -78,7 +80,10 @@ def decoder(definitions: Definitions) -> Callable[[bytes], events.Columns]:
             column = array(code)
             column.frombytes(data)
             columns.append(column)
-        return events.Columns(*columns[:15], digests=raw[15], line_events=raw[16])
+        edges, called = array("Q"), array("I")
+        edges.frombytes(raw[17])
+        called.frombytes(raw[18])
+        return events.Columns(*columns[:15], digests=raw[15], line_events=raw[16], edges=edges, called=called)
 
     return decode_in_c
 
@@ -118,7 +123,8 @@ class Parts:
     definitions_raw: bytes
     definitions: Definitions
     entries: list[EntryInfo] = field(default_factory=list)
-    blocks: list[bytes] = field(default_factory=list)
+    words: list[bytes] = field(default_factory=list)
+    """Each entry point's events (little-endian words); emptied as ``write_sealed`` writes them."""
     edges: list[tuple[int, int]] = field(default_factory=list)
     line_events: int = 0
 
@@ -195,22 +201,15 @@ def split_stream(path: Path) -> Parts:
         status = "truncated"
     parts = Parts(meta, status, bytes(split.raw), split.definitions)
     decode = decoder(split.definitions)
-    block = bytearray()
-    edges: set[tuple[int, int]] = set()
+    edges: set[int] = set()
     for thread, function, label, words in split.entries():
-        if len(block) >= BLOCK_BYTES:
-            parts.blocks.append(bytes(block))
-            block.clear()
         columns = decode(words)
-        called = columns.function
-        edges.update(zip([called[p] for p in columns.parent[1:]], called[1:]))
-        parts.entries.append(EntryInfo(thread, function, label, len(parts.blocks), len(block), len(block) + len(words),
-                                       columns.digest(0), sorted(set(called)), columns.line_events, len(called)))
+        edges.update(columns.edges)
+        parts.entries.append(EntryInfo(thread, function, label, -1, 0, len(words), columns.digest(0), columns.called.tolist(),
+                                       columns.line_events, len(columns)))
+        parts.words.append(words)
         parts.line_events += columns.line_events
-        block += words
-    if block:
-        parts.blocks.append(bytes(block))
-    parts.edges = sorted(edges)
+    parts.edges = [(edge >> 32, edge & 0xFFFFFFFF) for edge in sorted(edges)]
     return parts
 
 
@@ -237,18 +236,48 @@ def seal(path: str | Path, preset: int = 1) -> bool:
     return True
 
 
+def _blocks(parts: Parts) -> Iterator[bytes]:
+    """Entry points' events grouped into blocks of about BLOCK_BYTES; sets where each entry point lands."""
+    block = bytearray()
+    number = 0
+    for entry, words in zip(parts.entries, parts.words, strict=True):
+        if block and len(block) + len(words) > BLOCK_BYTES:
+            yield bytes(block)
+            block.clear()
+            number += 1
+        entry.block, entry.start, entry.end = number, len(block), len(block) + len(words)
+        block += words
+    parts.words.clear()
+    if block:
+        yield bytes(block)
+
+
 def write_sealed(target: BinaryIO, parts: Parts, preset: int = 1) -> None:
+    """Blocks are compressed on two threads (lzma releases the GIL), at most a few in memory at once."""
     header = json.dumps({**parts.meta, "sealed": True, "compression": "xz"}, sort_keys=True).encode()
     target.write(fmt.MAGIC + bytes([fmt.FORMAT_VERSION]) + fmt.varint(len(header)) + header)
 
+    def compress(data: bytes) -> bytes:
+        return lzma.compress(data, format=lzma.FORMAT_XZ, preset=preset)
+
     def section(data: bytes) -> list[int]:
         offset = target.tell()
-        target.write(lzma.compress(data, format=lzma.FORMAT_XZ, preset=preset))
-        return [offset, target.tell() - offset]
+        target.write(data)
+        return [offset, len(data)]
 
+    definitions = section(compress(parts.definitions_raw))
+    blocks: list[list[int]] = []
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        pending: deque[Future[bytes]] = deque()
+        for block in _blocks(parts):
+            pending.append(pool.submit(compress, block))
+            if len(pending) > 2:
+                blocks.append(section(pending.popleft().result()))
+        while pending:
+            blocks.append(section(pending.popleft().result()))
     index = {
-        "definitions": section(parts.definitions_raw),
-        "blocks": [section(block) for block in parts.blocks],
+        "definitions": definitions,
+        "blocks": blocks,
         "entries": [entry.to_json() for entry in parts.entries],
         "edges": parts.edges,
         "lineEvents": parts.line_events,
