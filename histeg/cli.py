@@ -23,7 +23,7 @@ F = Callable[..., Any]
 
 CONFIG_KEYS_FROM_FLAGS = (
     "sources", "tests", "build", "ignore_prefixes", "ignore_suffixes", "ignore_directories", "ignore_functions",
-    "repeat", "timeout", "run_main", "run", "metric",
+    "repeat", "timeout", "run_main", "run", "metric", "compare_jobs",
 )
 CONFIG_SWITCHES = ("restrict_syntax_mapping", "export_flat", "generate_for_syntax", "generate_for_divergence")
 
@@ -87,6 +87,8 @@ def target_options(command: F) -> F:
         click.option("--export-flat", is_flag=True, help="Write traceDivergences.json as a flat list instead of trees."),
         click.option("--generate-for-syntax", is_flag=True, help="Also write syntaxTargets.json (targets from syntax changes alone)."),
         click.option("--generate-for-divergence", is_flag=True, help="Also write divergenceTargets.json (targets from divergences alone)."),
+        click.option("--compare-jobs", "compare_jobs", type=click.IntRange(min=1), metavar="N",
+                     help="Worker processes comparing entry points (default: one per core, up to 4; results do not depend on it)."),
     ]
     return _decorated(command, decorators)
 
@@ -112,9 +114,10 @@ def build_options(params: dict[str, Any]) -> RunOptions:
         config["tracer"] = params["tracer"]
     if config.get("tracer", "auto") not in TRACERS:
         raise HistegError(f"setting 'tracer' must be one of {', '.join(TRACERS)}, not {config['tracer']!r}")
-    from histeg.pipeline import trace_options
+    from histeg.pipeline import impact_options, trace_options
 
     trace_options(config)  # a bad value stops the run before any work
+    impact_options(config)
     repo = params.get("repo") or config.get("repo")
     if not repo:
         raise HistegError("no repository given: use --repo PATH|URL or 'repo' in [tool.histeg]")

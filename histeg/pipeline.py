@@ -187,11 +187,10 @@ def _traces(context: Context, index: int) -> dict[str, Any]:
     return {"reused": False, "runs": len(summary.runs), "outcomes": sorted({run.outcome for run in summary.runs})}
 
 
-def impact_options(options: RunOptions) -> Any:
+def impact_options(config: dict[str, Any]) -> Any:
     from histeg.impact.scaling import Scaling, parse_metrics
     from histeg.impact.step import ImpactOptions
 
-    config = options.config
     return ImpactOptions(
         scaling=Scaling.from_config(config.get("scaling")),
         metrics=parse_metrics(config.get("metric")),
@@ -199,7 +198,14 @@ def impact_options(options: RunOptions) -> Any:
         flat=bool(config.get("export-flat", False)),
         for_syntax=bool(config.get("generate-for-syntax", False)),
         for_divergence=bool(config.get("generate-for-divergence", False)),
+        jobs=_compare_jobs(config.get("compare-jobs", 0)),
     )
+
+
+def _compare_jobs(value: Any) -> int:
+    if type(value) is not int or value < 0:
+        raise HistegError(f"setting 'compare-jobs' must be a whole number >= 0 (0: one per core, up to 4), not {value!r}")
+    return value
 
 
 def _targets(context: Context, index: int, settings: Any) -> dict[str, Any]:
@@ -228,7 +234,7 @@ def run_pipeline(options: RunOptions, console: Console, until: str = STEPS[-1]) 
         run.steps["syntax"] = context.each("analysing syntax changes", lambda i: _syntax(context, i))
         run.steps["traces"] = context.each("tracing versions", lambda i: _traces(context, i))
     if STEPS.index(until) >= STEPS.index("compute"):
-        settings = impact_options(options)
+        settings = impact_options(options.config)
         run.steps["targets"] = context.each("ranking testing targets", lambda i: _targets(context, i, settings))
         for item in run.steps["targets"]:
             if item.get("targets") is not None:

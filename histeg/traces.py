@@ -239,7 +239,7 @@ class TraceFile:
                 raise self._corrupt(str(exc)) from None
         return self._definitions
 
-    def words(self, entry: int) -> bytes:
+    def words(self, entry: int) -> bytes | memoryview:
         """The event stream of one entry point (little-endian words)."""
         info = self.entries[entry]
         if self._parts is not None:
@@ -251,13 +251,14 @@ class TraceFile:
                 while len(self._blocks) > self.CACHED_BLOCKS:
                     self._blocks.popitem(last=False)
             self._blocks.move_to_end(info.block)
-        return block[info.start : info.end]
+        return memoryview(block)[info.start : info.end]
 
-    def columns(self, entry: int) -> Columns:
+    def columns(self, entry: int, with_yields: bool = False) -> Columns:
+        """One entry point decoded; yielded values only when asked (``events.decode``)."""
         if self._decode is None:
             self._decode = decoder(self.definitions)
         try:
-            return self._decode(self.words(entry))
+            return self._decode(self.words(entry), with_yields)
         except ValueError as exc:
             raise self._corrupt(f"entry point {entry}: {exc}") from None
 
@@ -268,7 +269,7 @@ class TraceFile:
 
     def call(self, entry: int) -> Call:
         """An entry point as a tree of ``Call`` objects (for display and export)."""
-        columns = self.columns(entry)
+        columns = self.columns(entry, with_yields=True)
         definitions = self.definitions
         value = definitions.value
         calls: list[Call] = []

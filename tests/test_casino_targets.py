@@ -95,3 +95,20 @@ def test_reversing_the_order_swaps_additions_and_removals(casino_out: Path, tmp_
     swap = {"addition": "removal", "removal": "addition"}
     assert {(entity, swap.get(kind, kind)) for entity, kind in forward} == backward
     assert divergent_entries(casino_out / "4" / "traceDivergences.json") == divergent_entries(out / "3" / "traceDivergences.json")
+
+
+def test_worker_processes_give_byte_identical_divergences(casino_out: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Entry points compared in two worker processes: the same divergences, in the same order, as in one process."""
+    from histeg.compare import divergences as module
+    from histeg.store import OutputStore, dump_json
+
+    store = OutputStore(casino_out)
+    busiest = sorted(COMPARED, key=lambda s: -len(json.loads((casino_out / str(int(s["folder"][:2])) / "traceDivergences.json").read_text())["divergences"]))[:2]
+    monkeypatch.setattr(module, "PARALLEL_FROM", 1)
+    for step in busiest:
+        index = int(step["folder"][:2])
+        serial = module.compare_versions(store, index, jobs=1)
+        parallel = module.compare_versions(store, index, jobs=2)
+        assert serial.divergences, "a step with divergences"
+        assert dump_json([d.to_json() for d in parallel.divergences]) == dump_json([d.to_json() for d in serial.divergences])
+        assert parallel.noise_keys == serial.noise_keys and parallel.entry_functions == serial.entry_functions

@@ -8,6 +8,8 @@ from its divergences between the versions and reported in their own section.
 
 from __future__ import annotations
 
+import multiprocessing
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -75,35 +77,80 @@ def compare_entry_points(old: EntryRef, new: EntryRef, with_sections: bool = Tru
     return list(compare_calls(old_tree, new_tree, with_sections))
 
 
-def _divergences(old: dict[EntryKey, EntryRef], new: dict[EntryKey, EntryRef], pairs: list[tuple[EntryKey, EntryKey]],
-                 with_sections: bool) -> list[Divergence]:
-    """Divergences of matched pairs, in the order of ``pairs``; compared in the order of the new run's
-    files and entry points, so that each compressed block of events is read about once."""
-    def place(pair: tuple[EntryKey, EntryKey]) -> tuple[str, int]:
-        ref = new[pair[1]]
-        return str(ref.file.path), ref.index
-
-    found: dict[int, list[CallDivergence]] = {}
-    for position in sorted(range(len(pairs)), key=lambda k: place(pairs[k])):
-        old_key, new_key = pairs[position]
-        found[position] = compare_entry_points(old[old_key], new[new_key], with_sections)
-    return [Divergence(pairs[k][1], call) for k in range(len(pairs)) for call in found[k]]
+PARALLEL_FROM = 32
+"""Pairs to decode below which worker processes cost more than they save."""
+_worker_files: dict[str, TraceFile] = {}
+"""The trace files a worker process has open (a run has few; pairs arrive grouped by file)."""
 
 
-def _noise_kinds(runs: list[dict[EntryKey, EntryRef]], with_sections: bool) -> dict[tuple[EntryKey, str], set[str]]:
-    """(entry point, function) -> the kinds of divergence seen between runs of one version."""
-    found: dict[tuple[EntryKey, str], set[str]] = {}
-    first = runs[0]
-    for other in runs[1:]:
-        matching = match_entry_points(first, other)
-        for divergence in _divergences(first, other, matching.pairs, with_sections):
-            found.setdefault((divergence.entry, divergence.call.function), set()).update(divergence.call.kinds)
-        for key in (*matching.only_old, *matching.only_new):
-            found.setdefault((key, key.root), set()).update(KINDS)
+def _opened(path: str) -> TraceFile:
+    found = _worker_files.get(path)
+    if found is None:
+        if len(_worker_files) >= 8:
+            _worker_files.clear()
+        found = _worker_files[path] = TraceFile(Path(path))
     return found
 
 
-def compare_versions(store: OutputStore, index: int, with_sections: bool = True) -> VersionComparison:
+def _compare_in_worker(work: list[tuple[str, int, str, int]], with_sections: bool) -> list[list[CallDivergence]]:
+    return [compare_entry_points(EntryRef(_opened(old), i), EntryRef(_opened(new), j), with_sections) for old, i, new, j in work]
+
+
+class Comparer:
+    """Compares matched entry points, in worker processes when there are enough of them to decode.
+
+    Results are put back in the order of the pairs, so they are the same for any number of workers."""
+
+    def __init__(self, jobs: int = 1, with_sections: bool = True) -> None:
+        self.jobs = jobs
+        self.with_sections = with_sections
+        self._pool: ProcessPoolExecutor | None = None
+
+    def __enter__(self) -> Comparer:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(cancel_futures=True)
+
+    def divergences(self, old: dict[EntryKey, EntryRef], new: dict[EntryKey, EntryRef],
+                    pairs: list[tuple[EntryKey, EntryKey]]) -> list[Divergence]:
+        """Divergences of matched pairs, in the order of ``pairs``; compared in the order of the new run's
+        files and entry points, so that each compressed block of events is read about once."""
+        def place(position: int) -> tuple[str, int]:
+            ref = new[pairs[position][1]]
+            return str(ref.file.path), ref.index
+
+        found: dict[int, list[CallDivergence]] = {}
+        todo = [k for k in sorted(range(len(pairs)), key=place) if old[pairs[k][0]].digest != new[pairs[k][1]].digest]
+        if self.jobs > 1 and len(todo) >= PARALLEL_FROM:
+            if self._pool is None:
+                self._pool = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("spawn"))
+            size = -(-len(todo) // (4 * self.jobs))
+            groups = [todo[start : start + size] for start in range(0, len(todo), size)]
+            work = [[(str(old[pairs[k][0]].file.path), old[pairs[k][0]].index, str(new[pairs[k][1]].file.path), new[pairs[k][1]].index)
+                     for k in group] for group in groups]
+            for group, results in zip(groups, self._pool.map(_compare_in_worker, work, [self.with_sections] * len(work)), strict=True):
+                found.update(zip(group, results, strict=True))
+        else:
+            for k in todo:
+                found[k] = compare_entry_points(old[pairs[k][0]], new[pairs[k][1]], self.with_sections)
+        return [Divergence(pairs[k][1], call) for k in range(len(pairs)) for call in found.get(k, ())]
+
+    def noise_kinds(self, runs: list[dict[EntryKey, EntryRef]]) -> dict[tuple[EntryKey, str], set[str]]:
+        """(entry point, function) -> the kinds of divergence seen between runs of one version."""
+        found: dict[tuple[EntryKey, str], set[str]] = {}
+        first = runs[0]
+        for other in runs[1:]:
+            matching = match_entry_points(first, other)
+            for divergence in self.divergences(first, other, matching.pairs):
+                found.setdefault((divergence.entry, divergence.call.function), set()).update(divergence.call.kinds)
+            for key in (*matching.only_old, *matching.only_new):
+                found.setdefault((key, key.root), set()).update(KINDS)
+        return found
+
+
+def compare_versions(store: OutputStore, index: int, with_sections: bool = True, jobs: int = 1) -> VersionComparison:
     version = read_json(store.file(index, VERSION))
     against = version.get("comparingAgainstIndex")
     if against is None:
@@ -113,9 +160,12 @@ def compare_versions(store: OutputStore, index: int, with_sections: bool = True)
     manual_path = store.file(index, TRACE_MATCHING)
     manual = read_manual_matching(manual_path) if manual_path.is_file() else None
     matching = match_entry_points(old_runs[0], new_runs[0], manual)
-    noise = _noise_kinds(new_runs, with_sections)
+    with Comparer(jobs, with_sections) as comparer:
+        noise = comparer.noise_kinds(new_runs)
+        old_noise = comparer.noise_kinds(old_runs)
+        between = comparer.divergences(old_runs[0], new_runs[0], matching.pairs)
     old_to_new = dict(matching.pairs)
-    for (key, function), kinds in _noise_kinds(old_runs, with_sections).items():
+    for (key, function), kinds in old_noise.items():
         if key in old_to_new:
             noise.setdefault((old_to_new[key], function), set()).update(kinds)
     result = VersionComparison(index, against, matched=len(matching.pairs), only_old=matching.only_old, only_new=matching.only_new,
@@ -126,7 +176,7 @@ def compare_versions(store: OutputStore, index: int, with_sections: bool = True)
     noisy_kinds: dict[str, set[str]] = {}
     for (_, function), kinds in noise.items():
         noisy_kinds.setdefault(function, set()).update(kinds)
-    for divergence in _divergences(old_runs[0], new_runs[0], matching.pairs, with_sections):
+    for divergence in between:
         kinds = noisy_kinds.get(divergence.call.function)
         if not kinds:
             result.divergences.append(divergence)

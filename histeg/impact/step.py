@@ -29,6 +29,13 @@ class ImpactOptions:
     flat: bool = False
     for_syntax: bool = False
     for_divergence: bool = False
+    jobs: int = 0
+    """Worker processes comparing entry points (0: one per core, up to 4)."""
+
+    def workers(self) -> int:
+        import os
+
+        return self.jobs or min(4, len(os.sched_getaffinity(0)))
 
     def to_json(self) -> dict[str, Any]:
         return {"metrics": list(self.metrics), "restrictSyntaxMapping": self.restrict, "scaling": self.scaling.to_json()}
@@ -73,7 +80,7 @@ def _changed_test_data(store: OutputStore, index: int, settings: VersionSettings
 def compute_targets(store: OutputStore, index: int, options: ImpactOptions) -> dict[str, Any]:
     version = read_json(store.file(index, VERSION))
     against = version["comparingAgainstIndex"]
-    comparison: VersionComparison = compare_versions(store, index, with_sections="sections" in options.metrics)
+    comparison: VersionComparison = compare_versions(store, index, with_sections="sections" in options.metrics, jobs=options.workers())
     write_divergences(store, comparison, options.flat)
     changes = load_changes(store.file(index, SYNTAX_CHANGES))
     graph = load_call_graph(store.file(index, CALL_GRAPH))

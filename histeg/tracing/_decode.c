@@ -651,7 +651,8 @@ static PyObject *
 decoder_decode(DecoderObject *self, PyObject *args)
 {
     Py_buffer view;
-    if (!PyArg_ParseTuple(args, "y*", &view)) {
+    int with_yields = 1;
+    if (!PyArg_ParseTuple(args, "y*|p", &view, &with_yields)) {
         return NULL;
     }
     const uint16_t *w = view.buf;
@@ -788,6 +789,9 @@ decoder_decode(DecoderObject *self, PyObject *args)
             uint32_t top = AT(*stack, uint32_t, --stack->len);
             DCall *c = &AT(calls, DCall, top);
             if (word == OP_YIELD) {
+                if (!with_yields) {
+                    continue;
+                }
                 Pair p = {top, operand};
                 if (vec_push(&yields, &p, 1) < 0) {
                     goto done;
@@ -1035,7 +1039,7 @@ fail:
 }
 
 static PyMethodDef decoder_methods[] = {
-    {"decode", (PyCFunction)decoder_decode, METH_VARARGS, "decode(words) -> columns of one entry point (see events.Columns)"},
+    {"decode", (PyCFunction)decoder_decode, METH_VARARGS, "decode(words, with_yields=True) -> columns of one entry point (see events.Columns)"},
     {NULL},
 };
 

@@ -223,8 +223,11 @@ def _position(line: int, first: int, code_lines: tuple[int, ...] | None) -> int:
     return FALLBACK_BASE + line - first
 
 
-def decode(words: array, functions: FunctionTable, value_hashes: array) -> Columns:
-    """One entry point's stream (from ``split``) as columns; ValueError when it is inconsistent."""
+def decode(words: array, functions: FunctionTable, value_hashes: array, with_yields: bool = True) -> Columns:
+    """One entry point's stream (from ``split``) as columns; ValueError when it is inconsistent.
+
+    Comparisons leave the yielded values out (``with_yields=False``): digests do not cover them, and
+    a generator resumed millions of times would hold millions of them."""
     calls: list[_Building] = []
     stacks: dict[int, list[int]] = {}
     generators: dict[int, int] = {}
@@ -288,7 +291,8 @@ def decode(words: array, functions: FunctionTable, value_hashes: array) -> Colum
                 elif word in (fmt.OP_RETURN, fmt.OP_RAISE, fmt.OP_YIELD):
                     call = calls[stack.pop()]
                     if word == fmt.OP_YIELD:
-                        call.yields.append(operand)
+                        if with_yields:
+                            call.yields.append(operand)
                     else:
                         call.end = END_RETURNED if word == fmt.OP_RETURN else END_RAISED
                         call.result = operand

@@ -57,24 +57,24 @@ def native() -> bool:
     return _decode is not None and sys.byteorder == "little"
 
 
-def decoder(definitions: Definitions) -> Callable[[bytes], events.Columns]:
+def decoder(definitions: Definitions) -> Callable[..., events.Columns]:
     """Decoding of entry point streams against one trace's definitions: in C when built."""
     table = definitions.function_table()
     hashes = definitions.value_hashes()
     if not native():
-        def decode_in_python(words: bytes) -> events.Columns:
+        def decode_in_python(words: bytes | memoryview, with_yields: bool = True) -> events.Columns:
             stream = array("H")
             stream.frombytes(words)
             if sys.byteorder == "big":
                 stream.byteswap()
-            return events.decode(stream, table, hashes)
+            return events.decode(stream, table, hashes, with_yields)
 
         return decode_in_python
     functions = {fid: (table.first_line[fid], table.code_lines[fid], table.hashes[fid]) for fid in table.first_line}
     compiled = _decode.Decoder(functions, hashes.tobytes())
 
-    def decode_in_c(words: bytes) -> events.Columns:
-        raw = compiled.decode(words)
+    def decode_in_c(words: bytes | memoryview, with_yields: bool = True) -> events.Columns:
+        raw = compiled.decode(words, with_yields)
         columns = []
         for code, data in zip("IiIIBIBIIIIIIIIB", raw[:16], strict=True):
             column = array(code)
@@ -203,7 +203,7 @@ def split_stream(path: Path) -> Parts:
     decode = decoder(split.definitions)
     edges: set[int] = set()
     for thread, function, label, words in split.entries():
-        columns = decode(words)
+        columns = decode(words, False)
         edges.update(columns.edges)
         parts.entries.append(EntryInfo(thread, function, label, -1, 0, len(words), columns.digest(0), columns.called.tolist(),
                                        columns.line_events, len(columns)))
