@@ -205,7 +205,7 @@ def exec_command(target: Path, command: tuple[str, ...]) -> None:
             TraceConfig.read(target)
         except (ValueError, TypeError, OSError) as exc:
             raise HistegError(f"invalid trace config {target}: {exc}") from None
-        sys.exit(_run(command, traced_environment(target), None))
+        sys.exit(_run(command, traced_environment(target), None, target))
     if target.is_dir():
         from histeg.runs.runner import RUN_DIR, base_environment, version_settings, write_trace_config
         from histeg.runs.workdir import fresh_copy
@@ -219,13 +219,27 @@ def exec_command(target: Path, command: tuple[str, ...]) -> None:
         work = store.version_dir(index) / RUN_DIR
         env = traced_environment(config_path, base_environment(work, version_settings(store, index)[1]))
         with fresh_copy(store.snapshot(index), work):
-            code = _run(command, env, work)
+            code = _run(command, env, work, config_path)
         sys.exit(code)
     raise HistegError(f"{target} is neither a trace config file nor a version directory")
 
 
-def _run(command: tuple[str, ...], env: dict[str, str], cwd: Path | None) -> int:
+def _run(command: tuple[str, ...], env: dict[str, str], cwd: Path | None, config: Path) -> int:
+    """Run the command, then seal the traces it closed (as a pipeline run does)."""
+    from histeg.tracing.activation import TraceConfig
+    from histeg.tracing.format import read_status
+    from histeg.tracing.seal import seal
+
+    directory = Path(TraceConfig.read(config).trace_dir)
+    before = set(directory.glob("*.htrace"))
     try:
-        return subprocess.run(list(command), env=env, cwd=cwd).returncode
+        code = subprocess.run(list(command), env=env, cwd=cwd).returncode
     except OSError as exc:
         raise HistegError(f"cannot run {command[0]}: {exc.strerror}") from None
+    for path in sorted(set(directory.glob("*.htrace")) - before):
+        if read_status(str(path)) != "truncated":
+            try:
+                seal(path)
+            except ValueError as exc:
+                click.echo(f"histeg: warning: {path} is damaged and left as it is: {exc}", err=True)
+    return code
