@@ -608,13 +608,6 @@ cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int
-cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
 static size_t
 unique_u64(uint64_t *items, size_t n)
 {
@@ -622,22 +615,6 @@ unique_u64(uint64_t *items, size_t n)
         return 0;
     }
     qsort(items, n, sizeof(uint64_t), cmp_u64);
-    size_t kept = 1;
-    for (size_t k = 1; k < n; k++) {
-        if (items[k] != items[kept - 1]) {
-            items[kept++] = items[k];
-        }
-    }
-    return kept;
-}
-
-static size_t
-unique_u32(uint32_t *items, size_t n)
-{
-    if (n == 0) {
-        return 0;
-    }
-    qsort(items, n, sizeof(uint32_t), cmp_u32);
     size_t kept = 1;
     for (size_t k = 1; k < n; k++) {
         if (items[k] != items[kept - 1]) {
@@ -882,22 +859,28 @@ decoder_decode(DecoderObject *self, PyObject *args)
                 complete[k] = c->complete;
             }
             uint64_t *pairs = PyMem_Malloc(ncalls * 8);
+            uint64_t *wide = PyMem_Malloc(ncalls * 8);
             uint32_t *funcs = PyMem_Malloc(ncalls * 4);
             size_t nedges = 0, nfuncs = 0;
-            if (pairs == NULL || funcs == NULL) {
+            if (pairs == NULL || wide == NULL || funcs == NULL) {
                 PyMem_Free(pairs);
+                PyMem_Free(wide);
                 PyMem_Free(funcs);
                 PyErr_NoMemory();
                 goto columns_done;
             }
             for (size_t k = 0; k < ncalls; k++) {
-                funcs[k] = function[k];
+                wide[k] = function[k];
                 if (k) {
                     pairs[k - 1] = (uint64_t)function[parent[k]] << 32 | function[k];
                 }
             }
             nedges = unique_u64(pairs, ncalls - 1);
-            nfuncs = unique_u32(funcs, ncalls);
+            nfuncs = unique_u64(wide, ncalls);
+            for (size_t k = 0; k < nfuncs; k++) {
+                funcs[k] = (uint32_t)wide[k];
+            }
+            PyMem_Free(wide);
             result = Py_BuildValue(
                 "(NNNNNNNNNNNNNNNNKNN)",
                 as_bytes(function, ncalls * 4), as_bytes(parent, ncalls * 4), as_bytes(at, ncalls * 4), as_bytes(threads, ncalls * 4),
