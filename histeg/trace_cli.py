@@ -98,8 +98,8 @@ def _header(call: Call, depth: int) -> str:
 def _ending(call: Call, pad: str) -> Iterator[str]:
     if call.yielded:
         yield f"{pad}yielded {len(call.yielded)} times"
-    if call.raised is not None:
-        yield f"{pad}raised {call.raised}"
+    if call.left_by_exception:
+        yield f"{pad}raised {call.raised if call.raised is not None else '(not captured)'}"
     elif call.ended:
         yield f"{pad}returned {call.returned if call.returned is not None else '(not captured)'}"
     else:

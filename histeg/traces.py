@@ -45,6 +45,8 @@ class Call:
     yielded: list[Value | None] = field(default_factory=list)
     ended: bool = False
     """False when the call was still running (or suspended) when the trace ended."""
+    left_by_exception: bool = False
+    """True when it ended by an exception (``raised`` is None when its value was not recorded)."""
     label: str | None = None
     """The entry point's label (a pytest node id), on root calls only."""
     phase: str | None = None
@@ -106,6 +108,7 @@ class Call:
             "returned": None if self.returned is None else self.returned.to_json(),
             "raised": None if self.raised is None else self.raised.to_json(),
             "ended": self.ended,
+            "leftByException": self.left_by_exception,
         }
         if self.yielded:
             data["yielded"] = [None if value is None else value.to_json() for value in self.yielded]
@@ -285,6 +288,7 @@ class TraceFile:
                 call.returned = value(columns.result[index])
             elif columns.end[index] == END_RAISED:
                 call.raised = value(columns.result[index])
+                call.left_by_exception = True
             parent = columns.parent[index]
             if parent >= 0:
                 calls[parent].children.append((columns.at[index], call))

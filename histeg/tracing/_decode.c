@@ -303,6 +303,10 @@ splitter_feed(SplitterObject *self, PyObject *args)
     const uint16_t *w = view.buf;
     size_t n = (size_t)view.len / 2, i = 0;
     PyObject *result = NULL;
+    if (view.len % 2) {
+        corrupt("a chunk of %zd bytes in thread %u: events are 2-byte words", view.len, thread);
+        goto done;
+    }
     Vec *stack = thread_stack(self, thread);
     if (stack == NULL) {
         goto done;
@@ -358,7 +362,7 @@ splitter_feed(SplitterObject *self, PyObject *args)
             continue;
         }
         if (i + 3 > n) {
-            corrupt("event %#06x cut short in thread %u", word, thread);
+            corrupt("event 0x%04x cut short in thread %u", word, thread);
             goto done;
         }
         uint32_t operand = w[i + 1] | (uint32_t)w[i + 2] << 16;
@@ -393,7 +397,7 @@ splitter_feed(SplitterObject *self, PyObject *args)
             self->version++;
         }
         else {
-            corrupt("unknown event %#06x in thread %u", word, thread);
+            corrupt("unknown event 0x%04x in thread %u", word, thread);
             goto done;
         }
         i += 3;
@@ -646,6 +650,9 @@ decoder_decode(DecoderObject *self, PyObject *args)
     Vec *stack;
 #define FAIL(...) do { corrupt(__VA_ARGS__); goto done; } while (0)
 #define NEED(k) do { if (i + (k) > n) FAIL("inconsistent event stream (cut short)"); } while (0)
+    if (view.len % 2) {
+        FAIL("an event stream of %zd bytes: events are 2-byte words", view.len);
+    }
     {
         Vec empty = VEC(uint32_t);
         if (vec_push(&stacks, &empty, 1) < 0) {
@@ -780,7 +787,7 @@ decoder_decode(DecoderObject *self, PyObject *args)
             }
         }
         else {
-            FAIL("unknown event %#06x", word);
+            FAIL("unknown event 0x%04x", word);
         }
     }
     size_t ncalls = calls.len;

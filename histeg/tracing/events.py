@@ -30,6 +30,8 @@ from dataclasses import dataclass, field
 
 from histeg.tracing import format as fmt
 
+MAX_THREADS = 1 << 20
+"""Thread indices at or above this are taken for corruption (``MAX_THREADS`` in _decode.c)."""
 FALLBACK_BASE = 1 << 16
 """Positions of lines that are not code lines of their function: this plus the offset from its first line."""
 
@@ -112,6 +114,8 @@ class Splitter:
         out.extend(words)
 
     def feed(self, thread: int, words: array) -> None:
+        if thread >= MAX_THREADS:
+            raise ValueError(f"thread index {thread} out of range")
         stack = self._stacks.setdefault(thread, [])
         n = len(words)
         i = 0
@@ -274,6 +278,8 @@ def decode(words: array, functions: FunctionTable, value_hashes: array, with_yie
                 stack.append(index)
             elif word == fmt.OP_THREAD:
                 thread = words[i + 1] | words[i + 2] << 16
+                if thread >= MAX_THREADS:
+                    raise ValueError(f"thread index {thread} out of range")
                 stack = stacks.setdefault(thread, [])
                 i += 3
             else:

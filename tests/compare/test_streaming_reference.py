@@ -43,7 +43,7 @@ def positions(call: Call) -> list[Any]:
 
 
 def outcome(call: Call) -> tuple[str, Value | None]:
-    return ("raised", call.raised) if call.raised is not None else ("returned", call.returned)
+    return ("raised", call.raised) if call.left_by_exception else ("returned", call.returned)
 
 
 def reference_divergences(old: Call, new: Call) -> list[Found]:
@@ -308,9 +308,6 @@ def test_deep_recursion_identical_is_not_decoded(tmp_path: Path, decoded: list[i
 # -- what the materialised calls cannot say ---------------------------------------------------------------
 
 
-@pytest.mark.xfail(strict=True, reason="read_trace's Call keeps no outcome of its own: a call that raised an exception "
-                   "whose value was not recorded (value budget spent, values off, close_stale) has raised=None and "
-                   "reads as 'returned (not captured)'; the comparator, on columns, sees returned versus raised")
 def test_a_raise_whose_value_was_not_recorded_still_reads_as_a_raise(tmp_path: Path) -> None:
     f = Fn("app.core:f", "app/core.py", 1, (2, 3), ("x",))
     main = Fn("tests.test_core:test_f", "tests/test_core.py", 1, (2,), ())

@@ -491,18 +491,11 @@ CORRUPT_ENTRIES: dict[str, list[int]] = {
     "empty": [],
     "marker cut short": [fmt.OP_THREAD, 0, 0, *ROOT, fmt.OP_LINES_OFF, 1],
 }
-FORMAT_BUG = pytest.mark.xfail(strict=True, raises=SystemError, reason=(
-    "_decode.c formats these errors with '%#06x', which PyErr_Format does not support: C raises "
-    "SystemError('invalid format string') instead of ValueError, and TraceFile lets it through as a traceback"))
-C_FORMAT_BUG = {("streams", "return cut short"), ("streams", "unknown op"), ("streams", "thread marker in a raw stream"),
-                ("entries", "unknown op")}
-
-
 def implementations(kind: str, names: list[str]) -> list[Any]:
-    """(name, implementation) pairs; C skipped when not built, and the known C bug marked."""
+    """(name, implementation) pairs; C skipped when not built."""
     pairs = []
     for name in sorted(names):
-        pairs.append(pytest.param(name, "c", marks=[needs_c, *([FORMAT_BUG] if (kind, name) in C_FORMAT_BUG else [])], id=f"{name}-c"))
+        pairs.append(pytest.param(name, "c", marks=[needs_c], id=f"{name}-c"))
         pairs.append(pytest.param(name, "python", id=f"{name}-python"))
     return pairs
 
@@ -560,8 +553,6 @@ def test_corrupt_entry_streams_are_refused(name: str, implementation: str, tmp_p
 
 
 @needs_c
-@pytest.mark.xfail(strict=True, reason="C Splitter.feed drops the odd last byte of a chunk (len // 2 words) where the Python "
-                   "reference refuses it (array.frombytes): a damaged chunk length is accepted silently in C")
 def test_a_chunk_of_odd_length_is_refused_by_both(tmp_path: Path, python_reference: Callable[[], Any]) -> None:
     builder = TraceBuilder(tmp_path / "odd.htrace")
     builder.function(F)
@@ -576,8 +567,6 @@ def test_a_chunk_of_odd_length_is_refused_by_both(tmp_path: Path, python_referen
 
 
 @needs_c
-@pytest.mark.xfail(strict=True, reason="C refuses thread indexes >= 2**20 (MAX_THREADS in _decode.c) that the Python "
-                   "reference accepts: the same file is corrupt for one and fine for the other")
 def test_a_huge_thread_index_is_read_alike(tmp_path: Path, python_reference: Callable[[], Any]) -> None:
     builder = TraceBuilder(tmp_path / "threads.htrace")
     builder.function(F)
