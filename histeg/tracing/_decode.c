@@ -340,6 +340,10 @@ splitter_feed(SplitterObject *self, PyObject *args)
                 owner = AT(*stack, uint32_t, stack->len - 1);
             }
             else {
+                if (self->silent.len) {  /* the collector turns every function's lines back on at a root call */
+                    self->silent.len = 0;
+                    self->version++;
+                }
                 SplitEntry e = {thread, w[i + 1] | (uint32_t)w[i + 2] << 16, 0, VEC(uint16_t), VEC(uint32_t), UINT64_MAX, -1};
                 if (word & CALL_ROOT) {
                     e.label = w[i + 3] | (uint32_t)w[i + 4] << 16;

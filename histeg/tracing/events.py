@@ -13,7 +13,12 @@ reader can decode one entry point without the others: a word goes to the
 entry point that owns the call it belongs to; ``OP_THREAD`` words say on which
 thread the following events ran; the global set of functions whose lines are
 off is passed on to an entry point as ``OP_LINES_OFF``/``OP_LINES_ON`` words
-just before its next event.
+just before its next event. Every root call empties that set, as the
+collector turns every function's lines back on there (an ``OP_LINES_ON``
+shipped by another thread earlier in the file may otherwise leave it stale).
+Markers are read in file order: a line budget spent by one thread while
+another thread runs the same function is seen by the other thread's calls
+only from its next shipped chunk on.
 
 **Decoding.** ``decode`` turns one entry point's stream into ``Columns``:
 calls in pre-order, with their lines as *positions* among the function's code
@@ -139,6 +144,9 @@ class Splitter:
                 if stack:
                     owner = stack[-1]
                 else:
+                    if self._silent:  # the collector turns every function's lines back on at a root call
+                        self._silent.clear()
+                        self._version += 1
                     label = words[i + 3] | words[i + 4] << 16 if word & fmt.CALL_ROOT else 0
                     owner = _Owner(Entry(thread, words[i + 1] | words[i + 2] << 16, label))
                     self.entries.append(owner.entry)

@@ -585,10 +585,7 @@ SPIN = Fn("pkg.hot:spin", "pkg/hot.py", 5, (6, 7, 8), ())
 WORK = Fn("pkg.hot:work", "pkg/hot.py", 10, (11, 12), ())
 
 
-@pytest.mark.xfail(strict=True, reason="the splitter applies OP_LINES_OFF/ON in file order, but they are global in time and "
-                   "written to per-thread buffers: a LINES_ON shipped by another thread before the LINES_OFF it undoes "
-                   "leaves the function 'off' for every later entry point, whose complete calls decode as incomplete")
-def test_line_budget_markers_follow_file_order_not_time(tmp_path: Path) -> None:
+def test_a_root_call_turns_every_function_on_whatever_the_file_order(tmp_path: Path) -> None:
     """Thread 0 spends ``step``'s budget; meanwhile a worker thread starts an entry point (lines back on) and
     ends first, so its chunk (LINES_ON) precedes thread 0's (LINES_OFF). A later test calls ``step`` once:
     all its lines are recorded, and it must decode complete."""
