@@ -183,7 +183,8 @@ class TraceFile:
                 if is_sealed(self.meta):
                     self._read_index(handle)
                 else:
-                    self._parts = split_stream(self.path)
+                    self._words: dict[int, bytes] = {}
+                    self._parts = split_stream(self.path, lambda number, _, words: self._words.__setitem__(number, words))
                     self.status = self._parts.status
                     self.entries = self._parts.entries
                     self.edges = self._parts.edges
@@ -246,7 +247,7 @@ class TraceFile:
         """The event stream of one entry point (little-endian words)."""
         info = self.entries[entry]
         if self._parts is not None:
-            return self._parts.words[entry]
+            return self._words[entry]
         else:
             block = self._blocks.get(info.block)
             if block is None:

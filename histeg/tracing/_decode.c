@@ -5,8 +5,8 @@
  * makes them fast (a suite records tens of millions of line events, and a
  * Python loop costs about 0.1 us per word).
  *
- *   Splitter().feed(thread, words: bytes) ... .finish() -> [(thread, function, label, words: bytes)]
- *   Decoder(functions, value_hashes).decode(words: bytes) -> (columns..., line events, edges, functions)
+ *   Splitter().feed(thread, words: bytes); .take() / .finish() -> [(number, thread, function, label, words: bytes)]
+ *   Decoder() .define(...) .define_value(...) .decode(words: bytes) -> (columns..., line events, edges, functions)
  *
  * Words are little-endian uint16 as in the trace file; this module assumes a
  * little-endian machine (histeg.tracing.seal byte-swaps elsewhere).
@@ -175,6 +175,8 @@ corrupt(const char *format, ...)
 
 typedef struct {
     uint32_t thread, function, label;
+    uint64_t live;    /* calls running or suspended: at 0 no later event can belong to it */
+    int handed;       /* given out by take() or finish() */
     Vec words;        /* uint16 */
     Vec silent;       /* uint32, sorted: the functions whose lines are off, as last passed on */
     uint64_t version;
@@ -188,7 +190,18 @@ typedef struct {
     Map generators;   /* generator call id -> entry index */
     Vec silent;       /* uint32, sorted */
     uint64_t version;
+    Vec finished;     /* uint32: entries whose calls all ended, not handed out yet */
 } SplitterObject;
+
+static int
+ended(SplitterObject *self, uint32_t owner)
+{
+    SplitEntry *e = &AT(self->entries, SplitEntry, owner);
+    if (--e->live == 0) {
+        return vec_push(&self->finished, &owner, 1);
+    }
+    return 0;
+}
 
 static int
 sorted_insert(Vec *set, uint32_t value)
@@ -344,7 +357,7 @@ splitter_feed(SplitterObject *self, PyObject *args)
                     self->silent.len = 0;
                     self->version++;
                 }
-                SplitEntry e = {thread, w[i + 1] | (uint32_t)w[i + 2] << 16, 0, VEC(uint16_t), VEC(uint32_t), UINT64_MAX, -1};
+                SplitEntry e = {thread, w[i + 1] | (uint32_t)w[i + 2] << 16, 0, 0, 0, VEC(uint16_t), VEC(uint32_t), UINT64_MAX, -1};
                 if (word & CALL_ROOT) {
                     e.label = w[i + 3] | (uint32_t)w[i + 4] << 16;
                 }
@@ -362,6 +375,7 @@ splitter_feed(SplitterObject *self, PyObject *args)
             if (emit(self, owner, thread, w + i, size) < 0 || vec_push(stack, &owner, 1) < 0) {
                 goto done;
             }
+            AT(self->entries, SplitEntry, owner).live++;
             i += size;
             continue;
         }
@@ -385,8 +399,8 @@ splitter_feed(SplitterObject *self, PyObject *args)
                 corrupt("a call ends on the empty stack of thread %u", thread);
                 goto done;
             }
-            stack->len--;
-            if (emit(self, AT(*stack, uint32_t, stack->len), thread, w + i, 3) < 0) {
+            uint32_t owner = AT(*stack, uint32_t, --stack->len);
+            if (emit(self, owner, thread, w + i, 3) < 0 || (word != OP_YIELD && ended(self, owner) < 0)) {
                 goto done;
             }
         }
@@ -412,23 +426,55 @@ done:
     return result;
 }
 
+/* (number, thread, function, label, words) of an entry, whose words are freed: it is handed out once. */
+static PyObject *
+hand_out(SplitterObject *self, uint32_t number)
+{
+    SplitEntry *e = &AT(self->entries, SplitEntry, number);
+    PyObject *item = Py_BuildValue("(IIIIy#)", number, e->thread, e->function, e->label, (const char *)e->words.data,
+                                   (Py_ssize_t)(e->words.len * 2));
+    if (item != NULL) {
+        e->handed = 1;
+        vec_free(&e->words);
+        vec_free(&e->silent);
+    }
+    return item;
+}
+
+static PyObject *
+splitter_take(SplitterObject *self, PyObject *unused)
+{
+    (void)unused;
+    PyObject *list = PyList_New(0);
+    for (size_t k = 0; list != NULL && k < self->finished.len; k++) {
+        PyObject *item = hand_out(self, AT(self->finished, uint32_t, k));
+        if (item == NULL || PyList_Append(list, item) < 0) {
+            Py_XDECREF(item);
+            Py_CLEAR(list);
+            break;
+        }
+        Py_DECREF(item);
+    }
+    self->finished.len = 0;
+    return list;
+}
+
 static PyObject *
 splitter_finish(SplitterObject *self, PyObject *unused)
 {
-    PyObject *list = PyList_New((Py_ssize_t)self->entries.len);
-    if (list == NULL) {
-        return NULL;
-    }
-    for (size_t i = 0; i < self->entries.len; i++) {
-        SplitEntry *e = &AT(self->entries, SplitEntry, i);
-        PyObject *item = Py_BuildValue("(IIIy#)", e->thread, e->function, e->label, (const char *)e->words.data,
-                                       (Py_ssize_t)(e->words.len * 2));
-        if (item == NULL) {
-            Py_DECREF(list);
-            return NULL;
+    PyObject *list = splitter_take(self, unused);
+    for (size_t k = 0; list != NULL && k < self->entries.len; k++) {
+        if (AT(self->entries, SplitEntry, k).handed) {
+            continue;
         }
-        PyList_SET_ITEM(list, (Py_ssize_t)i, item);
-        vec_free(&e->words);  /* the bytes object holds them now: a splitter is finished once */
+        PyObject *item = hand_out(self, (uint32_t)k);
+        if (item == NULL || PyList_Append(list, item) < 0) {
+            Py_XDECREF(item);
+            Py_CLEAR(list);
+        }
+        else {
+            Py_DECREF(item);
+        }
     }
     return list;
 }
@@ -446,6 +492,7 @@ splitter_dealloc(SplitterObject *self)
     }
     vec_free(&self->stacks);
     vec_free(&self->silent);
+    vec_free(&self->finished);
     map_free(&self->generators);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -460,12 +507,14 @@ splitter_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->entries = VEC(SplitEntry);
     self->stacks = VEC(Vec);
     self->silent = VEC(uint32_t);
+    self->finished = VEC(uint32_t);
     return (PyObject *)self;
 }
 
 static PyMethodDef splitter_methods[] = {
     {"feed", (PyCFunction)splitter_feed, METH_VARARGS, "feed(thread, words): the next chunk of a thread's event stream"},
-    {"finish", (PyCFunction)splitter_finish, METH_NOARGS, "finish() -> [(thread, function, label, words)]"},
+    {"take", (PyCFunction)splitter_take, METH_NOARGS, "take() -> [(number, thread, function, label, words)] finished since the last call"},
+    {"finish", (PyCFunction)splitter_finish, METH_NOARGS, "finish() -> every entry not handed out yet: finished, then still running"},
     {NULL},
 };
 
@@ -954,85 +1003,97 @@ decoder_dealloc(DecoderObject *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-/* Decoder(functions: {id: (first line, code lines: tuple of int, hash)}, value_hashes: bytes of uint64) */
+/* Decoder(): definitions are added as the trace's records are read (define, define_value). */
 static PyObject *
 decoder_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    PyObject *functions;
-    Py_buffer values;
-    if (!PyArg_ParseTuple(args, "O!y*", &PyDict_Type, &functions, &values)) {
-        return NULL;
+    (void)args;
+    (void)kwargs;
+    return type->tp_alloc(type, 0);
+}
+
+static int
+grow(void **data, size_t *count, size_t needed, size_t item)
+{
+    if (needed <= *count) {
+        return 0;
     }
-    DecoderObject *self = (DecoderObject *)type->tp_alloc(type, 0);
-    if (self == NULL) {
-        PyBuffer_Release(&values);
-        return NULL;
+    size_t cap = *count ? *count : 64;
+    while (cap < needed) {
+        cap *= 2;
     }
-    self->nvalues = (size_t)values.len / 8;
-    self->values = PyMem_Malloc(values.len ? (size_t)values.len : 1);
-    if (self->values == NULL) {
-        goto fail;
-    }
-    memcpy(self->values, values.buf, (size_t)values.len);
-    PyBuffer_Release(&values);
-    values.obj = NULL;
-    size_t top = 0;
-    PyObject *key, *value;
-    Py_ssize_t pos = 0;
-    while (PyDict_Next(functions, &pos, &key, &value)) {
-        size_t id = PyLong_AsSize_t(key);
-        if (id == (size_t)-1 && PyErr_Occurred()) {
-            goto fail;
-        }
-        if (id >= (1u << 28)) {
-            PyErr_Format(PyExc_ValueError, "function id %zu out of range", id);
-            goto fail;
-        }
-        top = id + 1 > top ? id + 1 : top;
-    }
-    self->funcs = PyMem_Calloc(top ? top : 1, sizeof(FuncDef));
-    if (self->funcs == NULL) {
-        goto fail;
-    }
-    self->nfuncs = top;
-    pos = 0;
-    while (PyDict_Next(functions, &pos, &key, &value)) {
-        size_t id = PyLong_AsSize_t(key);
-        long long first;
-        PyObject *lines;
-        unsigned long long hash;
-        if (!PyArg_ParseTuple(value, "LO!K", &first, &PyTuple_Type, &lines, &hash)) {
-            goto fail;
-        }
-        FuncDef *f = &self->funcs[id];
-        f->defined = 1;
-        f->first = first;
-        f->hash = hash;
-        f->nlines = (size_t)PyTuple_GET_SIZE(lines);
-        f->lines = PyMem_Malloc((f->nlines ? f->nlines : 1) * sizeof(int32_t));
-        if (f->lines == NULL) {
-            goto fail;
-        }
-        for (size_t k = 0; k < f->nlines; k++) {
-            f->lines[k] = (int32_t)PyLong_AsLong(PyTuple_GET_ITEM(lines, (Py_ssize_t)k));
-        }
-        if (PyErr_Occurred()) {
-            goto fail;
-        }
-    }
-    return (PyObject *)self;
-fail:
-    if (values.obj != NULL) {
-        PyBuffer_Release(&values);
-    }
-    if (!PyErr_Occurred()) {
+    char *grown = PyMem_Realloc(*data, cap * item);
+    if (grown == NULL) {
         PyErr_NoMemory();
+        return -1;
     }
-    Py_DECREF(self);
-    return NULL;
+    memset(grown + *count * item, 0, (cap - *count) * item);
+    *data = grown;
+    *count = cap;
+    return 0;
+}
+
+/* define(function id, first line, code lines: tuple of int, hash) */
+static PyObject *
+decoder_define(DecoderObject *self, PyObject *args)
+{
+    unsigned int id;
+    long long first;
+    PyObject *lines;
+    unsigned long long hash;
+    if (!PyArg_ParseTuple(args, "ILO!K", &id, &first, &PyTuple_Type, &lines, &hash)) {
+        return NULL;
+    }
+    if (id >= (1u << 28)) {
+        return corrupt("function id %u out of range", id);
+    }
+    if (grow((void **)&self->funcs, &self->nfuncs, (size_t)id + 1, sizeof(FuncDef)) < 0) {
+        return NULL;
+    }
+    FuncDef *f = &self->funcs[id];
+    size_t count = (size_t)PyTuple_GET_SIZE(lines);
+    int32_t *table = PyMem_Malloc((count ? count : 1) * sizeof(int32_t));
+    if (table == NULL) {
+        return PyErr_NoMemory();
+    }
+    for (size_t k = 0; k < count; k++) {
+        table[k] = (int32_t)PyLong_AsLong(PyTuple_GET_ITEM(lines, (Py_ssize_t)k));
+    }
+    if (PyErr_Occurred()) {
+        PyMem_Free(table);
+        return NULL;
+    }
+    PyMem_Free(f->lines);
+    f->defined = 1;
+    f->first = first;
+    f->hash = hash;
+    f->lines = table;
+    f->nlines = count;
+    Py_RETURN_NONE;
+}
+
+/* define_value(value id, hash) */
+static PyObject *
+decoder_define_value(DecoderObject *self, PyObject *args)
+{
+    unsigned int id;
+    unsigned long long hash;
+    if (!PyArg_ParseTuple(args, "IK", &id, &hash)) {
+        return NULL;
+    }
+    if (id & INLINE_INT) {
+        return corrupt("value id %u is an inline int", id);
+    }
+    if (grow((void **)&self->values, &self->nvalues, (size_t)id + 1, sizeof(uint64_t)) < 0) {
+        return NULL;
+    }
+    self->values[id] = hash;
+    Py_RETURN_NONE;
 }
 
 static PyMethodDef decoder_methods[] = {
+    {"define", (PyCFunction)decoder_define, METH_VARARGS, "define(function id, first line, code lines, hash)"},
+    {"define_value", (PyCFunction)decoder_define_value, METH_VARARGS, "define_value(value id, hash)"},
     {"decode", (PyCFunction)decoder_decode, METH_VARARGS, "decode(words, with_yields=True) -> columns of one entry point (see events.Columns)"},
     {NULL},
 };

@@ -76,8 +76,10 @@ def value_hash(value_id: int, hashes: array) -> int:
 
 @dataclass
 class Entry:
-    """One entry point's own event stream, from ``split``."""
+    """One entry point's own event stream, from a ``Splitter``."""
 
+    number: int
+    """Its place among the entry points of the trace, in the order they started."""
     thread: int
     function: int
     label: int
@@ -91,18 +93,41 @@ class _Owner:
     silent: frozenset[int] = frozenset()
     version: int = -1
     thread: int = -1
+    live: int = 0
+    """Its calls running or suspended: at 0 no later event can belong to it."""
 
 
 class Splitter:
-    """Splits the chunks of a trace, fed in file order, by entry point (see the module docstring)."""
+    """Splits the chunks of a trace, fed in file order, by entry point (see the module docstring).
+
+    An entry point whose calls have all ended is handed out by ``take`` at once, so that memory
+    holds the entry points still running, not the whole trace; ``finish`` gives the rest."""
 
     def __init__(self) -> None:
-        self.entries: list[Entry] = []
-        self._owners: list[_Owner] = []
+        self._open: dict[int, _Owner] = {}
+        self._finished: list[Entry] = []
+        self._started = 0
         self._stacks: dict[int, list[_Owner]] = {}
         self._generators: dict[int, _Owner] = {}
         self._silent: set[int] = set()
         self._version = 0
+
+    def _ended(self, owner: _Owner) -> None:
+        owner.live -= 1
+        if owner.live == 0:
+            entry = self._open.pop(owner.entry.number).entry
+            self._finished.append(entry)
+
+    def take(self) -> list[Entry]:
+        """The entry points finished since the last call, in the order they finished."""
+        finished, self._finished = self._finished, []
+        return finished
+
+    def finish(self) -> list[Entry]:
+        """Every entry point not taken yet: the finished ones, then those still running when the trace ended."""
+        rest = self.take() + [owner.entry for owner in self._open.values()]
+        self._open.clear()
+        return rest
 
     def _emit(self, owner: _Owner, thread: int, words: array | list[int]) -> None:
         out = owner.entry.words
@@ -148,14 +173,15 @@ class Splitter:
                         self._silent.clear()
                         self._version += 1
                     label = words[i + 3] | words[i + 4] << 16 if word & fmt.CALL_ROOT else 0
-                    owner = _Owner(Entry(thread, words[i + 1] | words[i + 2] << 16, label))
-                    self.entries.append(owner.entry)
-                    self._owners.append(owner)
+                    owner = _Owner(Entry(self._started, thread, words[i + 1] | words[i + 2] << 16, label))
+                    self._open[self._started] = owner
+                    self._started += 1
                 if word & fmt.CALL_GEN:
                     at = i + 3 + 2 * bool(word & fmt.CALL_ROOT)
                     self._generators[words[at] | words[at + 1] << 16] = owner
                 self._emit(owner, thread, words[i : i + size])
                 stack.append(owner)
+                owner.live += 1
                 i += size
                 continue
             if i + 3 > n:
@@ -170,7 +196,10 @@ class Splitter:
             elif word in (fmt.OP_RETURN, fmt.OP_RAISE, fmt.OP_YIELD):
                 if not stack:
                     raise ValueError(f"a call ends on the empty stack of thread {thread}")
-                self._emit(stack.pop(), thread, words[i : i + 3])
+                owner = stack.pop()
+                self._emit(owner, thread, words[i : i + 3])
+                if word != fmt.OP_YIELD:
+                    self._ended(owner)
             elif word == fmt.OP_LINES_OFF:
                 self._silent.add(operand)
                 self._version += 1

@@ -8,12 +8,10 @@ event words appear only in streams and are handed to a callback.
 from __future__ import annotations
 
 import hashlib
-from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from histeg.tracing import format as fmt
-from histeg.tracing.events import FunctionTable
 
 
 class NeedMore(Exception):
@@ -77,21 +75,6 @@ class Definitions:
     def value_text(self, value_id: int) -> str | None:
         value = self.value(value_id)
         return None if value is None else str(value)
-
-    def function_table(self) -> FunctionTable:
-        table = FunctionTable()
-        for func_id, function in self.functions.items():
-            table.first_line[func_id] = function.first_line
-            table.code_lines[func_id] = function.code_lines
-            table.hashes[func_id] = text_hash(function.ident)
-        return table
-
-    def value_hashes(self) -> array:
-        """By value id: the content hash of the value's text (0 where none is defined)."""
-        hashes = array("Q", bytes(8 * (max(self.values, default=0) + 1)))
-        for value_id, value in self.values.items():
-            hashes[value_id] = text_hash(str(value))
-        return hashes
 
 
 def varint(data: bytes | bytearray | memoryview, pos: int) -> tuple[int, int]:
