@@ -8,7 +8,8 @@ event words appear only in streams and are handed to a callback.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from array import array
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 from histeg.tracing import format as fmt
@@ -51,6 +52,46 @@ class Function:
         return self.first_line + position - FALLBACK_BASE
 
 
+class ValueTable:
+    """Value records kept as encoded (a suite records hundreds of thousands of values; a comparison
+    reads the few that differ): by id, the record's fields after the id, decoded when asked."""
+
+    def __init__(self) -> None:
+        self._data = bytearray()
+        self._where = array("Q")
+        """By value id: offset + 1 of its fields in ``_data`` (0: no such value)."""
+        self.last = 0
+        """The id added last."""
+
+    def add(self, value_id: int, fields: bytes | bytearray | memoryview) -> None:
+        if value_id >= len(self._where):
+            self._where.extend([0] * (value_id + 1 - len(self._where)))
+        self._where[value_id] = len(self._data) + 1
+        self._data += fields
+        self.last = value_id
+
+    def get(self, value_id: int) -> Value | None:
+        where = self._where[value_id] if value_id < len(self._where) else 0
+        if not where:
+            return None
+        type_name, pos = _text(self._data, where - 1)
+        rep = _text(self._data, pos + 1)[0] if self._data[pos] else None
+        return Value(type_name, rep)
+
+    def __len__(self) -> int:
+        return len(self._where) - self._where.count(0)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, ValueTable) and dict(self.items()) == dict(other.items())
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def items(self) -> Iterator[tuple[int, Value]]:
+        for value_id, where in enumerate(self._where):
+            if where:
+                yield value_id, self.get(value_id)  # type: ignore[misc]
+
+
 def text_hash(text: str) -> int:
     return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
 
@@ -58,7 +99,7 @@ def text_hash(text: str) -> int:
 @dataclass
 class Definitions:
     functions: dict[int, Function] = field(default_factory=dict)
-    values: dict[int, Value] = field(default_factory=dict)
+    values: ValueTable = field(default_factory=ValueTable)
     labels: dict[int, tuple[str, str]] = field(default_factory=dict)
     threads: dict[int, tuple[int, str]] = field(default_factory=dict)
     """Thread index -> (thread ident, thread name)."""
@@ -137,15 +178,19 @@ def parse_record(data: bytes | bytearray, pos: int, into: Definitions, chunk: Ch
         return pos + size, False
     if tag == fmt.REC_VALUE:
         value_id, pos = varint(data, pos)
-        type_name, pos = _text(data, pos)
+        start = pos
+        size, pos = varint(data, pos)
+        pos += size
         if pos >= len(data):
             raise NeedMore
-        rep = None
         if data[pos]:
-            rep, pos = _text(data, pos + 1)
+            size, pos = varint(data, pos + 1)
+            pos += size
         else:
             pos += 1
-        into.values[value_id] = Value(type_name, rep)
+        if pos > len(data):
+            raise NeedMore
+        into.values.add(value_id, data[start:pos])
     elif tag == fmt.REC_FUNC:
         (func_id, ident, relpath, first, flags, count), pos = _fields(data, pos, "vttvvv")
         names, pos = _fields(data, pos, "t" * count)

@@ -192,8 +192,8 @@ class _Split:
             func_id, function = next(reversed(self.definitions.functions.items()))
             self.decoding.define(func_id, function)
         elif tag == fmt.REC_VALUE:
-            value_id, value = next(reversed(self.definitions.values.items()))
-            self.decoding.define_value(value_id, value)
+            values = self.definitions.values
+            self.decoding.define_value(values.last, values.get(values.last))  # type: ignore[arg-type]
 
     def chunk(self, thread: int, words: memoryview) -> None:
         self.splitter.feed(thread, words if native() else _words(words))
