@@ -41,6 +41,9 @@ runs per version; ``--pytest-args`` defaults to the tests directory). Then, per 
 * one traced suite run: ``histeg exec`` on a copy of the newer version's
   directory (version.json and snapshot; exec runs the command in a fresh copy
   of the snapshot) around the same pytest command; wall and CPU of the tree.
+  A histeg that seals its traces after a run is given ``--no-seal`` and the
+  sealing is timed apart (printed under the table): the traced run then means
+  the same for every histeg version measured.
 
 One row per version pair: compare wall and CPU, peak MiB (main / largest
 child), traced-run wall and CPU, and compare / traced ratios of wall and CPU.
@@ -228,6 +231,22 @@ def measure_histeg(histeg: Path, args: Sequence[str], cwd: Path, logs: Path, lim
         own = json.loads(report.read_text())
         result.main_kib, result.children_rusage_kib = own["maxrssKiB"], own["childrenMaxrssKiB"]
     return result
+
+
+SEAL_LATER = ["--no-seal"]
+"""``histeg exec`` options that leave the traces as written, so that sealing is timed on its own."""
+
+
+def seals(histeg: Path, cwd: Path) -> bool:
+    """Whether this histeg seals traces after a run (then the traced run and sealing are timed apart)."""
+    result = subprocess.run([str(histeg), "exec", "--help"], cwd=cwd, capture_output=True, text=True)
+    return "--no-seal" in result.stdout
+
+
+def measure_seal(histeg: Path, traces: Path, cwd: Path, logs: Path) -> Measured:
+    """Sealing every trace file of a directory, as a pipeline run does after each traced run."""
+    code = "import sys, pathlib\nfrom histeg.tracing.seal import seal\nfor p in pathlib.Path(sys.argv[1]).glob('*.htrace'): seal(p)"
+    return measure([script_interpreter(histeg) or sys.executable, "-c", code, str(traces)], cwd, logs)
 
 
 def last_lines(text: str, count: int = 5) -> str:
@@ -458,6 +477,9 @@ class PairFigures:
     traced_wall: list[float] = field(default_factory=list)
     traced_cpu: list[float] = field(default_factory=list)
     traced_code: list[int] = field(default_factory=list)
+    seal_wall: list[float] = field(default_factory=list)
+    """Sealing the traced run's traces (histeg versions that seal): after the run, in histeg's process."""
+    seal_cpu: list[float] = field(default_factory=list)
     failures: list[str] = field(default_factory=list)
     """Rounds whose compute did not succeed (killed, out of memory): their time and memory are up to the failure."""
     targets: int | None = None
@@ -503,6 +525,7 @@ def measure_pair(project: Project, histeg: Path, rounds: int, scratch: Path, lim
     index = version_index(out, project.mutant)
     figures = PairFigures(project.label, project.base, project.mutant, project.mutation, rounds, analyzed.wall, project.untraced_wall)
     copy = exec_copy(out, index, scratch)
+    sealing = seals(histeg, scratch)
     for number in range(1, rounds + 1):
         computed = measure_histeg(histeg, ["compute", *pipeline_args(project, out)], scratch, logs / f"compute-{number}", limit_mib)
         if computed.code == 0 and retraced(summary_of(computed)):
@@ -510,11 +533,16 @@ def measure_pair(project: Project, histeg: Path, rounds: int, scratch: Path, lim
         record_compute(figures, computed)
         if computed.code != 0:
             figures.failures.append(f"round {number}: compute {failure(computed)}")
-        traced = measure_histeg(histeg, ["exec", str(copy), "--", *project.pytest_command()], scratch, logs / f"exec-{number}")
-        shutil.rmtree(copy / "traces", ignore_errors=True)
+        traced = measure_histeg(histeg, ["exec", *SEAL_LATER, str(copy), "--", *project.pytest_command()] if sealing else
+                                ["exec", str(copy), "--", *project.pytest_command()], scratch, logs / f"exec-{number}")
         figures.traced_wall.append(traced.wall)
         figures.traced_cpu.append(traced.cpu)
         figures.traced_code.append(traced.code)
+        if sealing:
+            sealed = measure_seal(histeg, copy / "traces", scratch, logs / f"seal-{number}")
+            figures.seal_wall.append(sealed.wall)
+            figures.seal_cpu.append(sealed.cpu)
+        shutil.rmtree(copy / "traces", ignore_errors=True)
         print(f"  round {number}: compute {computed.wall:.1f}s wall, {computed.cpu:.1f}s cpu, main {figures.main_mib[-1]:.0f} MiB, "
               f"child {figures.child_mib[-1]:.0f} MiB; traced run {traced.wall:.1f}s wall, {traced.cpu:.1f}s cpu "
               f"(exit {traced.code})", flush=True)
@@ -572,6 +600,10 @@ def print_table(pairs: Sequence[PairFigures]) -> None:
               f"{ratio(p.median('compare_wall'), p.median('traced_wall')):14.2f}x "
               f"{ratio(p.median('compare_cpu'), p.median('traced_cpu')):13.2f}x")
     for p in pairs:
+        if p.seal_wall:
+            print(f"{p.label}: sealing the traced run's traces {p.median('seal_wall'):.1f}s wall, {p.median('seal_cpu'):.1f}s cpu "
+                  f"(not in the traced run above); compare / (traced run + sealing) wall "
+                  f"{ratio(p.median('compare_wall'), p.median('traced_wall') + p.median('seal_wall')):.2f}x")
         print(f"{p.label}: {p.mutation}; {p.targets} target(s), top {p.top_target}, seeded function's rank {p.mutant_rank}; "
               f"analyze {p.analyze_wall:.0f}s; untraced suite {_seconds(p.untraced_wall)}; "
               f"traced run exit {sorted(set(p.traced_code))}; RUSAGE_CHILDREN max RSS {p.children_rusage_mib} MiB")

@@ -189,11 +189,13 @@ def _echo_pieces(pieces: Iterable[str], size: int = 1 << 16) -> None:
 
 
 @click.command(name="exec", context_settings={"ignore_unknown_options": True, "allow_interspersed_args": False})
+@click.option("--no-seal", "no_seal", is_flag=True, help="Leave the traces as the tracer wrote them (sealing indexes them by entry point).")
 @click.argument("target", type=click.Path(path_type=Path))
 @click.argument("command", nargs=-1, required=True, type=click.UNPROCESSED)
-def exec_command(target: Path, command: tuple[str, ...]) -> None:
+def exec_command(target: Path, command: tuple[str, ...], no_seal: bool) -> None:
     """Run CMD with tracing on. TARGET is a trace config file or a version directory OUT/<index>
-    (CMD then runs in a fresh copy of its snapshot, removed afterwards, with its sources importable)."""
+    (CMD then runs in a fresh copy of its snapshot, removed afterwards, with its sources importable).
+    The traces it closes are sealed afterwards, as a pipeline run does."""
     if command and command[0] == "--":
         command = command[1:]
     if not command:
@@ -205,7 +207,7 @@ def exec_command(target: Path, command: tuple[str, ...]) -> None:
             TraceConfig.read(target)
         except (ValueError, TypeError, OSError) as exc:
             raise HistegError(f"invalid trace config {target}: {exc}") from None
-        sys.exit(_run(command, traced_environment(target), None, target))
+        sys.exit(_run(command, traced_environment(target), None, None if no_seal else target))
     if target.is_dir():
         from histeg.runs.runner import RUN_DIR, base_environment, version_settings, write_trace_config
         from histeg.runs.workdir import fresh_copy
@@ -219,23 +221,25 @@ def exec_command(target: Path, command: tuple[str, ...]) -> None:
         work = store.version_dir(index) / RUN_DIR
         env = traced_environment(config_path, base_environment(work, version_settings(store, index)[1]))
         with fresh_copy(store.snapshot(index), work):
-            code = _run(command, env, work, config_path)
+            code = _run(command, env, work, None if no_seal else config_path)
         sys.exit(code)
     raise HistegError(f"{target} is neither a trace config file nor a version directory")
 
 
-def _run(command: tuple[str, ...], env: dict[str, str], cwd: Path | None, config: Path) -> int:
-    """Run the command, then seal the traces it closed (as a pipeline run does)."""
+def _run(command: tuple[str, ...], env: dict[str, str], cwd: Path | None, config: Path | None) -> int:
+    """Run the command, then seal the traces it closed (unless no ``config`` says where they are)."""
     from histeg.tracing.activation import TraceConfig
     from histeg.tracing.format import read_status
     from histeg.tracing.seal import seal
 
-    directory = Path(TraceConfig.read(config).trace_dir)
-    before = set(directory.glob("*.htrace"))
+    directory = Path(TraceConfig.read(config).trace_dir) if config is not None else None
+    before = set(directory.glob("*.htrace")) if directory is not None else set()
     try:
         code = subprocess.run(list(command), env=env, cwd=cwd).returncode
     except OSError as exc:
         raise HistegError(f"cannot run {command[0]}: {exc.strerror}") from None
+    if directory is None:
+        return code
     for path in sorted(set(directory.glob("*.htrace")) - before):
         if read_status(str(path)) != "truncated":
             try:
