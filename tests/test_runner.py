@@ -280,3 +280,12 @@ def test_timeout_interrupts_even_when_histeg_runs_with_sigint_ignored(tmp_path: 
     assert run["outcome"] == "timeout" and run["durationSeconds"] < 15, "stopped by SIGINT, not by SIGKILL after the grace"
     [trace] = traces_of(store, run)
     assert "calc.ops:add" in called(trace) and not trace.truncated
+
+
+def test_command_labels_are_made_alike_every_time() -> None:
+    """A label cut at 60 characters just after a '_' must not change when labels are made again (traces are reused by label)."""
+    from histeg.runs.commands import TraceCommand, unique_labels
+
+    command = TraceCommand("shell", "run-" + "x" * 54 + " -m pytest", shell="x")
+    once = unique_labels([command])
+    assert unique_labels(once) == once and len(once[0].label) <= 60 and not once[0].label.endswith("_")

@@ -68,7 +68,7 @@ def unique_labels(commands: Iterable[TraceCommand]) -> list[TraceCommand]:
     seen: set[str] = set()
     result = []
     for command in commands:
-        base = re.sub(r"[^A-Za-z0-9._-]+", "_", command.label).strip("._")[:60] or command.kind
+        base = re.sub(r"[^A-Za-z0-9._-]+", "_", command.label)[:60].strip("._") or command.kind  # cut, then strip: a label made once is made again alike
         label, n = base, 1
         while label in seen:
             n += 1
