@@ -286,6 +286,6 @@ def test_command_labels_are_made_alike_every_time() -> None:
     """A label cut at 60 characters just after a '_' must not change when labels are made again (traces are reused by label)."""
     from histeg.runs.commands import TraceCommand, unique_labels
 
-    command = TraceCommand("shell", "run-" + "x" * 54 + " -m pytest", shell="x")
+    command = TraceCommand("shell", "run-" + "x" * 55 + " -m pytest", shell="x")
     once = unique_labels([command])
     assert unique_labels(once) == once and len(once[0].label) <= 60 and not once[0].label.endswith("_")
