@@ -21,7 +21,7 @@ another thread runs the same function is seen by the other thread's calls
 only from its next shipped chunk on.
 
 **Decoding.** ``decode`` turns one entry point's stream into ``Columns``:
-calls in pre-order, with their lines as *positions* among the function's code
+calls in the order they started (a parent before its children), with their lines as *positions* among the function's code
 lines (so that a comment or a moved function changes nothing), parameters,
 outcome, children, and a digest of every call's subtree, so that comparisons
 skip identical subtrees without looking inside.
@@ -213,7 +213,7 @@ class Splitter:
 
 @dataclass
 class Columns:
-    """The calls of one entry point in pre-order; call 0 is the root. Children of call ``i`` are
+    """The calls of one entry point in the order they started (a parent before its children); call 0 is the root. Children of call ``i`` are
     ``children[child_start[i]:child_start[i + 1]]``, and likewise for lines, parameters and yields."""
 
     function: array  # I
@@ -361,7 +361,7 @@ def _columns(calls: list[_Building], functions: FunctionTable, value_hashes: arr
     yield_start, yields = offsets([c.yields for c in calls])
     child_start, children = offsets([c.children for c in calls])
     digests: list[bytes] = [b""] * len(calls)
-    for index in range(len(calls) - 1, -1, -1):  # children come after their parent in pre-order
+    for index in range(len(calls) - 1, -1, -1):  # children started after their parent
         call = calls[index]
         lanes = [SEED_A, SEED_B]
 
