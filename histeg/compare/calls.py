@@ -9,7 +9,8 @@ are recognised by the digests the decoder computed and skipped.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import bisect
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -107,7 +108,22 @@ class Tree:
         return c.children[c.child_start[call] : c.child_start[call + 1]].tolist()
 
     def digest(self, call: int) -> bytes:
-        return self.columns.digest(call)
+        return self.columns.digests[16 * call : 16 * call + 16]
+
+    def buffers(self) -> tuple[Any, ...]:
+        """What ``_decode.walk`` reads."""
+        c = self.columns
+        return c.digests, c.own_digests, c.line_digests, c.complete, c.child_start, c.children
+
+    def quietly_alike(self, call: int, other: Tree, other_call: int) -> bool:
+        """Whether the two calls themselves show no divergence and their children pair one to one
+        (same functions in the same order), from digests alone: most calls on the way down to the one
+        that changed are such, and are passed through without decoding their values."""
+        a, b = 16 * call, 16 * other_call
+        if self.columns.own_digests[a : a + 16] != other.columns.own_digests[b : b + 16]:
+            return False
+        both_complete = self.columns.complete[call] and other.columns.complete[other_call]
+        return not both_complete or self.columns.line_digests[a : a + 16] == other.columns.line_digests[b : b + 16]
 
 
 def _outcomes_differ(old: tuple[str, str | None], new: tuple[str, str | None]) -> bool:
@@ -156,16 +172,76 @@ def _compare_pair(old: Tree, new: Tree, o: int, n: int, chain: tuple[str, ...], 
     return divergence, old_children, new_children, alignment.pairs
 
 
-def compare_calls(old: Tree, new: Tree, with_sections: bool = True) -> Iterator[CallDivergence]:
-    """Every divergence between two matched call trees, parents before children; identical subtrees are skipped."""
-    stack: list[tuple[int, int, tuple[str, ...], tuple[int, ...]]] = [(0, 0, (), ())]
+def _walk_python(old: Tree, new: Tree, pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The pairs of calls below each of ``pairs``, itself included, that need a comparison of their own,
+    depth first: equal subtrees are skipped and quietly alike calls passed through (``_decode.walk`` in C)."""
+    found = []
+    stack = list(reversed(pairs))
     while stack:
-        o, n, chain, path = stack.pop()
+        o, n = stack.pop()
         if old.digest(o) == new.digest(n):
             continue
+        if not old.quietly_alike(o, new, n):
+            found.append((o, n))
+            continue
+        pairs = zip(old.children(o), new.children(n), strict=True)
+        stack.extend(pair for pair in reversed(list(pairs)) if old.digest(pair[0]) != new.digest(pair[1]))
+    return found
+
+
+Walk = Callable[[Tree, Tree, list[tuple[int, int]]], list[tuple[int, int]]]
+
+
+def _walker() -> Walk:
+    from histeg.tracing import seal
+
+    if not seal.native():
+        return _walk_python
+    walk = seal._decode.walk
+
+    def walk_in_c(old: Tree, new: Tree, pairs: list[tuple[int, int]]) -> list[tuple[int, int]]:
+        return walk(old.buffers(), new.buffers(), pairs)
+
+    return walk_in_c
+
+
+class _Places:
+    """Call chains and child paths of the new tree's calls, from the parent links, remembered on the way down."""
+
+    def __init__(self, tree: Tree) -> None:
+        self.tree = tree
+        self.known: dict[int, tuple[tuple[str, ...], tuple[int, ...]]] = {0: ((), ())}
+
+    def __call__(self, call: int) -> tuple[tuple[str, ...], tuple[int, ...]]:
+        climbed = []
+        current = call
+        columns = self.tree.columns
+        while current not in self.known:
+            parent = columns.parent[current]
+            first = columns.child_start[parent]  # children are numbered in the order they started: sorted
+            climbed.append((parent, bisect.bisect_left(columns.children, current, first, columns.child_start[parent + 1]) - first))
+            current = parent
+        chain, path = self.known[current]
+        for parent, position in reversed(climbed):
+            chain, path = (*chain, self.tree.ident(parent)), (*path, position)
+        self.known[call] = (chain, path)
+        return chain, path
+
+
+def compare_calls(old: Tree, new: Tree, with_sections: bool = True) -> Iterator[CallDivergence]:
+    """Every divergence between two matched call trees, parents before children, depth first; identical
+    subtrees are skipped and calls that show no divergence of their own are passed through by digests."""
+    walk = _walker()
+    places = _Places(new)
+    pending: list[Iterator[tuple[int, int]]] = [iter(walk(old, new, [(0, 0)]))]
+    while pending:
+        step = next(pending[-1], None)
+        if step is None:
+            pending.pop()
+            continue
+        o, n = step
+        chain, path = places(n)
         divergence, old_children, new_children, pairs = _compare_pair(old, new, o, n, chain, path, with_sections)
         if divergence.kinds:
             yield divergence
-        below = (*chain, divergence.function)
-        for old_index, new_index in reversed(pairs):
-            stack.append((old_children[old_index], new_children[new_index], below, (*path, new_index)))
+        pending.append(iter(walk(old, new, [(old_children[a], new_children[b]) for a, b in pairs])))

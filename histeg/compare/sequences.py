@@ -25,12 +25,23 @@ def _char(number: int) -> str:
     return chr(point if point < _SURROGATES else point + _SURROGATE_SPAN)
 
 
+_SMALL = [_char(2 * value) for value in range(4096)]
+"""Characters of the values below 4096 (line positions almost always are), looked up in C by ``map``."""
+
+
 def encode(values: Sequence[int]) -> str:
     """One character per value, the same character for the same value in every sequence.
 
     Values are zigzag-mapped (0, -1, 1, -2, ... to 0, 1, 2, 3, ...) so that
     negative offsets encode too; up to about half a million distinct values fit.
     """
+    try:
+        return "".join(map(_SMALL.__getitem__, values)) if min(values, default=0) >= 0 else _encode(values)
+    except IndexError:
+        return _encode(values)
+
+
+def _encode(values: Sequence[int]) -> str:
     return "".join([_char(2 * value if value >= 0 else -2 * value - 1) for value in values])
 
 

@@ -696,7 +696,7 @@ decoder_decode(DecoderObject *self, PyObject *args)
     Map generators = {NULL, NULL, 0, 0};
     uint32_t *line_start = NULL, *line_values = NULL, *yield_start = NULL, *yield_values = NULL;
     uint32_t *child_start = NULL, *child_values = NULL;
-    uint64_t *digests = NULL;
+    uint64_t *digests = NULL, *own = NULL, *line_digests = NULL;
     PyObject *result = NULL;
     uint32_t thread = 0;
     uint64_t line_events = 0;
@@ -868,12 +868,40 @@ decoder_decode(DecoderObject *self, PyObject *args)
         goto done;
     }
     digests = PyMem_Malloc(ncalls * 16);
-    if (digests == NULL) {
+    own = PyMem_Malloc(ncalls * 16);
+    line_digests = PyMem_Malloc(ncalls * 16);
+    if (digests == NULL || own == NULL || line_digests == NULL) {
         PyErr_NoMemory();
         goto done;
     }
     for (size_t k = ncalls; k-- > 0;) {
         DCall *c = &AT(calls, DCall, k);
+        uint64_t lines_lanes[2] = {SEED_A, SEED_B}, own_lanes[2] = {SEED_A, SEED_B};
+        if (c->complete) {
+            feed(lines_lanes, line_start[k + 1] - line_start[k]);
+            for (uint32_t x = line_start[k]; x < line_start[k + 1]; x++) {
+                feed(lines_lanes, line_values[x]);
+            }
+        }
+        else {
+            feed(lines_lanes, INCOMPLETE);
+        }
+        line_digests[2 * k] = lines_lanes[0];
+        line_digests[2 * k + 1] = lines_lanes[1];
+        feed(own_lanes, self->funcs[c->function].hash);
+        uint32_t q0 = AT(param_start, uint32_t, k), q1 = AT(param_start, uint32_t, k + 1);
+        feed(own_lanes, q1 - q0);
+        for (uint32_t x = q0; x < q1; x++) {
+            feed(own_lanes, value_hash(self, AT(params, uint32_t, x)));
+        }
+        feed(own_lanes, c->end == END_RAISED ? END_RAISED : END_RETURNED);
+        feed(own_lanes, c->end != END_RUNNING ? value_hash(self, c->result) : 0);
+        feed(own_lanes, child_start[k + 1] - child_start[k]);
+        for (uint32_t x = child_start[k]; x < child_start[k + 1]; x++) {
+            feed(own_lanes, self->funcs[AT(calls, DCall, child_values[x]).function].hash);
+        }
+        own[2 * k] = own_lanes[0];
+        own[2 * k + 1] = own_lanes[1];
         uint64_t lanes[2] = {SEED_A, SEED_B};
         feed(lanes, self->funcs[c->function].hash);
         if (c->complete) {
@@ -942,7 +970,7 @@ decoder_decode(DecoderObject *self, PyObject *args)
             }
             PyMem_Free(wide);
             result = Py_BuildValue(
-                "(NNNNNNNNNNNNNNNNKNN)",
+                "(NNNNNNNNNNNNNNNNKNNNN)",
                 as_bytes(function, ncalls * 4), as_bytes(parent, ncalls * 4), as_bytes(at, ncalls * 4), as_bytes(threads, ncalls * 4),
                 as_bytes(end, ncalls), as_bytes(results, ncalls * 4), as_bytes(complete, ncalls),
                 as_bytes(line_start, (ncalls + 1) * 4), as_bytes(line_values, lines.len * 4),
@@ -950,7 +978,8 @@ decoder_decode(DecoderObject *self, PyObject *args)
                 as_bytes(yield_start, (ncalls + 1) * 4), as_bytes(yield_values, yields.len * 4),
                 as_bytes(child_start, (ncalls + 1) * 4), as_bytes(child_values, (ncalls - 1) * 4),
                 as_bytes(digests, ncalls * 16), (unsigned long long)line_events,
-                as_bytes(pairs, nedges * 8), as_bytes(funcs, nfuncs * 4));
+                as_bytes(pairs, nedges * 8), as_bytes(funcs, nfuncs * 4), as_bytes(own, ncalls * 16),
+                as_bytes(line_digests, ncalls * 16));
             PyMem_Free(pairs);
             PyMem_Free(funcs);
         }
@@ -989,6 +1018,8 @@ done:
     PyMem_Free(child_start);
     PyMem_Free(child_values);
     PyMem_Free(digests);
+    PyMem_Free(own);
+    PyMem_Free(line_digests);
     return result;
 }
 
@@ -1108,8 +1139,150 @@ static PyTypeObject DecoderType = {
     .tp_methods = decoder_methods,
 };
 
+/* -- walking two decoded entry points ----------------------------------------
+ * walk(old, new, pairs): the pairs of calls below each (o, n) of pairs, itself included, that need a comparison
+ * of their own, in depth-first order: subtrees with equal digests are skipped, and calls that are
+ * "quietly alike" (own digests equal; lines equal or not all recorded on a side) are passed
+ * through to their children, which pair one to one. old and new are tuples of buffers:
+ * (digests, own digests, line digests, complete, child_start, children). Same as
+ * histeg.compare.calls._walk_python. */
+
+typedef struct {
+    Py_buffer digests, own, lines, complete, child_start, children;
+    size_t ncalls;
+} Side;
+
+static void
+side_release(Side *side)
+{
+    Py_buffer *all[] = {&side->digests, &side->own, &side->lines, &side->complete, &side->child_start, &side->children};
+    for (size_t k = 0; k < 6; k++) {
+        if (all[k]->obj != NULL) {
+            PyBuffer_Release(all[k]);
+        }
+    }
+}
+
+static int
+side_get(PyObject *tuple, Side *side)
+{
+    memset(side, 0, sizeof(Side));
+    if (!PyTuple_Check(tuple) || PyTuple_GET_SIZE(tuple) != 6) {
+        PyErr_SetString(PyExc_TypeError, "walk: a side is a tuple of 6 buffers");
+        return -1;
+    }
+    Py_buffer *all[] = {&side->digests, &side->own, &side->lines, &side->complete, &side->child_start, &side->children};
+    for (Py_ssize_t k = 0; k < 6; k++) {
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(tuple, k), all[k], PyBUF_SIMPLE) < 0) {
+            side_release(side);
+            return -1;
+        }
+    }
+    side->ncalls = (size_t)side->complete.len;
+    if ((size_t)side->digests.len != 16 * side->ncalls || (size_t)side->own.len != 16 * side->ncalls
+        || (size_t)side->lines.len != 16 * side->ncalls || (size_t)side->child_start.len != 4 * (side->ncalls + 1)) {
+        PyErr_SetString(PyExc_ValueError, "walk: columns of different lengths");
+        side_release(side);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+decode_walk(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *old_tuple, *new_tuple, *starts;
+    if (!PyArg_ParseTuple(args, "OOO", &old_tuple, &new_tuple, &starts)) {
+        return NULL;
+    }
+    PyObject *seq = PySequence_Fast(starts, "walk: pairs must be a sequence of (old call, new call)");
+    if (seq == NULL) {
+        return NULL;
+    }
+    Side a, b;
+    if (side_get(old_tuple, &a) < 0) {
+        Py_DECREF(seq);
+        return NULL;
+    }
+    if (side_get(new_tuple, &b) < 0) {
+        side_release(&a);
+        Py_DECREF(seq);
+        return NULL;
+    }
+    PyObject *found = PyList_New(0);
+    Vec stack = VEC(Pair);
+    Py_ssize_t count_starts = PySequence_Fast_GET_SIZE(seq);
+    if (found == NULL || vec_reserve(&stack, (size_t)count_starts) < 0) {
+        Py_CLEAR(found);
+        goto done;
+    }
+    for (Py_ssize_t k = count_starts; k-- > 0;) {  /* the first pair on top: walked first */
+        unsigned int o0, n0;
+        if (!PyArg_ParseTuple(PySequence_Fast_GET_ITEM(seq, k), "II", &o0, &n0)) {
+            Py_CLEAR(found);
+            goto done;
+        }
+        if (o0 >= a.ncalls || n0 >= b.ncalls) {
+            PyErr_SetString(PyExc_IndexError, "walk: no such call");
+            Py_CLEAR(found);
+            goto done;
+        }
+        Pair start = {o0, n0};
+        AT(stack, Pair, stack.len++) = start;
+    }
+    const char *da = a.digests.buf, *db = b.digests.buf, *oa = a.own.buf, *ob = b.own.buf, *la = a.lines.buf, *lb = b.lines.buf;
+    const uint8_t *ca = a.complete.buf, *cb = b.complete.buf;
+    const uint32_t *sa = a.child_start.buf, *sb = b.child_start.buf, *ka = a.children.buf, *kb = b.children.buf;
+    while (stack.len) {
+        Pair p = AT(stack, Pair, --stack.len);
+        uint32_t o = p.call, n = p.value;
+        if (memcmp(da + 16 * (size_t)o, db + 16 * (size_t)n, 16) == 0) {
+            continue;
+        }
+        int alike = memcmp(oa + 16 * (size_t)o, ob + 16 * (size_t)n, 16) == 0
+            && (!(ca[o] && cb[n]) || memcmp(la + 16 * (size_t)o, lb + 16 * (size_t)n, 16) == 0);
+        if (!alike) {
+            PyObject *item = Py_BuildValue("(II)", o, n);
+            if (item == NULL || PyList_Append(found, item) < 0) {
+                Py_XDECREF(item);
+                Py_CLEAR(found);
+                goto done;
+            }
+            Py_DECREF(item);
+            continue;
+        }
+        uint32_t count = sa[o + 1] - sa[o];
+        if (count != sb[n + 1] - sb[n] || vec_reserve(&stack, count) < 0) {  /* own digests cover the children's count */
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_ValueError, "walk: alike calls with different numbers of children");
+            }
+            Py_CLEAR(found);
+            goto done;
+        }
+        for (uint32_t k = count; k-- > 0;) {
+            Pair child = {ka[sa[o] + k], kb[sb[n] + k]};
+            if (memcmp(da + 16 * (size_t)child.call, db + 16 * (size_t)child.value, 16) != 0) {
+                AT(stack, Pair, stack.len++) = child;
+            }
+        }
+    }
+done:
+    vec_free(&stack);
+    side_release(&a);
+    side_release(&b);
+    Py_DECREF(seq);
+    return found;
+}
+
+static PyMethodDef module_methods[] = {
+    {"walk", decode_walk, METH_VARARGS, "walk(old, new, pairs) -> [(o, n)] calls below the pairs needing a comparison, depth first"},
+    {NULL},
+};
+
 static struct PyModuleDef decode_module = {
-    PyModuleDef_HEAD_INIT, "histeg.tracing._decode", "Event streams split by entry point and decoded, in C (see events.py).", -1, NULL,
+    PyModuleDef_HEAD_INIT, "histeg.tracing._decode", "Event streams split by entry point and decoded, in C (see events.py).", -1,
+    module_methods,
 };
 
 PyMODINIT_FUNC

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import bisect
 from array import array
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from histeg.tracing import format as fmt
@@ -236,6 +237,11 @@ class Columns:
     line_events: int
     edges: array  # Q: caller << 32 | callee, sorted, each once
     called: array  # I: the functions called, sorted, each once
+    own_digests: bytes
+    """16 bytes per call: its function, parameters, outcome and its children's functions in order —
+    what a comparison of the call itself looks at, but its lines."""
+    line_digests: bytes
+    """16 bytes per call: its line positions, or that not all were recorded."""
 
     def __len__(self) -> int:
         return len(self.function)
@@ -361,14 +367,41 @@ def _columns(calls: list[_Building], functions: FunctionTable, value_hashes: arr
     yield_start, yields = offsets([c.yields for c in calls])
     child_start, children = offsets([c.children for c in calls])
     digests: list[bytes] = [b""] * len(calls)
-    for index in range(len(calls) - 1, -1, -1):  # children started after their parent
-        call = calls[index]
-        lanes = [SEED_A, SEED_B]
+    own: list[bytes] = [b""] * len(calls)
+    line_digests: list[bytes] = [b""] * len(calls)
 
-        def feed(word: int, lanes: list[int] = lanes) -> None:
+    def feeder(lanes: list[int]) -> Callable[[int], None]:
+        def feed(word: int) -> None:
             lanes[0] = _mix(lanes[0], word)
             lanes[1] = _mix(lanes[1], (word * 0xD6E8FEB86659FD93) & _MASK)
 
+        return feed
+
+    def as_bytes(lanes: list[int]) -> bytes:
+        return lanes[0].to_bytes(8, "little") + lanes[1].to_bytes(8, "little")
+
+    for index in range(len(calls) - 1, -1, -1):  # children started after their parent
+        call = calls[index]
+        lines_lanes, own_lanes, lanes = [SEED_A, SEED_B], [SEED_A, SEED_B], [SEED_A, SEED_B]
+        feed_lines, feed_own = feeder(lines_lanes), feeder(own_lanes)
+        if call.complete:
+            feed_lines(len(call.lines))
+            for position in call.lines:
+                feed_lines(position)
+        else:
+            feed_lines(_INCOMPLETE)
+        line_digests[index] = as_bytes(lines_lanes)
+        feed_own(functions.hashes.get(call.function, 0))
+        feed_own(len(call.params))
+        for value_id in call.params:
+            feed_own(value_hash(value_id, value_hashes))
+        feed_own(END_RAISED if call.end == END_RAISED else END_RETURNED)
+        feed_own(value_hash(call.result, value_hashes) if call.end != END_RUNNING else 0)
+        feed_own(len(call.children))
+        for child in call.children:
+            feed_own(functions.hashes.get(calls[child].function, 0))
+        own[index] = as_bytes(own_lanes)
+        feed = feeder(lanes)
         feed(functions.hashes.get(call.function, 0))
         if call.complete:
             feed(len(call.lines))
@@ -386,7 +419,7 @@ def _columns(calls: list[_Building], functions: FunctionTable, value_hashes: arr
             feed(calls[child].at)
             feed(int.from_bytes(digests[child][:8], "little"))
             feed(int.from_bytes(digests[child][8:], "little"))
-        digests[index] = lanes[0].to_bytes(8, "little") + lanes[1].to_bytes(8, "little")
+        digests[index] = as_bytes(lanes)
     return Columns(
         function=array("I", [c.function for c in calls]),
         parent=array("i", [c.parent for c in calls]),
@@ -400,4 +433,5 @@ def _columns(calls: list[_Building], functions: FunctionTable, value_hashes: arr
         digests=b"".join(digests), line_events=line_events,
         edges=array("Q", sorted({calls[c.parent].function << 32 | c.function for c in calls[1:]})),
         called=array("I", sorted({c.function for c in calls})),
+        own_digests=b"".join(own), line_digests=b"".join(line_digests),
     )

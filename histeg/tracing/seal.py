@@ -112,7 +112,8 @@ class Decoding:
         edges, called = array("Q"), array("I")
         edges.frombytes(raw[17])
         called.frombytes(raw[18])
-        return events.Columns(*columns, digests=raw[15], line_events=raw[16], edges=edges, called=called)
+        return events.Columns(*columns, digests=raw[15], line_events=raw[16], edges=edges, called=called, own_digests=raw[19],
+                              line_digests=raw[20])
 
 
 def decoder(definitions: Definitions) -> Decoding:
