@@ -75,7 +75,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from mutation_bench import (  # noqa: E402
-    VARIED, Edit, Execution, FunctionSite, apply_edit, candidate_edits, clone, functions_in, git, scratch_directory,
+    VARIED, Edit, Execution, FunctionSite, apply_edit, candidate_edits, clone, executed_lines, functions_in, git, scratch_directory,
     suite_environment,
 )
 from synthetic_suite import build_synthetic_repository  # noqa: E402
@@ -293,19 +293,8 @@ def plain_suite(project: Project, timeout: float) -> tuple[int | None, float, st
 
 
 def executed_lines_with(project: Project, timeout: float) -> Execution:
-    """``mutation_bench.collect_lines`` run by the project's interpreter: line counts per function."""
-    output = project.clone.parent / "executed-lines.json"
-    program = (f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); import mutation_bench; "
-               f"mutation_bench.collect_lines({str(output)!r}, {str(project.clone)!r}, {project.sources!r}, {project.pytest_args!r})")
-    try:
-        subprocess.run([project.python, "-c", program], cwd=project.clone, env=suite_environment(project.clone, project.sources),
-                       capture_output=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired:
-        return Execution(None, {})
-    if not output.is_file():
-        return Execution(None, {})
-    data = json.loads(output.read_text())
-    return Execution(data["exitCode"], data["lines"])
+    """Line counts per function, from the project's interpreter."""
+    return executed_lines(project.clone, project.sources, project.pytest_args, timeout, project.python)
 
 
 def source_files(project: Project) -> list[str]:

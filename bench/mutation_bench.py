@@ -159,13 +159,14 @@ class Execution:
     lines: dict[str, dict[str, int]]
 
 
-def executed_lines(root: Path, sources: Sequence[str], tests: Sequence[str], timeout: float) -> Execution:
+def executed_lines(root: Path, sources: Sequence[str], tests: Sequence[str], timeout: float, python: str = sys.executable) -> Execution:
+    """``collect_lines`` run by ``python`` (the project's own interpreter where it has one): line counts per function."""
     with tempfile.TemporaryDirectory(prefix="mutation-lines-") as scratch:
         output = Path(scratch) / "lines.json"
-        program = (f"import sys; sys.path.insert(0, {str(Path(__file__).parent)!r}); import mutation_bench; "
+        program = (f"import sys; sys.path.insert(0, {str(Path(__file__).resolve().parent)!r}); import mutation_bench; "
                    f"mutation_bench.collect_lines({str(output)!r}, {str(root)!r}, {list(sources)!r}, {list(tests)!r})")
         try:
-            subprocess.run([sys.executable, "-c", program], cwd=root, env=suite_environment(root, sources),
+            subprocess.run([python, "-c", program], cwd=root, env=suite_environment(root, sources),
                            capture_output=True, timeout=timeout, check=False)
         except subprocess.TimeoutExpired:
             return Execution(None, {})

@@ -383,37 +383,36 @@ def _columns(calls: list[_Building], functions: FunctionTable, value_hashes: arr
     for index in range(len(calls) - 1, -1, -1):  # children started after their parent
         call = calls[index]
         lines_lanes, own_lanes, lanes = [SEED_A, SEED_B], [SEED_A, SEED_B], [SEED_A, SEED_B]
-        feed_lines, feed_own = feeder(lines_lanes), feeder(own_lanes)
-        if call.complete:
-            feed_lines(len(call.lines))
-            for position in call.lines:
-                feed_lines(position)
-        else:
-            feed_lines(_INCOMPLETE)
+        function = functions.hashes.get(call.function, 0)
+
+        def feed_lines(feed: Callable[[int], None], call: _Building = call) -> None:
+            if call.complete:
+                feed(len(call.lines))
+                for position in call.lines:
+                    feed(position)
+            else:
+                feed(_INCOMPLETE)
+
+        def feed_values(feed: Callable[[int], None], call: _Building = call) -> None:
+            feed(len(call.params))
+            for value_id in call.params:
+                feed(value_hash(value_id, value_hashes))
+            feed(END_RAISED if call.end == END_RAISED else END_RETURNED)
+            feed(value_hash(call.result, value_hashes) if call.end != END_RUNNING else 0)
+
+        feed_lines(feeder(lines_lanes))
         line_digests[index] = as_bytes(lines_lanes)
-        feed_own(functions.hashes.get(call.function, 0))
-        feed_own(len(call.params))
-        for value_id in call.params:
-            feed_own(value_hash(value_id, value_hashes))
-        feed_own(END_RAISED if call.end == END_RAISED else END_RETURNED)
-        feed_own(value_hash(call.result, value_hashes) if call.end != END_RUNNING else 0)
+        feed_own = feeder(own_lanes)
+        feed_own(function)
+        feed_values(feed_own)
         feed_own(len(call.children))
         for child in call.children:
             feed_own(functions.hashes.get(calls[child].function, 0))
         own[index] = as_bytes(own_lanes)
         feed = feeder(lanes)
-        feed(functions.hashes.get(call.function, 0))
-        if call.complete:
-            feed(len(call.lines))
-            for position in call.lines:
-                feed(position)
-        else:
-            feed(_INCOMPLETE)
-        feed(len(call.params))
-        for value_id in call.params:
-            feed(value_hash(value_id, value_hashes))
-        feed(END_RAISED if call.end == END_RAISED else END_RETURNED)
-        feed(value_hash(call.result, value_hashes) if call.end != END_RUNNING else 0)
+        feed(function)
+        feed_lines(feed)
+        feed_values(feed)
         feed(len(call.children))
         for child in call.children:
             feed(calls[child].at)
