@@ -23,7 +23,7 @@ F = Callable[..., Any]
 
 CONFIG_KEYS_FROM_FLAGS = (
     "sources", "tests", "build", "ignore_prefixes", "ignore_suffixes", "ignore_directories", "ignore_functions",
-    "repeat", "timeout", "run_main", "run", "metric", "compare_jobs",
+    "repeat", "timeout", "run_main", "run", "metric", "compare_jobs", "python", "environments",
 )
 CONFIG_SWITCHES = ("restrict_syntax_mapping", "export_flat", "generate_for_syntax", "generate_for_divergence")
 
@@ -48,7 +48,9 @@ def run_options(command: F) -> F:
         click.option("--config", "config_file", type=click.Path(path_type=Path), help="A histeg.toml (default: ./histeg.toml if present)."),
         click.option("--sources", multiple=True, help="Sources directory inside the repository (repeatable)."),
         click.option("--tests", multiple=True, help="Tests directory inside the repository (repeatable)."),
-        click.option("--build", help="Build command run in each version's snapshot."),
+        click.option("--build", help="Build command run in each version's snapshot ('python' and 'pip' mean the version's environment)."),
+        click.option("--python", "python", metavar="PATH", help="Run every version with this interpreter or virtual environment, as it is (default: an environment per version, made with uv from what the version declares)."),
+        click.option("--environments", "environments", metavar="DIR", help="Where the shared version environments are kept (default: ~/.cache/histeg/environments)."),
         click.option("--ignore-prefixes", multiple=True, help="Ignore modules starting with this prefix."),
         click.option("--ignore-suffixes", multiple=True, help="Ignore modules ending with this suffix."),
         click.option("--ignore-directories", multiple=True, help="Ignore files under this directory."),
@@ -114,10 +116,11 @@ def build_options(params: dict[str, Any]) -> RunOptions:
         config["tracer"] = params["tracer"]
     if config.get("tracer", "auto") not in TRACERS:
         raise HistegError(f"setting 'tracer' must be one of {', '.join(TRACERS)}, not {config['tracer']!r}")
-    from histeg.pipeline import impact_options, trace_options
+    from histeg.pipeline import build_request, impact_options, trace_options
 
     trace_options(config)  # a bad value stops the run before any work
     impact_options(config)
+    build_request(config)
     repo = params.get("repo") or config.get("repo")
     if not repo:
         raise HistegError("no repository given: use --repo PATH|URL or 'repo' in [tool.histeg]")

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import sys
 import traceback
+from pathlib import Path
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
-from histeg.build import DEFAULT_BUILD_TIMEOUT, build_version
+from histeg.build import DEFAULT_BUILD_TIMEOUT, BuildRequest, build_version
+from histeg.envs.environment import default_root
 from histeg.errors import EXIT_OK, EXIT_SOME_VERSIONS_FAILED, HistegError
 from histeg.history.extract import ExtractResult, extract
 from histeg.options import RunOptions
@@ -89,12 +91,27 @@ def _extract_step(options: RunOptions, console: Console) -> ExtractResult:
     return result
 
 
+def build_request(config: dict[str, Any]) -> BuildRequest:
+    """The typed build settings of a configuration; a bad value is a one-line error."""
+    timeout = config.get("build-timeout", DEFAULT_BUILD_TIMEOUT)
+    if type(timeout) not in (int, float) or timeout <= 0:
+        raise HistegError(f"setting 'build-timeout' must be a positive number of seconds, not {timeout!r}")
+    python, environments = config.get("python"), config.get("environments")
+    for key, value in (("python", python), ("environments", environments)):
+        if value is not None and (not isinstance(value, str) or not value):
+            raise HistegError(f"setting '{key}' must be a path, not {value!r}")
+    return BuildRequest(python=python, environments=Path(environments).expanduser().absolute() if environments else default_root(),
+                        timeout=float(timeout))
+
+
 def _build(context: Context, index: int) -> dict[str, Any]:
-    timeout = float(context.options.config.get("build-timeout", DEFAULT_BUILD_TIMEOUT))
-    result = build_version(context.store, index, timeout=timeout, override=context.options.override)
+    result = build_version(context.store, index, build_request(context.options.config), override=context.options.override)
     if not result.usable:
-        context.fail(index, f"build {result.status} (see {context.store.file(index, 'build.log')})")
-    return {"status": result.status, "reused": result.reused}
+        context.fail(index, f"build {result.status}: {result.reason} (see {context.store.file(index, 'build.log')})")
+    summary: dict[str, Any] = {"status": result.status, "reused": result.reused}
+    if result.environment is not None:
+        summary |= {"environment": result.environment.key, "python": result.environment.version, "created": result.environment.created}
+    return summary
 
 
 def _instrument(context: Context, index: int) -> dict[str, Any]:

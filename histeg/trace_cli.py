@@ -209,6 +209,7 @@ def exec_command(target: Path, command: tuple[str, ...], no_seal: bool) -> None:
             raise HistegError(f"invalid trace config {target}: {exc}") from None
         sys.exit(_run(command, traced_environment(target), None, None if no_seal else target))
     if target.is_dir():
+        from histeg.envs.runtime import runtime_of
         from histeg.runs.runner import RUN_DIR, base_environment, version_settings, write_trace_config
         from histeg.runs.workdir import fresh_copy
         from histeg.store import VERSION, OutputStore
@@ -219,8 +220,10 @@ def exec_command(target: Path, command: tuple[str, ...], no_seal: bool) -> None:
         index = int(target.name)
         config_path = write_trace_config(store, index)
         work = store.version_dir(index) / RUN_DIR
-        env = traced_environment(config_path, base_environment(work, version_settings(store, index)[1]))
+        runtime = runtime_of(store.version_dir(index))
+        env = traced_environment(config_path, base_environment(work, version_settings(store, index)[1], runtime))
         with fresh_copy(store.snapshot(index), work):
+            runtime.prepare(work)
             code = _run(command, env, work, None if no_seal else config_path)
         sys.exit(code)
     raise HistegError(f"{target} is neither a trace config file nor a version directory")

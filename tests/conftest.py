@@ -38,6 +38,15 @@ def validate_output(path: Path) -> Any:
     return data
 
 
+@pytest.fixture(scope="session", autouse=True)
+def version_environments(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One folder of version environments for the whole session: the user's own cache is never
+    touched, and versions of every test with the same declarations share one environment."""
+    folder = tmp_path_factory.mktemp("environments")
+    os.environ["HISTEG_ENVIRONMENTS"] = str(folder)
+    return folder
+
+
 @dataclass
 class GitRepo:
     """A real repository with deterministic authors and dates, for tests."""

@@ -31,12 +31,17 @@ def test_build_success_failure_and_timeout(make_repo, histeg, tmp_path: Path) ->
     assert validate_output(out / "1" / "build.json")["exitCode"] == 3
     again = histeg("build", "--repo", str(repo.path), "--all", "--out", str(out), "--build", "python3 build.py > built.txt",
                    "--config", str(config), "--json")
-    assert all(b["reused"] for b in json.loads(again.stdout)["steps"]["build"])
+    # what succeeded is reused; what failed or timed out is tried again
+    assert [b["reused"] for b in json.loads(again.stdout)["steps"]["build"]] == [True, False, False, True]
 
 
-def test_no_build_command_is_nothing_to_do(make_repo, histeg, tmp_path: Path) -> None:
+def test_without_a_build_command_the_environment_is_still_made(make_repo, histeg, tmp_path: Path) -> None:
     repo = make_repo()
     repo.commit("one", {"a.py": "A = 1\n"})
     result = histeg("build", "--repo", str(repo.path), "--all", "--out", str(tmp_path / "out"), "--json")
     assert result.code == 0, result.stderr
-    assert json.loads(result.stdout)["steps"]["build"][0]["status"] == "nothingToDo"
+    step = json.loads(result.stdout)["steps"]["build"][0]
+    assert step["status"] == "succeeded" and step["environment"]
+    record = validate_output(tmp_path / "out" / "0" / "build.json")
+    assert record["command"] is None and record["declarations"]["requirements"] == ["pytest"]
+    assert Path(record["environment"]["python"]).exists()

@@ -92,7 +92,15 @@ def _history_document(source: Source, branch: str, tip: str, commits: list[Commi
     }
 
 
-def _version_document(commit: CommitRecord, predecessor: CommitRecord | None, settings: VersionSettings, skipped: list[dict[str, str]]) -> dict[str, Any]:
+def _git_version(repo: GitRepository, identifier: str) -> dict[str, Any]:
+    """What a git-derived version (setuptools-scm, hatch-vcs) is computed from; a snapshot has no ``.git``."""
+    described = repo.run("describe", "--tags", "--long", identifier, check=False)
+    describe = described.stdout.decode("utf-8", "replace").strip() if described.returncode == 0 else None
+    return {"gitDescribe": describe or None, "gitCommits": int(repo.text("rev-list", "--count", identifier).strip() or 0)}
+
+
+def _version_document(commit: CommitRecord, predecessor: CommitRecord | None, settings: VersionSettings, skipped: list[dict[str, str]],
+                      git_version: dict[str, Any]) -> dict[str, Any]:
     return {
         "schemaVersion": SCHEMA_VERSION,
         "index": commit.index,
@@ -106,6 +114,7 @@ def _version_document(commit: CommitRecord, predecessor: CommitRecord | None, se
         "snapshot": "snapshot",
         **settings.to_json(),
         "skippedEntries": skipped,
+        **git_version,
     }
 
 
@@ -129,6 +138,7 @@ def _is_current(store: OutputStore, commit: CommitRecord, predecessor: CommitRec
         stored.get("identifier") == commit.identifier
         and stored.get("comparingAgainstVersion") == (predecessor.identifier if predecessor else None)
         and VersionSettings.from_json(stored) == expected_settings
+        and "gitCommits" in stored
         and store.file(commit.index, FILE_CHANGES).is_file()
     )
 
@@ -147,7 +157,7 @@ def _extract_version(store: OutputStore, repo: GitRepository, commit: CommitReco
             "comparingAgainstVersion": predecessor.identifier if predecessor else None,
             "changes": [change.to_json() for change in changes],
         })
-        write_json(scratch / VERSION, _version_document(commit, predecessor, settings, report.skipped))
+        write_json(scratch / VERSION, _version_document(commit, predecessor, settings, report.skipped, _git_version(repo, commit.identifier)))
 
 
 def extract(options: RunOptions, console: Console) -> ExtractResult:

@@ -27,10 +27,11 @@ class TraceCommand:
     module: str | None = None
     shell: str | None = None
 
-    def argv(self, python: str) -> list[str]:
-        """The process to start; a shell command is passed to ``/bin/sh -c``."""
+    def argv(self, python: str, pytest_args: Sequence[str] = ()) -> list[str]:
+        """The process to start; a shell command is passed to ``/bin/sh -c``. ``pytest_args``
+        come from the version's build (options that neutralise reports written into the run folder)."""
         if self.kind == "pytest":
-            return [python, "-m", "pytest", *PYTEST_FLAGS, *self.args]
+            return [python, "-m", "pytest", *PYTEST_FLAGS, *pytest_args, *self.args]
         if self.kind == "main":
             assert self.module is not None
             return [python, "-m", self.module, *self.args]

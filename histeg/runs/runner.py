@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from histeg.config import VersionSettings
+from histeg.envs.runtime import Runtime, runtime_of
 from histeg.errors import HistegError
 from histeg.runs.commands import TraceCommand, pytest_command, unique_labels
 from histeg.runs.outcome import NOT_COMPLETE, Outcome, Verdict, judge
@@ -178,7 +178,8 @@ def run_traces(
     if timeout <= 0:
         raise HistegError(f"timeout must be positive, not {timeout}")
     version, settings = version_settings(store, index)
-    python = python or sys.executable
+    runtime = runtime_of(store.version_dir(index))
+    python = python or runtime.python
     commands = unique_labels(commands or [pytest_command(settings.tests)])
     snapshot = store.snapshot(index)
     if not snapshot.is_dir():
@@ -187,7 +188,7 @@ def run_traces(
     store.file(index, RUNS).unlink(missing_ok=True)
     shutil.rmtree(store.traces(index), ignore_errors=True)
     work = store.version_dir(index) / RUN_DIR
-    base_env = base_environment(work, settings)
+    base_env = base_environment(work, settings, runtime)
     summary = RunsSummary(index)
     for repetition in range(1, repeat + 1):
         run_dir = store.traces(index) / f"run-{repetition}"
@@ -196,8 +197,9 @@ def run_traces(
             config_path = run_dir / f"{command.label}.{TRACE_CONFIG}"
             write_json(config_path, trace_config(work, settings, run_dir, options, command.label).to_json())
             before = set(run_dir.glob(f"*{TRACE_SUFFIX}"))
-            argv = command.argv(python)
+            argv = command.argv(python, runtime.pytest_args)
             with fresh_copy(snapshot, work):
+                runtime.prepare(work)
                 result = run_process(argv, work, traced_environment(config_path, base_env), timeout, grace)
             verdict = judge(command, result)
             produced = sorted(set(run_dir.glob(f"*{TRACE_SUFFIX}")) - before)
@@ -243,14 +245,15 @@ def _check_traces(produced: list[Path], verdict: Verdict) -> tuple[list[Path], l
     return complete, truncated, verdict
 
 
-def base_environment(work: Path, settings: VersionSettings) -> dict[str, str]:
+def base_environment(work: Path, settings: VersionSettings, runtime: Runtime) -> dict[str, str]:
+    """The version's environment activated; its sources, then its installed project, on ``PYTHONPATH``."""
     env = dict(os.environ)
     roots = [str((work / source).resolve()) for source in settings.sources]
     existing = [part for part in env.get("PYTHONPATH", "").split(os.pathsep) if part]
     env["PYTHONPATH"] = os.pathsep.join([*roots, *existing])
     env.pop("PYTEST_ADDOPTS", None)
     env["PYTHONDONTWRITEBYTECODE"] = "1"  # the snapshot stays as extracted
-    return env
+    return runtime.environment(env)
 
 
 def _relative(store: OutputStore, index: int, path: Path) -> str:

@@ -1,0 +1,142 @@
+"""Virtual environments shared by versions with equal declarations, made with uv and never changed after.
+
+An environment's folder is named by the key of what went into it (the
+declared requirements, the interpreter's version, the build command), so
+consecutive versions with the same declarations share one, and a folder that
+exists complete is right by construction. It is made under a lock (another
+histeg process waits, then reuses it) and marked complete last; a folder
+without the mark was left by a run that died and is made again. uv first
+tries its cache alone (offline), then the index.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from histeg.envs.declarations import Declarations
+from histeg.envs.interpreter import Interpreter
+from histeg.envs.uv import last_error, run_uv
+from histeg.errors import HistegError
+from histeg.store import force_rmtree, write_json
+
+MARK = "histeg-environment.json"
+REQUIREMENTS = "histeg-requirements.txt"
+
+
+class BuildFailure(HistegError):
+    """A version cannot be made to run: recorded in its build record, the version is skipped."""
+
+
+ROOT_VARIABLE = "HISTEG_ENVIRONMENTS"
+
+
+def default_root() -> Path:
+    """``$HISTEG_ENVIRONMENTS``, else ``$XDG_CACHE_HOME/histeg/environments`` (``~/.cache/...``):
+    shared by every output directory."""
+    if os.environ.get(ROOT_VARIABLE):
+        return Path(os.environ[ROOT_VARIABLE]).expanduser().absolute()
+    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(cache) / "histeg" / "environments"
+
+
+@dataclass(frozen=True)
+class Environment:
+    """Where a version's tests run: a shared environment, or the user's interpreter as it is."""
+
+    python: str
+    version: str
+    key: str | None = None
+    """None: the user's own interpreter (``--python``)."""
+    created: bool = False
+    seconds: float = 0.0
+
+    @property
+    def bin_dir(self) -> Path:
+        return Path(self.python).parent
+
+    def to_json(self) -> dict[str, Any]:
+        return {"python": self.python, "pythonVersion": self.version, "key": self.key, "shared": self.key is not None,
+                "created": self.created, "seconds": round(self.seconds, 3)}
+
+
+@contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with path.open("a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def ensure_environment(root: Path, declarations: Declarations, interpreter: Interpreter, log: Path, build_command: str | None = None) -> Environment:
+    """The environment for ``declarations`` on ``interpreter``, made when missing; uv's output goes to ``log``."""
+    key = declarations.key(interpreter.version, extra=build_command or "")
+    path = root / key
+    python = path / "bin" / "python"
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise HistegError(f"cannot create the environments folder {root}: {exc.strerror}") from None
+    with _locked(root / f"{key}.lock"):
+        if (path / MARK).is_file() and python.exists():
+            with log.open("a", encoding="utf-8") as handle:
+                handle.write(f"reusing environment {path}\n")
+            return Environment(str(python), interpreter.version, key)
+        if path.exists():
+            force_rmtree(path)  # left half-made by a run that died
+        started = time.monotonic()
+        made = run_uv(["venv", "--seed", "--quiet", "--python", interpreter.path, str(path)], log)
+        if not made.ok:
+            force_rmtree(path)
+            raise BuildFailure(f"cannot create a virtual environment with Python {interpreter.version}: {last_error(made.output)}")
+        (path / REQUIREMENTS).write_text("".join(f"{line}\n" for line in declarations.requirements), encoding="utf-8")
+        install = ["pip", "install", "--python", str(python), "-r", str(path / REQUIREMENTS)]
+        done = run_uv([*install, "--offline"], log)
+        if not done.ok:
+            done = run_uv(install, log)
+        if not done.ok:
+            force_rmtree(path)
+            raise BuildFailure(f"cannot install the declared requirements: {last_error(done.output)}")
+        seconds = time.monotonic() - started
+        write_json(path / MARK, {"key": key, "python": interpreter.path, "pythonVersion": interpreter.version,
+                                 "declarations": declarations.to_json(), "buildCommand": build_command, "seconds": round(seconds, 3)})
+        return Environment(str(python), interpreter.version, key, created=True, seconds=seconds)
+
+
+def activated(environment: Environment, base: dict[str, str], shims: Path) -> dict[str, str]:
+    """``base`` with ``python``, ``python3`` and ``pip`` meaning the environment's interpreter
+    (through links in ``shims`` when the interpreter is not a virtual environment's)."""
+    env = dict(base)
+    entries = [str(environment.bin_dir)]
+    venv = environment.bin_dir.parent
+    if (venv / "pyvenv.cfg").is_file():
+        env["VIRTUAL_ENV"] = str(venv)
+    else:
+        env.pop("VIRTUAL_ENV", None)
+    if not (environment.bin_dir / "python").exists() or (environment.bin_dir / "python").resolve() != Path(environment.python).resolve():
+        _write_shims(shims, environment.python)
+        entries.insert(0, str(shims))
+    env.pop("PYTHONHOME", None)
+    rest = [part for part in env.get("PATH", os.defpath).split(os.pathsep) if part and part not in entries]
+    env["PATH"] = os.pathsep.join([*entries, *rest])
+    return env
+
+
+def _write_shims(folder: Path, python: str) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    for name in ("python", "python3"):
+        link = folder / name
+        if not (link.is_symlink() and os.readlink(link) == python):
+            link.unlink(missing_ok=True)
+            link.symlink_to(python)
+    pip = folder / "pip"
+    pip.write_text(f'#!/bin/sh\nexec "{python}" -m pip "$@"\n', encoding="utf-8")
+    pip.chmod(0o755)
