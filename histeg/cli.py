@@ -120,7 +120,10 @@ def build_options(params: dict[str, Any]) -> RunOptions:
 
     trace_options(config)  # a bad value stops the run before any work
     impact_options(config)
-    build_request(config)
+    if build_request(config).python:
+        from histeg.envs.interpreter import user_interpreter
+
+        user_interpreter(config["python"], needs_pytest=config.get("run-tests", True) is not False)
     repo = params.get("repo") or config.get("repo")
     if not repo:
         raise HistegError("no repository given: use --repo PATH|URL or 'repo' in [tool.histeg]")

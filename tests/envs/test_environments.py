@@ -1,0 +1,161 @@
+"""Each version in its own environment, end to end through the command line: a dependency served from a
+local folder, a git-derived version, an interpreter range, the user's interpreter, coverage options
+neutralised; histeg's own environment never changes."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from histeg.envs.interpreter import installed, own
+from tests.conftest import validate_output
+
+LIB_V1 = "from tinydep import scale\n\n\ndef area(w, h):\n    return scale(w) * h\n"
+LIB_V2 = "from tinydep import scale\n\n\ndef area(w, h):\n    return scale(w) * h + 1\n"
+TEST = "from lib import area\n\n\ndef test_area():\n    assert area(2, 3) >= 12\n"
+PYPROJECT = '[project]\nname = "uses-tinydep"\nversion = "0.1"\nrequires-python = "{python}"\ndependencies = ["tinydep"]\n'
+
+
+def _wheel(folder: Path, name: str, code: str) -> Path:
+    """A real wheel of a one-module package, made without any network."""
+    folder.mkdir(parents=True, exist_ok=True)
+    info = f"{name}-1.0.dist-info"
+    files = {
+        f"{name}/__init__.py": code,
+        f"{info}/METADATA": f"Metadata-Version: 2.1\nName: {name}\nVersion: 1.0\n",
+        f"{info}/WHEEL": "Wheel-Version: 1.0\nGenerator: histeg-tests\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    }
+    record = []
+    for path, text in files.items():
+        digest = base64.urlsafe_b64encode(hashlib.sha256(text.encode()).digest()).rstrip(b"=").decode()
+        record.append(f"{path},sha256={digest},{len(text.encode())}")
+    files[f"{info}/RECORD"] = "\n".join([*record, f"{info}/RECORD,,"]) + "\n"
+    wheel = folder / f"{name}-1.0-py3-none-any.whl"
+    with zipfile.ZipFile(wheel, "w") as archive:
+        for path, text in files.items():
+            archive.writestr(path, text)
+    return wheel
+
+
+def _freeze() -> str:
+    return subprocess.run([sys.executable, "-m", "pip", "freeze", "--all"], capture_output=True, text=True, check=True).stdout
+
+
+@pytest.fixture
+def wheelhouse(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    folder = tmp_path / "wheelhouse"
+    _wheel(folder, "tinydep", "def scale(x):\n    return x * 2\n")
+    monkeypatch.setenv("UV_FIND_LINKS", str(folder))
+    return folder
+
+
+def test_a_declared_dependency_is_installed_in_the_versions_environment_not_in_histegs(make_repo, histeg, wheelhouse, tmp_path: Path) -> None:
+    before = _freeze()
+    repo = make_repo()
+    repo.commit("one", {"pyproject.toml": PYPROJECT.format(python=">=3.12"), "lib.py": LIB_V1, "tests/test_lib.py": TEST,
+                        "tool.py": "import tinydep, sys\nprint('tool', tinydep.scale(2), sys.prefix)\n"})
+    repo.commit("two", {"lib.py": LIB_V2})
+    out = tmp_path / "out"
+    result = histeg("compute", "--repo", str(repo.path), "--all", "--out", str(out), "--repeat", "1", "--run", "python tool.py", "--json")
+    assert result.code == 0, result.stderr
+    builds = [validate_output(out / str(index) / "build.json") for index in (0, 1)]
+    assert builds[0]["environment"]["key"] == builds[1]["environment"]["key"], "equal declarations share one environment"
+    assert [b["environment"]["created"] for b in builds] == [True, False] or not builds[0]["environment"]["created"]
+    assert "tinydep" in builds[0]["declarations"]["requirements"]
+    runs = validate_output(out / "1" / "runs.json")
+    assert {run["outcome"] for run in runs["runs"]} == {"passed"}
+    shell_run = next(run for run in runs["runs"] if run["command"]["kind"] == "shell")
+    assert shell_run["traces"], "'python' in --run is the version's interpreter, traced"
+    targets = validate_output(out / "1" / "testingTargets.json")
+    assert targets["targets"][0]["identifier"] == "lib:area"
+    assert subprocess.run([sys.executable, "-c", "import tinydep"], capture_output=True).returncode != 0
+    assert _freeze() == before
+
+
+def test_a_git_derived_version_gets_its_describe_string(make_repo, histeg, tmp_path: Path) -> None:
+    repo = make_repo()
+    repo.commit("one", {
+        "pyproject.toml": '[build-system]\nrequires = ["setuptools>=64", "setuptools-scm>=8"]\nbuild-backend = "setuptools.build_meta"\n'
+                          '[project]\nname = "scmpkg"\ndynamic = ["version"]\n[tool.setuptools_scm]\nversion_file = "src/scmpkg/_version.py"\n',
+        "src/scmpkg/__init__.py": "from scmpkg._version import version\n\n\ndef double(x):\n    return x * 2\n",
+        "tests/test_scm.py": "import importlib.metadata\nimport scmpkg\n\n\ndef test_version():\n"
+                             "    assert scmpkg.version == importlib.metadata.version('scmpkg')\n    assert scmpkg.double(2) == 4\n",
+    })
+    repo.git("tag", "v1.0.0")
+    second = repo.commit("two", {"src/scmpkg/__init__.py": "from scmpkg._version import version\n\n\ndef double(x):\n    return x + x\n"})
+    out = tmp_path / "out"
+    result = histeg("compute", "--repo", str(repo.path), "--all", "--out", str(out), "--repeat", "1", "--json")
+    assert result.code == 0, result.stderr
+    builds = [validate_output(out / str(index) / "build.json") for index in (0, 1)]
+    assert [b["project"]["version"] for b in builds] == ["1.0.0", f"1.0.1.dev1+g{second[:7]}"]
+    assert builds[1]["project"]["generated"] == ["src/scmpkg/_version.py"] and builds[1]["declarations"]["scm"] == "setuptools-scm"
+    assert not (out / "1" / "snapshot" / "src" / "scmpkg" / "_version.py").exists(), "the snapshot stays as extracted"
+    runs = validate_output(out / "1" / "runs.json")
+    assert {run["outcome"] for run in runs["runs"]} == {"passed"}
+    assert not (repo.path / "src" / "scmpkg" / "_version.py").exists() and not repo.git("status", "--porcelain")
+
+
+def test_requires_python_picks_an_installed_interpreter_that_fits(make_repo, histeg, wheelhouse, tmp_path: Path) -> None:
+    current = own()
+    other = next((i for i in installed() if i.minor != current.minor), None)
+    if other is None:
+        pytest.skip("only one Python 3.12+ is installed here")
+    repo = make_repo()
+    repo.commit("one", {"pyproject.toml": PYPROJECT.format(python=f"=={other.minor}.*"), "lib.py": LIB_V1, "tests/test_lib.py": TEST})
+    out = tmp_path / "out"
+    result = histeg("analyze", "--repo", str(repo.path), "--all", "--out", str(out), "--repeat", "1", "--json")
+    assert result.code == 0, result.stderr
+    build = validate_output(out / "0" / "build.json")
+    assert build["environment"]["pythonVersion"].startswith(other.minor + ".")
+    assert {run["outcome"] for run in validate_output(out / "0" / "runs.json")["runs"]} == {"passed"}
+
+
+def test_an_interpreter_range_nothing_fits_fails_the_version_with_a_reason(make_repo, histeg, tmp_path: Path) -> None:
+    repo = make_repo()
+    repo.commit("one", {"pyproject.toml": PYPROJECT.format(python=">=3.99"), "lib.py": LIB_V1, "tests/test_lib.py": TEST})
+    repo.commit("two", {"pyproject.toml": PYPROJECT.format(python=">=3.99").replace("tinydep", "six")})
+    out = tmp_path / "out"
+    result = histeg("build", "--repo", str(repo.path), "--all", "--out", str(out))
+    assert result.code != 0
+    assert "requires-python '>=3.99': no installed interpreter fits" in result.stderr
+    build = validate_output(out / "0" / "build.json")
+    assert build["status"] == "failed" and "3.99" in build["reason"]
+
+
+def test_the_users_interpreter_is_used_as_it_is(make_repo, histeg, tmp_path: Path) -> None:
+    repo = make_repo()
+    repo.commit("one", {"lib.py": "def f():\n    return 1\n", "tests/test_lib.py": "from lib import f\n\n\ndef test_f():\n    assert f() == 1\n"})
+    out = tmp_path / "out"
+    result = histeg("analyze", "--repo", str(repo.path), "--all", "--out", str(out), "--repeat", "1", "--python", sys.executable, "--json")
+    assert result.code == 0, result.stderr
+    build = validate_output(out / "0" / "build.json")
+    assert build["environment"] | {"seconds": 0} == {"python": sys.executable, "pythonVersion": own().version, "key": None, "shared": False,
+                                                   "created": False, "seconds": 0}
+    bad = histeg("analyze", "--repo", str(repo.path), "--all", "--out", str(tmp_path / "out2"), "--python", str(tmp_path / "nowhere"))
+    assert bad.code == 2 and bad.stderr.count("\n") == 1 and "not a Python interpreter" in bad.stderr
+    assert not (tmp_path / "out2").exists()
+
+
+def test_coverage_options_of_the_project_are_neutralised(make_repo, histeg, tmp_path: Path) -> None:
+    repo = make_repo()
+    repo.commit("one", {
+        "pyproject.toml": '[project]\nname = "covered"\nversion = "0.1"\n[project.optional-dependencies]\ntest = ["pytest-cov"]\n'
+                          '[tool.pytest.ini_options]\naddopts = "--cov=lib --cov-report=xml --cov-fail-under=100"\n',
+        "lib.py": "def f(x):\n    if x:\n        return 1\n    return 2\n",
+        "tests/test_lib.py": "from lib import f\n\n\ndef test_f():\n    assert f(1) == 1\n",
+    })
+    out = tmp_path / "out"
+    result = histeg("analyze", "--repo", str(repo.path), "--all", "--out", str(out), "--repeat", "1", "--json")
+    assert result.code == 0, result.stderr
+    build = validate_output(out / "0" / "build.json")
+    assert build["pytestArgs"] == ["--no-cov"] and any(n["how"] == "--no-cov" for n in build["neutralised"])
+    run = validate_output(out / "0" / "runs.json")["runs"][0]
+    assert run["outcome"] == "passed" and "--no-cov" in run["argv"], "coverage under 100 % would have failed the run"
+    assert not list(out.rglob("coverage.xml")) and not list(out.rglob(".coverage"))
