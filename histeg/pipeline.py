@@ -172,6 +172,7 @@ def _trace_settings(options: RunOptions) -> dict[str, Any]:
 
 
 def _traces(context: Context, index: int) -> dict[str, Any]:
+    from histeg.envs.runtime import runtime_of
     from histeg.runs.commands import trace_commands
     from histeg.runs.outcome import NOT_COMPLETE
     from histeg.runs.runner import RUNS, run_traces, version_settings
@@ -190,7 +191,8 @@ def _traces(context: Context, index: int) -> dict[str, Any]:
         same_commands = sorted({orjson.dumps(r["command"]) for r in previous["runs"]}) == sorted(orjson.dumps(c.to_json()) for c in commands)
         same_tracing = previous.get("traceFormat") == FORMAT_VERSION and previous.get("traceOptions") == wanted["options"].to_json()
         complete = not any(run["outcome"] in NOT_COMPLETE for run in previous["runs"])
-        if previous.get("repeat") == wanted["repeat"] and same_commands and same_tracing and complete:
+        same_build = previous.get("build") == runtime_of(store.version_dir(index)).build
+        if previous.get("repeat") == wanted["repeat"] and same_commands and same_tracing and same_build and complete:
             return {"reused": True, "runs": len(previous["runs"])}
     summary = run_traces(
         store, index, commands, repeat=wanted["repeat"], timeout=wanted["timeout"], options=wanted["options"]

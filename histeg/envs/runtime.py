@@ -23,6 +23,8 @@ class Runtime:
     site: Path | None = None
     generated: list[str] = field(default_factory=list)
     pytest_args: tuple[str, ...] = ()
+    build: str | None = None
+    """The build's inputs fingerprint: traces made with another build are not reused."""
 
     def environment(self, base: dict[str, str]) -> dict[str, str]:
         """``base`` with the environment activated and the installed project after the sources on ``PYTHONPATH``."""
@@ -46,4 +48,5 @@ def runtime_of(version_dir: Path) -> Runtime:
     if not environment.get("python"):
         return Runtime(sys.executable, version_dir)
     site = version_dir / "site" if project.get("installed") else None
-    return Runtime(environment["python"], version_dir, site, list(project.get("generated", [])), tuple(data.get("pytestArgs", [])))
+    return Runtime(environment["python"], version_dir, site, list(project.get("generated", [])), tuple(data.get("pytestArgs", [])),
+                   data.get("inputs"))

@@ -97,7 +97,7 @@ class RunsSummary:
     def trace_files(self) -> list[str]:
         return [path for run in self.runs for path in run.traces]
 
-    def to_json(self, identifier: str, repeat: int, timeout: float, python: str, options: TraceOptions) -> dict[str, Any]:
+    def to_json(self, identifier: str, repeat: int, timeout: float, python: str, options: TraceOptions, build: str | None) -> dict[str, Any]:
         return {
             "schemaVersion": SCHEMA_VERSION,
             "identifier": identifier,
@@ -106,6 +106,7 @@ class RunsSummary:
             "repeat": repeat,
             "timeoutSeconds": timeout,
             "python": python,
+            "build": build,
             "runs": [run.to_json() for run in self.runs],
         }
 
@@ -221,7 +222,7 @@ def run_traces(
                     [_relative(store, index, p) for p in incomplete],
                 )
             )
-    write_json(store.file(index, RUNS), summary.to_json(version["identifier"], repeat, timeout, python, options))
+    write_json(store.file(index, RUNS), summary.to_json(version["identifier"], repeat, timeout, python, options, runtime.build))
     return summary
 
 

@@ -159,3 +159,19 @@ def test_coverage_options_of_the_project_are_neutralised(make_repo, histeg, tmp_
     run = validate_output(out / "0" / "runs.json")["runs"][0]
     assert run["outcome"] == "passed" and "--no-cov" in run["argv"], "coverage under 100 % would have failed the run"
     assert not list(out.rglob("coverage.xml")) and not list(out.rglob(".coverage"))
+
+
+def test_traces_are_reused_only_with_the_build_they_were_made_with(make_repo, histeg, tmp_path: Path) -> None:
+    repo = make_repo()
+    repo.commit("one", {"lib.py": "def f():\n    return 1\n", "tests/test_lib.py": "from lib import f\n\n\ndef test_f():\n    assert f() == 1\n"})
+    args = ["analyze", "--repo", str(repo.path), "--all", "--out", str(tmp_path / "out"), "--repeat", "1", "--json"]
+
+    def traced(*extra: str) -> list[bool]:
+        result = histeg(*args, *extra)
+        assert result.code == 0, result.stderr
+        return [step["reused"] for step in json.loads(result.stdout)["steps"]["traces"]]
+
+    assert traced() == [False]
+    assert traced() == [True]
+    assert traced("--build", "python -c 'print(1)'") == [False], "another build: another environment, traces made again"
+    assert validate_output(tmp_path / "out" / "0" / "runs.json")["build"] == validate_output(tmp_path / "out" / "0" / "build.json")["inputs"]
