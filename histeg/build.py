@@ -136,10 +136,8 @@ def _build(store: OutputStore, index: int, version: dict[str, Any], settings: Ve
         else:
             environment = ensure_environment(request.environments, declarations, choose(declarations.requires_python), log,
                                              settings.build_command)
-    except BuildFailure:
-        raise
-    except HistegError as exc:
-        raise BuildFailure(str(exc)) from None
+    except HistegError as exc:  # an interpreter that does not fit fails this version, not the run
+        raise exc if isinstance(exc, BuildFailure) else BuildFailure(str(exc)) from None
     result.environment = environment
     project: dict[str, Any] = {"installed": False, "version": None, "generated": [], "seconds": 0.0}
     if declarations.installable:

@@ -22,7 +22,7 @@ from packaging.version import Version
 
 from histeg.errors import HistegError
 
-_PROBE = "import sys; print(sys.executable); print('.'.join(map(str, sys.version_info[:3])))"
+_PROBE = "import sys; print('.'.join(map(str, sys.version_info[:3])))"
 MINIMUM = (3, 12)
 """sys.monitoring: the tracer needs it in the traced interpreter."""
 
@@ -48,10 +48,10 @@ def probe(path: str) -> Interpreter | None:
         done = subprocess.run([path, "-I", "-c", _PROBE], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
     except (OSError, subprocess.TimeoutExpired):
         return None
-    lines = done.stdout.split()
-    if done.returncode != 0 or len(lines) != 2:
+    version = done.stdout.strip()
+    if done.returncode != 0 or not version:
         return None
-    return Interpreter(path, lines[1])
+    return Interpreter(path, version)
 
 
 def own() -> Interpreter:
