@@ -65,7 +65,7 @@ def run_options(command: F) -> F:
 def trace_options(command: F) -> F:
     """How the versions are run under the tracer (analyze, compute)."""
     decorators = [
-        click.option("--repeat", type=click.IntRange(min=1), help="Run each version's entry points N times (default 2: the second run exposes noise)."),
+        click.option("--repeat", type=click.IntRange(min=1), help="Run each version's whole suite N times (default 1; the divergent entry points are re-run instead, see --confirm)."),
         click.option("--timeout", type=click.FloatRange(min=0, min_open=True), help="Seconds per trace command (default 600)."),
         click.option("--run-main", "run_main", multiple=True, metavar="MODULE", help="Also trace 'python -m MODULE' (repeatable)."),
         click.option("--run", "run", multiple=True, metavar="CMD", help="Also trace a shell command run in the snapshot (repeatable)."),
@@ -89,6 +89,8 @@ def target_options(command: F) -> F:
         click.option("--export-flat", is_flag=True, help="Write traceDivergences.json as a flat list instead of trees."),
         click.option("--generate-for-syntax", is_flag=True, help="Also write syntaxTargets.json (targets from syntax changes alone)."),
         click.option("--generate-for-divergence", is_flag=True, help="Also write divergenceTargets.json (targets from divergences alone)."),
+        click.option("--confirm", "confirm", type=click.IntRange(min=0), metavar="K",
+                     help="Re-run the entry points that diverged K more times on both versions; what differs between runs of one version is noise (default 2; 0: no re-runs)."),
         click.option("--compare-jobs", "compare_jobs", type=click.IntRange(min=1), metavar="N",
                      help="Worker processes comparing entry points (default: one per core, up to 4; results do not depend on it)."),
     ]
@@ -114,6 +116,8 @@ def build_options(params: dict[str, Any]) -> RunOptions:
         config["values"] = "off"
     if params.get("tracer"):
         config["tracer"] = params["tracer"]
+    if params.get("confirm") is not None:  # 0 is a choice, not an absence
+        config["confirm"] = params["confirm"]
     if config.get("tracer", "auto") not in TRACERS:
         raise HistegError(f"setting 'tracer' must be one of {', '.join(TRACERS)}, not {config['tracer']!r}")
     from histeg.pipeline import build_request, impact_options, trace_options

@@ -53,8 +53,8 @@ def test_trace_options_change_only_the_traces(make_repo, histeg, tmp_path: Path)
     repo.commit("library", {"lib.py": LIB, "tests/test_lib.py": TEST})
     out = tmp_path / "out"
     base = ("analyze", "--repo", str(repo.path), "--all", "--out", str(out), "--json")
-    assert histeg(*base, "--repeat", "1").code == 0
-    repeated = json.loads(histeg(*base).stdout)
+    assert histeg(*base).code == 0
+    repeated = json.loads(histeg(*base, "--repeat", "2").stdout)
     assert repeated["steps"]["syntax"][0]["reused"] and repeated["steps"]["instrument"][0]["reused"]
     assert repeated["steps"]["traces"][0] == {"index": 0, "reused": False, "runs": 2, "outcomes": ["passed"]}
     assert sorted(p.name for p in (out / "0" / "traces").iterdir() if p.is_dir()) == ["run-1", "run-2"]

@@ -1,32 +1,41 @@
 """Trace divergences of a version against its predecessor, with noise set apart.
 
-Run 1 of each version is compared. With ``--repeat N`` the other runs are
-compared with run 1 of the *same* version first: the kinds of divergence a
-function shows there (lines, parameters, return, calls) are noise, set aside
-from its divergences between the versions and reported in their own section.
+Run 1 of each version is compared. The entry points that diverged are then
+re-run alone on both versions (``confirm`` times, ``histeg.runs.confirm``), and
+with ``--repeat N`` the whole suite ran N times: what differs between runs of
+one version is noise (``histeg.compare.noise``) for that entry point and
+function, in the kinds seen there (lines, parameters, return, calls); it is set
+aside from the divergences between the versions and reported on its own. Each
+divergence left is classified (``histeg.compare.classes``).
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import time
+from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from histeg.compare.calls import KINDS, CallDivergence, Tree, compare_calls
+from histeg.compare.calls import CallDivergence, Tree, compare_calls
+from histeg.compare.classes import classify, outcomes_differ
 from histeg.compare.entry_points import EntryKey, EntryRef, entry_points, match_entry_points, read_manual_matching
+from histeg.compare.noise import NoiseMap, Unstable, merge
 from histeg.errors import HistegError
 from histeg.store import TRACE_DIVERGENCES, TRACE_MATCHING, VERSION, OutputStore, read_json, write_json
 from histeg.traces import TraceFile, trace_files
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 
 
 @dataclass
 class Divergence:
     entry: EntryKey
     call: CallDivergence
+    classes: tuple[str, ...] = ()
+    """Its divergence classes (``histeg.compare.classes``); empty until classified."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -35,9 +44,26 @@ class Divergence:
             "callChain": list(self.call.chain),
             "callPath": list(self.call.path),
             "kinds": self.call.kinds,
+            "classes": list(self.classes),
             "metrics": self.call.metrics(),
             "details": self.call.details,
         }
+
+
+@dataclass
+class Confirmation:
+    """What the targeted re-runs did for one comparison."""
+
+    runs: int
+    """Re-runs per version asked for (0: none)."""
+    entry_points: int = 0
+    """Entry points of the new version that diverged and were re-run (with their old counterparts)."""
+    complete: tuple[int, int] = (0, 0)
+    """Complete re-runs available on the old and the new version."""
+    seconds: float = 0.0
+
+    def to_json(self) -> dict[str, Any]:
+        return {"runs": self.runs, "entryPoints": self.entry_points, "completeRuns": {"old": self.complete[0], "new": self.complete[1]}}
 
 
 @dataclass
@@ -47,13 +73,22 @@ class VersionComparison:
     divergences: list[Divergence] = field(default_factory=list)
     noise: list[Divergence] = field(default_factory=list)
     """Divergences between the versions that runs of one version also show: not ranked."""
-    noise_keys: set[tuple[EntryKey, str]] = field(default_factory=set)
-    """(entry point, function) pairs that diverge between runs of one version."""
+    unstable: NoiseMap = field(default_factory=dict)
+    """(entry point, function) pairs that diverge between runs of one version, and how."""
     matched: int = 0
     only_old: list[EntryKey] = field(default_factory=list)
     only_new: list[EntryKey] = field(default_factory=list)
     entry_functions: dict[EntryKey, set[str]] = field(default_factory=dict)
     """Functions called under each matched entry point (new version): the traces a target appears in."""
+    new_entry_functions: dict[EntryKey, set[str]] = field(default_factory=dict)
+    """Functions called under each entry point only the new version has (new or renamed tests)."""
+    confirmation: Confirmation = field(default_factory=lambda: Confirmation(0))
+    compare_seconds: float = 0.0
+    """Time spent comparing traces (re-runs not included)."""
+
+    @property
+    def noise_keys(self) -> set[tuple[EntryKey, str]]:
+        return set(self.unstable)
 
 
 def run_directories(store: OutputStore, index: int) -> list[Path]:
@@ -137,59 +172,110 @@ class Comparer:
                 found[k] = compare_entry_points(old[pairs[k][0]], new[pairs[k][1]], self.with_sections)
         return [Divergence(pairs[k][1], call) for k in range(len(pairs)) for call in found.get(k, ())]
 
-    def noise_kinds(self, runs: list[dict[EntryKey, EntryRef]]) -> dict[tuple[EntryKey, str], set[str]]:
-        """(entry point, function) -> the kinds of divergence seen between runs of one version."""
-        found: dict[tuple[EntryKey, str], set[str]] = {}
+    def unstable(self, runs: list[dict[EntryKey, EntryRef]], keys: set[EntryKey] | None = None) -> NoiseMap:
+        """What differs between the first run of one version and each other run, under the entry
+        points ``keys`` (None: all). An entry point some runs have and others lack is unstable whole."""
+        found: NoiseMap = {}
         first = runs[0]
         for other in runs[1:]:
             matching = match_entry_points(first, other)
-            for divergence in self.divergences(first, other, matching.pairs):
-                found.setdefault((divergence.entry, divergence.call.function), set()).update(divergence.call.kinds)
+            pairs = [pair for pair in matching.pairs if keys is None or pair[1] in keys]
+            for divergence in self.divergences(first, other, pairs):
+                found.setdefault((divergence.entry, divergence.call.function), Unstable()).add(divergence.call)
             for key in (*matching.only_old, *matching.only_new):
-                found.setdefault((key, key.root), set()).update(KINDS)
+                if keys is None or key in keys:
+                    found.setdefault((key, key.root), Unstable()).add_all()
         return found
 
 
-def compare_versions(store: OutputStore, index: int, with_sections: bool = True, jobs: int = 1) -> VersionComparison:
+Confirm = Callable[[int, dict[str, set[str]]], list[dict[EntryKey, EntryRef]]]
+"""Re-runs of version ``index`` covering the given labels per command, as loaded runs."""
+
+
+def _wanted(keys: Iterable[EntryKey]) -> dict[str, set[str]]:
+    wanted: dict[str, set[str]] = {}
+    for key in keys:
+        wanted.setdefault(key.command, set()).add(key.label)
+    return wanted
+
+
+def compare_versions(store: OutputStore, index: int, with_sections: bool = True, jobs: int = 1,
+                     confirm_runs: int = 0, confirm: Confirm | None = None) -> VersionComparison:
+    """``confirm`` re-runs entry points of a version (``confirmed_runs`` by default) when
+    ``confirm_runs`` > 0; the divergent entry points of run 1 are re-run on both versions."""
     version = read_json(store.file(index, VERSION))
     against = version.get("comparingAgainstIndex")
     if against is None:
         raise HistegError(f"version {index} has no predecessor to compare with")
+    started = time.perf_counter()
     new_runs = [load_run(d) for d in run_directories(store, index)]
     old_runs = [load_run(d) for d in run_directories(store, against)]
     manual_path = store.file(index, TRACE_MATCHING)
     manual = read_manual_matching(manual_path) if manual_path.is_file() else None
     matching = match_entry_points(old_runs[0], new_runs[0], manual)
-    with Comparer(jobs, with_sections) as comparer:
-        noise = comparer.noise_kinds(new_runs)
-        old_noise = comparer.noise_kinds(old_runs)
-        between = comparer.divergences(old_runs[0], new_runs[0], matching.pairs)
     old_to_new = dict(matching.pairs)
-    for (key, function), kinds in old_noise.items():
-        if key in old_to_new:
-            noise.setdefault((old_to_new[key], function), set()).update(kinds)
+    new_to_old = {new: old for old, new in matching.pairs}
+    unstable: NoiseMap = {}
+    confirmation = Confirmation(confirm_runs)
+    with Comparer(jobs, with_sections) as comparer:
+        between = comparer.divergences(old_runs[0], new_runs[0], matching.pairs)
+        if len(new_runs) > 1:
+            merge(unstable, comparer.unstable(new_runs))
+        if len(old_runs) > 1:
+            merge(unstable, comparer.unstable(old_runs), old_to_new)
+        suspects = {divergence.entry for divergence in between}
+        if confirm_runs > 0 and suspects:
+            rerun = time.perf_counter()
+            confirm = confirm or (lambda i, wanted: confirmed_runs(store, i, wanted, confirm_runs))
+            new_again = confirm(index, _wanted(suspects))
+            old_again = confirm(against, _wanted(new_to_old[key] for key in suspects))
+            confirmation.seconds = time.perf_counter() - rerun
+            confirmation.entry_points = len(suspects)
+            confirmation.complete = (len(old_again), len(new_again))
+            if len(new_again) > 1:
+                merge(unstable, comparer.unstable(new_again, suspects))
+            if len(old_again) > 1:
+                merge(unstable, comparer.unstable(old_again, {new_to_old[key] for key in suspects}), old_to_new)
     result = VersionComparison(index, against, matched=len(matching.pairs), only_old=matching.only_old, only_new=matching.only_new,
-                               noise_keys=set(noise))
-    # A function seen diverging between runs under one entry point is nondeterministic under all (under
-    # some entry points two runs agree by chance, so pairs alone would let noise through), but only in
-    # the kinds seen: an object whose state holds a random remark makes parameters noise, not lines.
-    noisy_kinds: dict[str, set[str]] = {}
-    for (_, function), kinds in noise.items():
-        noisy_kinds.setdefault(function, set()).update(kinds)
+                               unstable=unstable, confirmation=confirmation)
+    changed_outcome = {new_key for old_key, new_key in matching.pairs
+                       if outcomes_differ(old_runs[0][old_key].file.definitions.outcomes, new_runs[0][new_key].file.definitions.outcomes,
+                                          new_key.label)}
     for divergence in between:
-        kinds = noisy_kinds.get(divergence.call.function)
-        if not kinds:
-            result.divergences.append(divergence)
-            continue
-        result.noise.append(divergence)
-        kept = divergence.call.without(kinds)
-        if kept.kinds:
-            result.divergences.append(Divergence(divergence.entry, kept))
+        found = unstable.get((divergence.entry, divergence.call.function))
+        if found:
+            result.noise.append(divergence)
+            divergence = Divergence(divergence.entry, divergence.call.without(found.kinds))
+            if not divergence.call.kinds:
+                continue
+        divergence.classes = classify(divergence.call, divergence.entry in changed_outcome)
+        result.divergences.append(divergence)
     for _, new_key in matching.pairs:
-        ref = new_runs[0][new_key]
-        functions = ref.file.definitions.functions
-        result.entry_functions[new_key] = {functions[f].ident for f in ref.file.entries[ref.index].functions}
+        result.entry_functions[new_key] = _functions_under(new_runs[0][new_key])
+    for new_key in matching.only_new:
+        result.new_entry_functions[new_key] = _functions_under(new_runs[0][new_key])
+    result.compare_seconds = time.perf_counter() - started - confirmation.seconds
     return result
+
+
+def _functions_under(ref: EntryRef) -> set[str]:
+    functions = ref.file.definitions.functions
+    return {functions[f].ident for f in ref.file.entries[ref.index].functions}
+
+
+def confirmed_runs(store: OutputStore, index: int, wanted: dict[str, set[str]], runs: int) -> list[dict[EntryKey, EntryRef]]:
+    """The version's complete re-runs covering ``wanted``, made now where missing, as loaded runs."""
+    from histeg.runs.confirm import confirm, usable_traces
+
+    confirmations = confirm(store, index, wanted, runs)
+    loaded = []
+    for batches in usable_traces(store, index, confirmations):
+        merged: dict[EntryKey, EntryRef] = {}
+        for files in batches:
+            for key, ref in entry_points(TraceFile(path) for path in files).items():
+                merged.setdefault(key, ref)
+        loaded.append(merged)
+    return loaded
 
 
 MAX_TREE_DEPTH = 100
@@ -217,9 +303,14 @@ def _tree(divergences: list[Divergence]) -> list[dict[str, Any]]:
     return result
 
 
+def noise_json(comparison: VersionComparison) -> list[dict[str, Any]]:
+    """Every (entry point, function) found unstable between runs of one version, and how."""
+    return [{"entryPoint": entry.to_json(), "function": function, "kinds": sorted(found.kinds), "natures": sorted(found.natures)}
+            for (entry, function), found in sorted(comparison.unstable.items(), key=lambda item: item[0])]
+
+
 def write_divergences(store: OutputStore, comparison: VersionComparison, flat: bool) -> Path:
     version = read_json(store.file(comparison.index, VERSION))
-    noise_pairs = sorted(comparison.noise_keys)
     data = {
         "schemaVersion": SCHEMA_VERSION,
         "identifier": version["identifier"],
@@ -231,12 +322,13 @@ def write_divergences(store: OutputStore, comparison: VersionComparison, flat: b
             "onlyInNew": [key.to_json() for key in comparison.only_new],
         },
         "divergences": [d.to_json() for d in comparison.divergences] if flat else _tree(comparison.divergences),
-        "noise": [{"entryPoint": entry.to_json(), "function": function} for entry, function in noise_pairs],
+        "noise": noise_json(comparison),
+        "confirmation": comparison.confirmation.to_json(),
         "summary": {
             "divergences": len(comparison.divergences),
             "divergentFunctions": len({d.call.function for d in comparison.divergences}),
             "noise": len(comparison.noise),
-            "noisyFunctions": sorted({function for _, function in comparison.noise_keys}),
+            "noisyFunctions": sorted({function for _, function in comparison.unstable}),
         },
     }
     path = store.file(comparison.index, TRACE_DIVERGENCES)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -10,13 +11,14 @@ from histeg.config import VersionSettings
 from histeg.impact.changes import load_changes
 from histeg.impact.mapping import map_divergences
 from histeg.impact.scaling import Scaling
-from histeg.impact.targets import FunctionInfo, Target, build_targets, in_directories
+from histeg.impact.targets import FunctionInfo, Target, build_targets, entry_label, in_directories
+from histeg.runs.confirm import DEFAULT_CONFIRM_RUNS
 from histeg.statics.callgraph import call_distance, load_call_graph
 from histeg.statics.functions import read_function_table
 from histeg.statics.reads import value_reads
 from histeg.store import CALL_GRAPH, FILE_CHANGES, FUNCTIONS, SYNTAX_CHANGES, TESTING_TARGETS, VERSION, OutputStore, read_json, write_json
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 SYNTAX_TARGETS = "syntaxTargets.json"
 DIVERGENCE_TARGETS = "divergenceTargets.json"
 
@@ -31,6 +33,8 @@ class ImpactOptions:
     for_divergence: bool = False
     jobs: int = 0
     """Worker processes comparing entry points (0: one per core, up to 4)."""
+    confirm: int = DEFAULT_CONFIRM_RUNS
+    """Targeted re-runs per version of the entry points that diverged (0: none)."""
 
     def workers(self) -> int:
         import os
@@ -38,7 +42,8 @@ class ImpactOptions:
         return self.jobs or min(4, len(os.sched_getaffinity(0)))
 
     def to_json(self) -> dict[str, Any]:
-        return {"metrics": list(self.metrics), "restrictSyntaxMapping": self.restrict, "scaling": self.scaling.to_json()}
+        return {"metrics": list(self.metrics), "restrictSyntaxMapping": self.restrict, "confirmRuns": self.confirm,
+                "scaling": self.scaling.to_json()}
 
 
 def _function_table(store: OutputStore, *indices: int) -> dict[str, FunctionInfo]:
@@ -80,7 +85,9 @@ def _changed_test_data(store: OutputStore, index: int, settings: VersionSettings
 def compute_targets(store: OutputStore, index: int, options: ImpactOptions) -> dict[str, Any]:
     version = read_json(store.file(index, VERSION))
     against = version["comparingAgainstIndex"]
-    comparison: VersionComparison = compare_versions(store, index, with_sections="sections" in options.metrics, jobs=options.workers())
+    comparison: VersionComparison = compare_versions(store, index, with_sections="sections" in options.metrics, jobs=options.workers(),
+                                                     confirm_runs=options.confirm)
+    mapping_started = time.perf_counter()
     write_divergences(store, comparison, options.flat)
     changes = load_changes(store.file(index, SYNTAX_CHANGES))
     graph = load_call_graph(store.file(index, CALL_GRAPH))
@@ -99,12 +106,13 @@ def compute_targets(store: OutputStore, index: int, options: ImpactOptions) -> d
     everywhere = any(d in ("", ".") for d in settings.sources)
     product = [t for t in targets if t not in test_targets and (everywhere or in_directories(t.file, settings.sources))]
     other = [t for t in targets if t not in test_targets and t not in product]
-    noisy = sorted({function for _, function in comparison.noise_keys})
+    noisy = sorted({function for _, function in comparison.unstable})
     extra = {
         "testCode": [t.to_json(None) for t in _ranked(test_targets)],
         "otherCode": [t.to_json(None) for t in _ranked(other)],
-        "noise": {"functions": noisy, "entryPoints": sorted({entry.label or entry.root for entry, _ in comparison.noise_keys}),
-                  "divergences": len(comparison.noise)},
+        "noise": {"functions": noisy, "entryPoints": sorted({entry.label or entry.root for entry, _ in comparison.unstable}),
+                  "divergences": len(comparison.noise), "unstable": _unstable(comparison),
+                  "confirmation": comparison.confirmation.to_json()},
         "testData": {
             "files": test_data,
             "divergences": len(mapped.by_test_data),
@@ -127,4 +135,12 @@ def compute_targets(store: OutputStore, index: int, options: ImpactOptions) -> d
     if options.for_divergence:
         divergent = [t for t in product if t.impact.local or t.impact.non_local]
         write_json(store.file(index, DIVERGENCE_TARGETS), _document(store, index, options, _ranked(divergent), {}))
-    return {"targets": len(ranked), "top": [t.identifier for t in ranked[:3]], "noise": noisy}
+    seconds = {"compare": round(comparison.compare_seconds + time.perf_counter() - mapping_started, 3),
+               "confirm": round(comparison.confirmation.seconds, 3)}
+    return {"targets": len(ranked), "top": [t.identifier for t in ranked[:3]], "noise": noisy, "seconds": seconds}
+
+
+def _unstable(comparison: VersionComparison) -> list[dict[str, Any]]:
+    """Each (entry point, function) that differed between runs of one version, with the nature of the difference."""
+    return [{"entryPoint": entry_label(entry), "function": function,
+             "natures": sorted(found.natures)} for (entry, function), found in sorted(comparison.unstable.items(), key=lambda item: item[0])]

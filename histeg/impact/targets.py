@@ -7,7 +7,9 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+from histeg.compare.classes import CLASSES
 from histeg.compare.divergences import Divergence, VersionComparison
+from histeg.compare.entry_points import EntryKey
 from histeg.impact.changes import ChangeIndex
 from histeg.impact.mapping import Impact, ImpactMap
 from histeg.impact.metrics import Value, target_value
@@ -36,10 +38,22 @@ class Target:
     unmapped: bool
     new: bool
     notes: list[str] = field(default_factory=list)
+    new_tests: list[EntryKey] = field(default_factory=list)
+    """Entry points only the new version has (added or renamed tests) that run this target."""
+
+    def divergences(self) -> list[Divergence]:
+        return [*self.impact.local, *(d for d, _ in self.impact.non_local)]
 
     def entry_points(self) -> list[str]:
-        divergences = [*self.impact.local, *(d for d, _ in self.impact.non_local)]
-        return sorted({_label(d) for d in divergences})
+        return sorted({entry_label(d.entry) for d in self.divergences()})
+
+    def classes(self) -> dict[str, int]:
+        """How many of its divergences fall in each class (a divergence may be in two)."""
+        counts = dict.fromkeys(CLASSES, 0)
+        for divergence in self.divergences():
+            for name in divergence.classes:
+                counts[name] += 1
+        return counts
 
     def to_json(self, rank: int | None) -> dict[str, Any]:
         module, qualname = split_identifier(self.identifier)
@@ -65,12 +79,14 @@ class Target:
             "affectedFunctions": sorted({d.call.function for d, _ in self.impact.non_local}),
             "entryPoints": entry_points[:MAX_LISTED],
             "entryPointCount": len(entry_points),
+            "divergenceClasses": self.classes(),
+            "newTestEntryPoints": sorted({entry_label(key) for key in self.new_tests})[:MAX_LISTED],
+            "newTestEntryPointCount": len({entry_label(key) for key in self.new_tests}),
             "notes": self.notes,
         }
 
 
-def _label(divergence: Divergence) -> str:
-    entry = divergence.entry
+def entry_label(entry: EntryKey) -> str:
     return entry.label or f"{entry.command}:{entry.root}#{entry.occurrence}"
 
 
@@ -80,8 +96,8 @@ def _change_summary(change: dict[str, Any]) -> dict[str, Any]:
 
 
 def _divergence_summary(divergence: Divergence) -> dict[str, Any]:
-    return {"entryPoint": _label(divergence), "function": divergence.call.function, "kinds": divergence.call.kinds,
-            "metrics": divergence.call.metrics()}
+    return {"entryPoint": entry_label(divergence.entry), "function": divergence.call.function, "kinds": divergence.call.kinds,
+            "classes": list(divergence.classes), "metrics": divergence.call.metrics()}
 
 
 def _traces_of(identifier: str, impact: Impact, comparison: VersionComparison) -> int:
@@ -99,6 +115,19 @@ def _notes(target: Target, traces_seen: int) -> list[str]:
         notes.append("new class")
     elif target.new:
         notes.append(f"new {target.kind}")
+    classes = target.classes()
+    if classes["exceptionOnlyInNew"]:
+        notes.append(f"raises where the old version did not ({classes['exceptionOnlyInNew']} divergence(s)): regression candidate")
+    if classes["exceptionOnlyInOld"]:
+        notes.append(f"no longer raises where the old version did ({classes['exceptionOnlyInOld']} divergence(s)): a fix?")
+    if classes["outcomeChanged"]:
+        notes.append("a test's outcome changed with it: the suite sees this change")
+    elif target.divergences() and classes["silent"]:
+        notes.append("its divergences are silent: no existing test's outcome changed")
+    if target.new_tests and not target.divergences() and target.syntax_changes:
+        notes.append(f"its behaviour is observed only by tests this version adds or renames ({len(target.new_tests)} entry point(s)): "
+                     "the existing tests cannot tell old from new")
+        return notes
     observable = [d for d in target.impact.local if set(d.call.kinds) - {"lines"}]
     if target.syntax_changes and target.impact.local and not observable and not target.impact.non_local:
         notes.append("changed; only its own lines differ (same returns, parameters and calls): likely an equivalent change")
@@ -135,6 +164,7 @@ def build_targets(
         new_class = identifier in changes.new_classes
         value = target_value(impact, traces, len(syntax), new_class, scaling, metrics)
         target = Target(identifier, kind, file, lines, value, syntax, impact, identifier in mapped.unmapped, identifier in changes.new_entities)
+        target.new_tests = sorted(key for key, called in comparison.new_entry_functions.items() if identifier in called)
         target.notes = _notes(target, sum(1 for f in comparison.entry_functions.values() if identifier in f))
         targets.append(target)
     return targets

@@ -41,6 +41,10 @@ class TraceCommand:
     def to_json(self) -> dict[str, Any]:
         return {"kind": self.kind, "label": self.label, "args": list(self.args), "module": self.module, "shell": self.shell}
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TraceCommand:
+        return cls(data["kind"], data["label"], tuple(data.get("args", ())), data.get("module"), data.get("shell"))
+
 
 def pytest_command(test_dirs: Sequence[str], label: str = "pytest") -> TraceCommand:
     return TraceCommand("pytest", label, tuple(test_dirs))

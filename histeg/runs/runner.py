@@ -35,6 +35,8 @@ from histeg.tracing.seal import seal
 from histeg.tracing.values import DEFAULT_REDACT
 
 RUNS = "runs.json"
+CONFIRMATIONS = "confirmations.json"
+"""The targeted re-runs of a version (``histeg.runs.confirm``): they live and die with its traces."""
 TRACE_CONFIG = "traceConfig.json"
 TRACE_SUFFIX = ".htrace"
 RUN_DIR = ".run"
@@ -125,9 +127,14 @@ class TraceOptions:
         return {"values": self.values, "reprTypes": list(self.repr_types), "redact": list(self.redact), "tracer": self.tracer,
                 "lineBudget": self.line_budget}
 
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TraceOptions:
+        return cls(data["values"], tuple(data["reprTypes"]), tuple(data["redact"]), data["tracer"], data["lineBudget"])
+
 
 def trace_config(
-    root: Path, settings: VersionSettings, trace_dir: Path, options: TraceOptions = TraceOptions(), label: str | None = None
+    root: Path, settings: VersionSettings, trace_dir: Path, options: TraceOptions = TraceOptions(), label: str | None = None,
+    select: Path | None = None,
 ) -> TraceConfig:
     return TraceConfig(
         root=str(root.resolve()),
@@ -144,6 +151,8 @@ def trace_config(
         label=label,
         tracer=options.tracer,
         line_budget=options.line_budget,
+        select=str(select.resolve()) if select is not None else None,
+        select_parent=os.getpid() if select is not None else None,
     )
 
 
@@ -187,43 +196,64 @@ def run_traces(
         raise HistegError(f"version {index} has no snapshot at {snapshot}")
     write_trace_config(store, index, options)
     store.file(index, RUNS).unlink(missing_ok=True)
+    store.file(index, CONFIRMATIONS).unlink(missing_ok=True)
     shutil.rmtree(store.traces(index), ignore_errors=True)
-    work = store.version_dir(index) / RUN_DIR
-    base_env = base_environment(work, settings, runtime)
+    launch = Launch(store, index, settings, runtime, python, options, timeout, grace)
     summary = RunsSummary(index)
     for repetition in range(1, repeat + 1):
         run_dir = store.traces(index) / f"run-{repetition}"
         run_dir.mkdir(parents=True)
         for command in commands:
-            config_path = run_dir / f"{command.label}.{TRACE_CONFIG}"
-            write_json(config_path, trace_config(work, settings, run_dir, options, command.label).to_json())
-            before = set(run_dir.glob(f"*{TRACE_SUFFIX}"))
-            argv = command.argv(python, runtime.pytest_args)
-            with fresh_copy(snapshot, work):
-                runtime.prepare(work)
-                result = run_process(argv, work, traced_environment(config_path, base_env), timeout, grace)
-            verdict = judge(command, result)
-            produced = sorted(set(run_dir.glob(f"*{TRACE_SUFFIX}")) - before)
-            complete, incomplete, verdict = _check_traces(produced, verdict)
-            for path in list(complete):
-                try:
-                    seal(path)
-                except ValueError as exc:  # the program wrote over it: keep it out of comparisons
-                    complete.remove(path)
-                    incomplete.append(path)
-                    if verdict.outcome not in NOT_COMPLETE:
-                        verdict = Verdict("broken", f"trace {path.name} is damaged: {exc}", verdict.tests)
-            log = run_dir / f"{command.label}.log"
-            log.write_text(_log_text(argv, result.exit_code, verdict.outcome, result.stdout_tail, result.stderr_tail), encoding="utf-8")
-            summary.runs.append(
-                RunRecord(
-                    repetition, command, argv, result.exit_code, verdict.outcome, verdict.message, result.duration,
-                    result.timed_out, verdict.tests, [_relative(store, index, p) for p in complete], _relative(store, index, log),
-                    [_relative(store, index, p) for p in incomplete],
-                )
-            )
+            summary.runs.append(launch.run(command, repetition, run_dir))
     write_json(store.file(index, RUNS), summary.to_json(version["identifier"], repeat, timeout, python, options, runtime.build))
     return summary
+
+
+@dataclass
+class Launch:
+    """What every traced run of one version shares: it starts one command in a fresh copy of the
+    snapshot, waits for it, checks and seals its traces, writes its log, and says how it went."""
+
+    store: OutputStore
+    index: int
+    settings: VersionSettings
+    runtime: Runtime
+    python: str
+    options: TraceOptions
+    timeout: float
+    grace: float = DEFAULT_GRACE_SECONDS
+
+    def run(self, command: TraceCommand, repetition: int, run_dir: Path, select: Path | None = None) -> RunRecord:
+        """``select``: a file of pytest node ids the run is limited to."""
+        store, index = self.store, self.index
+        work = store.version_dir(index) / RUN_DIR
+        snapshot = store.snapshot(index)
+        config_path = run_dir / f"{command.label}.{TRACE_CONFIG}"
+        write_json(config_path, trace_config(work, self.settings, run_dir, self.options, command.label, select).to_json())
+        before = set(run_dir.glob(f"*{TRACE_SUFFIX}"))
+        argv = command.argv(self.python, self.runtime.pytest_args)
+        with fresh_copy(snapshot, work):
+            self.runtime.prepare(work)
+            env = traced_environment(config_path, base_environment(work, self.settings, self.runtime))
+            result = run_process(argv, work, env, self.timeout, self.grace)
+        verdict = judge(command, result)
+        produced = sorted(set(run_dir.glob(f"*{TRACE_SUFFIX}")) - before)
+        complete, incomplete, verdict = _check_traces(produced, verdict)
+        for path in list(complete):
+            try:
+                seal(path)
+            except ValueError as exc:  # the program wrote over it: keep it out of comparisons
+                complete.remove(path)
+                incomplete.append(path)
+                if verdict.outcome not in NOT_COMPLETE:
+                    verdict = Verdict("broken", f"trace {path.name} is damaged: {exc}", verdict.tests)
+        log = run_dir / f"{command.label}.log"
+        log.write_text(_log_text(argv, result.exit_code, verdict.outcome, result.stdout_tail, result.stderr_tail), encoding="utf-8")
+        return RunRecord(
+            repetition, command, argv, result.exit_code, verdict.outcome, verdict.message, result.duration,
+            result.timed_out, verdict.tests, [_relative(store, index, p) for p in complete], _relative(store, index, log),
+            [_relative(store, index, p) for p in incomplete],
+        )
 
 
 def _check_traces(produced: list[Path], verdict: Verdict) -> tuple[list[Path], list[Path], Verdict]:

@@ -58,6 +58,12 @@ class TraceConfig:
     """An optional name of the run, stored in every trace file's header."""
     tracer: str = "auto"
     """Collector implementation: ``c`` (callbacks in C), ``python`` (the reference), ``auto`` (C when built)."""
+    select: str | None = None
+    """A file of pytest node ids, one per line: a pytest run then runs those tests alone, in their
+    collection order (the targeted re-runs that tell noise from a change)."""
+    select_parent: int | None = None
+    """The selection holds only in processes this process id started: a test that runs pytest
+    in a subprocess (``pytester``) runs its inner session whole, as it does without histeg."""
 
     def __post_init__(self) -> None:
         if self.values not in MODES:

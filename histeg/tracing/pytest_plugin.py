@@ -5,7 +5,8 @@ Loaded in every pytest run of the environment (``pytest11`` entry point, or
 configures itself, it registers nothing and does nothing. When active, every
 root call started during a test's setup, call or teardown is labelled with
 the node id and the phase, and each phase's outcome is recorded, so traces
-of two versions can be matched test by test.
+of two versions can be matched test by test. A run given a selection file
+runs only the tests it names (the others are deselected, the order kept).
 """
 
 from __future__ import annotations
@@ -32,6 +33,19 @@ class TestLabels:
 
     def __init__(self, collector: object) -> None:
         self.collector = collector
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
+        path = session.selection()
+        if path is None:
+            return
+        with open(path, encoding="utf-8") as handle:
+            wanted = {line.rstrip("\n") for line in handle if line.strip()}
+        kept = [item for item in items if item.nodeid in wanted]
+        dropped = [item for item in items if item.nodeid not in wanted]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = kept
 
     def _labelled(self, item: pytest.Item, phase: str) -> Generator[None, None, None]:
         self.collector.set_label(item.nodeid, phase)

@@ -16,6 +16,7 @@ TRACERS = ("auto", "c", "python")
 """Collector implementations a config may name (``auto``: C when the extension is built)."""
 
 _collector = None
+_selection: str | None = None
 
 
 def trace_file_name(directory: str) -> str:
@@ -25,9 +26,11 @@ def trace_file_name(directory: str) -> str:
 
 def begin(settings: dict):  # noqa: ANN201 - returns the Collector
     """Start tracing with a ``TraceConfig.to_json()`` mapping (idempotent)."""
-    global _collector
+    global _collector, _selection
     if _collector is not None:
         return _collector
+    if settings.get("select") and settings.get("select_parent") in (None, os.getppid()):
+        _selection = settings["select"]
     from histeg.tracing.format import TraceWriter
     from histeg.tracing.monitor import free_tool_id
     from histeg.tracing.native import make_collector, resolve
@@ -89,6 +92,11 @@ def end() -> str | None:
         return None
     collector.stop()
     return collector.writer.path
+
+
+def selection() -> str | None:
+    """The file of pytest node ids this run is limited to, or None (the whole suite)."""
+    return _selection
 
 
 def active():  # noqa: ANN201
