@@ -192,10 +192,16 @@ Confirm = Callable[[int, dict[str, set[str]]], list[dict[EntryKey, EntryRef]]]
 """Re-runs of version ``index`` covering the given labels per command, as loaded runs."""
 
 
-def _wanted(keys: Iterable[EntryKey]) -> dict[str, set[str]]:
+def _wanted(keys: Iterable[EntryKey], run: dict[EntryKey, EntryRef]) -> dict[str, set[str]]:
+    """Labels to re-run per command. Entry points no test owns (a test module's import-time code)
+    run in any pytest session: one test of the run takes them along, instead of the whole suite."""
     wanted: dict[str, set[str]] = {}
     for key in keys:
         wanted.setdefault(key.command, set()).add(key.label)
+    for command, labels in wanted.items():
+        if labels == {""}:
+            owned = sorted(key.label for key in run if key.command == command and key.label)
+            labels.update(owned[:1])
     return wanted
 
 
@@ -227,8 +233,8 @@ def compare_versions(store: OutputStore, index: int, with_sections: bool = True,
         if confirm_runs > 0 and suspects:
             rerun = time.perf_counter()
             confirm = confirm or (lambda i, wanted: confirmed_runs(store, i, wanted, confirm_runs))
-            new_again = confirm(index, _wanted(suspects))
-            old_again = confirm(against, _wanted(new_to_old[key] for key in suspects))
+            new_again = confirm(index, _wanted(suspects, new_runs[0]))
+            old_again = confirm(against, _wanted((new_to_old[key] for key in suspects), old_runs[0]))
             confirmation.seconds = time.perf_counter() - rerun
             confirmation.entry_points = len(suspects)
             confirmation.complete = (len(old_again), len(new_again))

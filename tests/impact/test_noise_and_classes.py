@@ -132,7 +132,7 @@ def test_only_divergent_entry_points_are_re_run_on_both_versions(computed: tuple
     assert confirmation["runs"] == 2 and confirmation["completeRuns"] == {"old": 2, "new": 2}
     runs = json.loads((out / "1" / "runs.json").read_text())
     assert runs["repeat"] == 1 and len(runs["runs"]) == 1
-    confirmations = json.loads((out / "1" / "confirmations.json").read_text())
+    confirmations = validate_output(out / "1" / "confirmations.json")
     selected = set(confirmations["batches"][0]["selection"]["pytest"])
     assert "tests/test_lib.py::test_stamp_reads_the_clock" in selected
     assert "tests/test_lib.py::test_label[0]" not in selected  # zero seconds: the same label before and after
@@ -140,7 +140,7 @@ def test_only_divergent_entry_points_are_re_run_on_both_versions(computed: tuple
     for run in confirmations["batches"][0]["runs"]:
         assert run["outcome"] == "passed" and run["tests"]["passed"] == len(selected) < total
     # version 0 was re-run as the old side of the comparison, with the same selection
-    old = json.loads((out / "0" / "confirmations.json").read_text())
+    old = validate_output(out / "0" / "confirmations.json")
     assert set(old["batches"][0]["selection"]["pytest"]) == selected
     timing = next(item for item in summary["steps"]["targets"] if item["index"] == 1)["seconds"]
     assert timing["confirm"] > 0 and timing["compare"] >= 0
