@@ -322,9 +322,9 @@ def observed(tmp_path_factory: pytest.TempPathFactory) -> Observed:
     traced = histeg_in(env, "exec", str(out_a / "1"), "--", *PYTEST, f"--junitxml={traced_junit}")
     exec_traces = [read_trace(path) for path in sorted((out_a / "1" / "traces").glob("*.htrace"))]
     exec_left_run_dir = (out_a / "1" / ".run").exists()
-    compute_a = histeg_in(env, "compute", *versions, "--out", str(out_a), "--json")
+    compute_a = histeg_in(env, "compute", *versions, "--out", str(out_a), "--repeat", "2", "--json")
     after = {index: tree_digest(out_a / str(index) / "snapshot") for index in (0, 1)}
-    compute_b = histeg_in(env, "compute", *versions, "--out", str(out_b), "--json")
+    compute_b = histeg_in(env, "compute", *versions, "--out", str(out_b), "--repeat", "2", "--json")
     return Observed(
         root, repo, commits, out_a, out_b, before, after, untraced, untraced_junit, traced, traced_junit, exec_traces, exec_left_run_dir,
         compute_a, compute_b,
