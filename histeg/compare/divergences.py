@@ -23,8 +23,9 @@ from histeg.compare.calls import CallDivergence, Tree, compare_calls
 from histeg.compare.classes import classify, outcomes_differ
 from histeg.compare.entry_points import EntryKey, EntryRef, entry_points, match_entry_points, read_manual_matching
 from histeg.compare.noise import NoiseMap, Unstable, merge
+from histeg.compare.test_matching import read_renames
 from histeg.errors import HistegError
-from histeg.store import TRACE_DIVERGENCES, TRACE_MATCHING, VERSION, OutputStore, read_json, write_json
+from histeg.store import SYNTAX_CHANGES, TRACE_DIVERGENCES, TRACE_MATCHING, VERSION, OutputStore, read_json, write_json
 from histeg.traces import TraceFile, trace_files
 
 SCHEMA_VERSION = 2
@@ -218,7 +219,7 @@ def compare_versions(store: OutputStore, index: int, with_sections: bool = True,
     old_runs = [load_run(d) for d in run_directories(store, against)]
     manual_path = store.file(index, TRACE_MATCHING)
     manual = read_manual_matching(manual_path) if manual_path.is_file() else None
-    matching = match_entry_points(old_runs[0], new_runs[0], manual)
+    matching = match_entry_points(old_runs[0], new_runs[0], manual, read_renames(store.file(index, SYNTAX_CHANGES)))
     old_to_new = dict(matching.pairs)
     new_to_old = {new: old for old, new in matching.pairs}
     unstable: NoiseMap = {}

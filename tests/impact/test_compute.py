@@ -87,23 +87,24 @@ def test_mapping_rules(project: GitRepo, tmp_path: Path) -> None:
     assert ("lib:helper", 1) in non_local  # unchanged callee, one call away
     assert ("lib:summary", 1) in non_local  # unchanged caller of compute, diverging through its return value
     assert {(d["function"], d["callDistance"]) for d in targets["lib:report"]["nonLocalDivergences"]} >= {("lib:helper", 2)}
-    assert [d["function"] for d in targets["lib:LIMIT"]["nonLocalDivergences"]] == []  # its test was renamed: no matched trace
+    # its test was renamed (test_threshold -> test_limit): matched through the syntax changes
+    assert [(d["function"], d["callDistance"]) for d in targets["lib:LIMIT"]["nonLocalDivergences"]] == [("lib:threshold", 0)]
     assert document["targets"][0]["identifier"] == "lib:compute"
-    unmatched = document["unmatchedEntryPoints"]
-    assert [k["label"] for k in unmatched["onlyInOld"]] == ["tests/test_lib.py::test_threshold"]
-    assert [k["label"] for k in unmatched["onlyInNew"]] == ["tests/test_lib.py::test_limit"]
+    assert document["unmatchedEntryPoints"] == {"onlyInOld": [], "onlyInNew": []}
     assert "lib:helper" not in targets and "lib:summary" not in targets and "lib:report" in targets
 
 
-def test_manual_matching_pairs_renamed_tests(project: GitRepo, tmp_path: Path) -> None:
+def test_manual_matching_is_the_last_word(project: GitRepo, tmp_path: Path) -> None:
+    """The renamed test is matched automatically; a manual pair that says otherwise wins."""
     out = tmp_path / "out"
     compute(project, out)
     entry = {"command": "pytest", "phase": "call", "root": "tests.test_lib:test_threshold", "occurrence": 0,
              "label": "tests/test_lib.py::test_threshold"}
-    renamed = entry | {"root": "tests.test_lib:test_limit", "label": "tests/test_lib.py::test_limit"}
-    (out / "1" / "traceMatching.json").write_text(json.dumps({"pairs": [{"old": entry, "new": renamed}]}))
-    targets = by_id(compute(project, out))
-    assert [(d["function"], d["callDistance"]) for d in targets["lib:LIMIT"]["nonLocalDivergences"]] == [("lib:threshold", 0)]
+    other = entry | {"root": "tests.test_lib:test_summary", "label": "tests/test_lib.py::test_summary"}
+    (out / "1" / "traceMatching.json").write_text(json.dumps({"pairs": [{"old": entry, "new": other}]}))
+    document = compute(project, out)
+    assert [k["label"] for k in document["unmatchedEntryPoints"]["onlyInNew"]] == ["tests/test_lib.py::test_limit"]
+    assert [k["label"] for k in document["unmatchedEntryPoints"]["onlyInOld"]] == ["tests/test_lib.py::test_summary"]
 
 
 def test_restricted_mapping_charges_only_the_closest_changed_caller(project: GitRepo, tmp_path: Path) -> None:
@@ -123,7 +124,7 @@ def test_alternative_metrics_and_single_source_lists(project: GitRepo, tmp_path:
     syntax = validate_output(out / "1" / "syntaxTargets.json")
     assert {t["identifier"] for t in syntax["targets"]} == {"lib:compute", "lib:report", "lib:LIMIT"}
     divergence = validate_output(out / "1" / "divergenceTargets.json")
-    assert {t["identifier"] for t in divergence["targets"]} == {"lib:compute", "lib:report"}
+    assert {t["identifier"] for t in divergence["targets"]} == {"lib:compute", "lib:report", "lib:LIMIT"}
     flat = validate_output(out / "1" / "traceDivergences.json")
     assert flat["layout"] == "flat" and all("callPath" in d for d in flat["divergences"])
 
