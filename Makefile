@@ -4,7 +4,7 @@ VENV ?= .venv
 VPY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: demo test check-python venv clean
+.PHONY: demo test test-slow check-python venv clean
 
 check-python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' 2>/dev/null || { \
@@ -24,7 +24,11 @@ demo: check-python $(STAMP)
 	$(VENV)/bin/histeg demo --dir demo-out
 
 test: check-python $(STAMP)
-	$(VPY) -m pytest $(PYTEST_ARGS)
+	$(VPY) -m pytest -m "not slow" $(PYTEST_ARGS)
+
+# Tests that take long (environments made with uv, timeouts, killed processes); CI runs them too.
+test-slow: check-python $(STAMP)
+	$(VPY) -m pytest -m slow $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) .venv-* build *.egg-info

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import pytest
+
 import json
 from pathlib import Path
 
 from tests.conftest import validate_output
 
 
+@pytest.mark.slow
 def test_build_success_failure_and_timeout(make_repo, histeg, tmp_path: Path) -> None:
     repo = make_repo()
     script = "import sys, time\nmode = open('MODE').read().strip()\nprint('building', mode)\nif mode == 'hang':\n    time.sleep(60)\nsys.exit(0 if mode == 'ok' else 3)\n"

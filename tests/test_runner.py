@@ -184,6 +184,7 @@ def test_main_modules_and_shell_commands(tmp_path: Path) -> None:
     assert "done" in (store.version_dir(0) / runs[2]["log"]).read_text()
 
 
+@pytest.mark.slow
 def test_hanging_command_is_stopped_at_the_timeout(tmp_path: Path) -> None:
     files = {**CALC, "src/calc/hang.py": "import time\n\nfrom calc.ops import add\n\nadd(1, 1)\ntime.sleep(60)\n"}
     store = make_version(tmp_path, files)
@@ -198,6 +199,7 @@ def test_hanging_command_is_stopped_at_the_timeout(tmp_path: Path) -> None:
     assert "calc.ops:add" in called(trace) and not trace.truncated
 
 
+@pytest.mark.slow
 def test_timeout_kills_the_whole_process_group(tmp_path: Path) -> None:
     store = make_version(tmp_path, CALC)
     pid_file = tmp_path / "grandchild.pid"
@@ -262,6 +264,7 @@ def test_command_list_and_labels() -> None:
     assert [c.kind for c in trace_commands([], run=["x"], with_tests=False)] == ["shell"]
 
 
+@pytest.mark.slow
 def test_timeout_interrupts_even_when_histeg_runs_with_sigint_ignored(tmp_path: Path) -> None:
     """A background job of a non-interactive shell ignores SIGINT; its traced runs must not."""
     files = {**CALC, "src/calc/hang.py": "import time\n\nfrom calc.ops import add\n\nadd(1, 1)\ntime.sleep(60)\n"}

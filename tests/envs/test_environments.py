@@ -17,6 +17,8 @@ import pytest
 from histeg.envs.interpreter import installed, own
 from tests.conftest import validate_output
 
+pytestmark = pytest.mark.slow  # each test makes environments with uv and runs real builds
+
 LIB_V1 = "from tinydep import scale\n\n\ndef area(w, h):\n    return scale(w) * h\n"
 LIB_V2 = "from tinydep import scale\n\n\ndef area(w, h):\n    return scale(w) * h + 1\n"
 TEST = "from lib import area\n\n\ndef test_area():\n    assert area(2, 3) >= 12\n"

@@ -10,6 +10,8 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 import histeg
 from histeg.traces import TraceFile, read_trace, trace_files
 from histeg.tracing.activation import CONFIG_ENV, TraceConfig, hook_dir, traced_environment, tracer_path
@@ -181,6 +183,7 @@ def start_long_run(project: Path, *args: str) -> subprocess.Popen:
     return subprocess.Popen([sys.executable, "long_run.py", *args], cwd=project, env=env, stdout=subprocess.PIPE, text=True)
 
 
+@pytest.mark.slow
 def test_killed_process_leaves_a_readable_truncated_trace(tmp_path):
     project = tmp_path / "p"
     child = start_long_run(project, "400", "sleep")
