@@ -5,10 +5,12 @@ function above it in the call chain (non-local impact of each, or only of the
 closest with ``restrict``); beyond the thesis, a changed function it called
 that returned or raised something else (the effect travels up through the
 return value: non-local impact of the closest such callee); a function at or
-above it reads a changed constant, class attribute or module global
-(non-local impact of that value); beyond the thesis again, the changed
-function that diverged last before it in the same entry point (the effect
-travels through state: an attribute or global written there and read here);
+above it reads a changed constant, class attribute or module global by any
+path (non-local impact of that value; a read through a receiver of unknown
+class counts where a method of the class ran in the same entry point); beyond
+the thesis again, the changed function that diverged last before it in the
+same entry point (the effect travels through state: an attribute or global
+written there and read here);
 a changed test above it (tests are entry points: their changes explain a
 divergence only when the code under test does not); changed test data (files
 in the tests directories that are not Python: the entry points' inputs
@@ -18,11 +20,13 @@ function becomes an unmapped target.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Set
 from dataclasses import dataclass, field
 
 from histeg.compare.divergences import Divergence
+from histeg.compare.entry_points import EntryKey
 from histeg.impact.changes import ChangeIndex
+from histeg.statics.reads import FunctionReads
 
 
 @dataclass
@@ -51,15 +55,17 @@ Distance = Callable[[str, str], int | None]
 def map_divergences(
     divergences: Iterable[Divergence],
     changes: ChangeIndex,
-    reads: Mapping[str, set[str]],
+    reads: Mapping[str, FunctionReads],
     distance: Distance,
     restrict: bool = False,
     tests: frozenset[str] = frozenset(),
     test_data_changed: bool = False,
+    entry_functions: Mapping[EntryKey, Set[str]] | None = None,
 ) -> ImpactMap:
     """``reads`` maps a function to the values it reads; ``distance`` is the call-graph distance;
     ``tests`` are the functions of the test code; ``test_data_changed``: the version changed
-    files in the tests directories that are not Python."""
+    files in the tests directories that are not Python; ``entry_functions``: the functions called
+    under each entry point, which confirm reads through receivers syntax could not resolve."""
     result = ImpactMap()
     divergences = list(divergences)
     returning = _changed_returns(divergences, changes)
@@ -78,9 +84,10 @@ def map_divergences(
             for callee, hops in below:
                 result.of(callee).non_local.append((divergence, hops))
             continue
-        readers = [(hops, values) for hops, reader in enumerate([function, *chain]) if (values := reads.get(reader, set()) & changes.values)]
-        if readers:
-            hops, values = readers[0]
+        called = (entry_functions or {}).get(divergence.entry, frozenset())
+        reader = _closest_reader([function, *chain], reads, called, changes.values)
+        if reader is not None:
+            hops, values = reader
             for value in sorted(values):
                 result.of(value).non_local.append((divergence, hops))
             continue
@@ -96,6 +103,18 @@ def map_divergences(
         result.of(function).local.append(divergence)
         result.unmapped.add(function)
     return result
+
+
+def _closest_reader(functions: list[str], reads: Mapping[str, FunctionReads], called: Set[str], changed: Set[str]) -> tuple[int, set[str]] | None:
+    """Hops to the first of ``functions`` (the divergent one, then its callers) reading changed values, and those values.
+
+    Reads through a receiver of unknown class count where the trace shows an instance carrying the
+    value existed: a method of its class ran under the same entry point (``called``)."""
+    for hops, function in enumerate(functions):
+        found = reads.get(function)
+        if found is not None and (values := found.values(called) & changed):
+            return hops, values
+    return None
 
 
 def _charge_callers(result: ImpactMap, divergence: Divergence, chain: list[str], callers: list[str], distance: Distance, restrict: bool) -> bool:

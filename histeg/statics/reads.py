@@ -1,159 +1,135 @@
-"""Which module globals and class attributes each function reads, resolved by name.
+"""Which module globals and class attributes each function reads.
 
 Needed to map divergences to value-only changes (``WIN = 750`` -> ``800``),
 which jHisteg's syntax differencing missed entirely: a divergence in a
 function that reads a changed value, or below such a function, is attributed
-to that value. Resolution is by name only: module globals of the function's
-own module, names imported from project modules, ``module.NAME``, and
-``self.X``/``cls.X``/``Class.X`` for attributes defined in a project class or
-its project base classes.
+to that value. A read counts by any path: plain names (own globals, names
+imported from project modules, re-exports), ``module.NAME``, ``Cls.NAME``,
+``self.NAME``/``cls.NAME`` along the class's project bases, ``obj.NAME`` for
+an ``obj`` whose class the resolver knows, and an instance held in an
+attribute (``self.locale.NAMES`` where the class's methods assign
+``self.locale = Locale()``). All of it is ``histeg.statics.resolve``.
+
+Where syntax cannot tell the receiver's class (a parameter, a returned object,
+``self`` of a base class whose subclasses define the attribute), the read is a
+*candidate* of every project class holding a value of that name. The trace can
+tell: a candidate counts under an entry point where one of its witnesses (a
+method of a class whose instances carry the value) ran, since an instance
+then existed (``histeg.impact.mapping``).
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Set
 from dataclasses import dataclass, field
+from typing import Literal
 
-from histeg.statics.functions import FunctionTable, ParsedModule
+from histeg.statics.functions import Definition, FunctionTable
+from histeg.statics.resolve import UNKNOWN, Entity, Instance, Klass, ProjectIndex, identifier_of, scoped_nodes
 
-_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+Resolution = Literal["name", "attribute", "instance attribute"]
+"""How a read was resolved statically: a plain name, ``<resolved receiver>.NAME``, ``<instance attribute>.NAME``."""
 
 
 @dataclass
-class _ModuleFacts:
-    globals: set[str] = field(default_factory=set)
-    classes: dict[str, ast.ClassDef] = field(default_factory=dict)
-    from_imports: dict[str, tuple[str, str]] = field(default_factory=dict)
-    module_aliases: dict[str, str] = field(default_factory=dict)
+class FunctionReads:
+    """The values one function reads."""
+
+    resolved: dict[str, Resolution] = field(default_factory=dict)
+    """Values read for certain, with how the read was resolved."""
+    candidates: dict[str, frozenset[str]] = field(default_factory=dict)
+    """Values read through a receiver of unknown class -> their witnesses: the methods of the classes
+    whose instances carry the value. A candidate is read where a witness ran."""
+
+    def values(self, called: Set[str] = frozenset()) -> set[str]:
+        """The values read when the functions ``called`` ran alongside: the resolved ones and the confirmed candidates."""
+        return set(self.resolved) | {value for value, witnesses in self.candidates.items() if not witnesses.isdisjoint(called)}
 
 
-def _assigned_names(body: list[ast.stmt]) -> set[str]:
-    names: set[str] = set()
-    for statement in body:
-        targets: list[ast.expr] = []
-        if isinstance(statement, ast.Assign):
-            targets = statement.targets
-        elif isinstance(statement, ast.AnnAssign | ast.AugAssign):
-            targets = [statement.target]
-        for target in targets:
-            names.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
-    return names
+ValueReads = dict[str, FunctionReads]
+"""Function identifier -> what it reads."""
 
 
-def _facts(parsed: ParsedModule) -> _ModuleFacts:
-    facts = _ModuleFacts(globals=_assigned_names(parsed.tree.body))
-    package = parsed.source.module if parsed.source.is_package else parsed.source.module.rpartition(".")[0]
-    for statement in parsed.tree.body:
-        if isinstance(statement, ast.ClassDef):
-            facts.classes[statement.name] = statement
-        elif isinstance(statement, ast.ImportFrom):
-            base = statement.module or ""
-            if statement.level:
-                parts = package.split(".") if package else []
-                parts = parts[: len(parts) - (statement.level - 1)] if statement.level > 1 else parts
-                base = ".".join([*parts, *([statement.module] if statement.module else [])])
-            for alias in statement.names:
-                facts.from_imports[alias.asname or alias.name] = (base, alias.name)
-        elif isinstance(statement, ast.Import):
-            for alias in statement.names:
-                facts.module_aliases[alias.asname or alias.name.partition(".")[0]] = alias.name if alias.asname else alias.name.partition(".")[0]
-    return facts
-
-
-class _Project:
-    def __init__(self, table: FunctionTable) -> None:
-        self.modules = {parsed.source.module: _facts(parsed) for parsed in table.modules}
-
-    def class_of(self, module: str, name: str) -> tuple[str, ast.ClassDef] | None:
-        """The project class a name denotes in ``module`` (defined there or imported)."""
-        facts = self.modules.get(module)
-        if facts is None:
-            return None
-        if name in facts.classes:
-            return module, facts.classes[name]
-        if name in facts.from_imports:
-            source, original = facts.from_imports[name]
-            target = self.modules.get(source)
-            if target is not None and original in target.classes:
-                return source, target.classes[original]
-        return None
-
-    def class_attribute(self, module: str, node: ast.ClassDef, attribute: str, qualname: str | None = None, depth: int = 0) -> str | None:
-        """``mod:Class.attribute`` where the attribute is defined, searching project bases."""
-        if attribute in _assigned_names(node.body):
-            return f"{module}:{qualname or node.name}.{attribute}"
-        if depth > 20:
-            return None
-        for base in node.bases:
-            if isinstance(base, ast.Name) and (found := self.class_of(module, base.id)) is not None:
-                if (owner := self.class_attribute(*found, attribute, depth=depth + 1)) is not None:
-                    return owner
-        return None
-
-    def global_value(self, module: str, name: str) -> str | None:
-        facts = self.modules.get(module)
-        if facts is None:
-            return None
-        if name in facts.globals:
-            return f"{module}:{name}"
-        if name in facts.from_imports:
-            source, original = facts.from_imports[name]
-            if original in self.modules.get(source, _ModuleFacts()).globals:
-                return f"{source}:{original}"
-        return None
-
-
-def _own_nodes(function: ast.AST) -> Iterator[ast.AST]:
-    """Nodes of a definition's body, not descending into nested definitions (they have their own entries)."""
-    stack = list(reversed(getattr(function, "body", [])))
-    while stack:
-        node = stack.pop()
-        yield node
-        if not isinstance(node, _NESTED):
-            stack.extend(reversed(list(ast.iter_child_nodes(node))))
-
-
-def _locals(function: ast.AST) -> set[str]:
-    if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
-        return set()
-    declared_global = {name for node in _own_nodes(function) if isinstance(node, ast.Global) for name in node.names}
-    arguments = {a.arg for a in ast.walk(function.args) if isinstance(a, ast.arg)}
-    stored = {n.id for n in _own_nodes(function) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
-    return (arguments | stored) - declared_global
-
-
-def value_reads(table: FunctionTable) -> dict[str, set[str]]:
-    """Function identifier -> the values (``mod:NAME``, ``mod:Class.NAME``) it reads."""
-    project = _Project(table)
-    reads: dict[str, set[str]] = {}
+def value_reads(table: FunctionTable) -> ValueReads:
+    """Every function of the table with the values (``mod:NAME``, ``mod:Class.NAME``) it reads."""
+    index = ProjectIndex(table)
+    candidates = _Candidates(index)
+    reads: ValueReads = {}
     for parsed in table.modules:
-        module = parsed.source.module
-        facts = project.modules[module]
         for definition in parsed.definitions:
-            if definition.record is None:
-                continue
-            parent = definition.parent
-            enclosing = parent if parent is not None and isinstance(parent.node, ast.ClassDef) else None
-            local = _locals(definition.node)
-            found: set[str] = set()
-            for node in _own_nodes(definition.node):
-                if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load) and node.id not in local:
-                    if (value := project.global_value(module, node.id)) is not None:
-                        found.add(value)
-                elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load) and isinstance(node.value, ast.Name):
-                    owner = node.value.id
-                    qualname = None
-                    if owner in ("self", "cls") and enclosing is not None:
-                        klass: tuple[str, ast.ClassDef] | None = (module, enclosing.node)  # type: ignore[assignment]
-                        qualname = enclosing.qualname
-                    else:
-                        klass = project.class_of(module, owner) if owner not in local else None
-                    if klass is not None:
-                        if (value := project.class_attribute(*klass, node.attr, qualname)) is not None:
-                            found.add(value)
-                    elif owner in facts.module_aliases and owner not in local:
-                        if (value := project.global_value(facts.module_aliases[owner], node.attr)) is not None:
-                            found.add(value)
-            reads[definition.record.identifier] = found
+            if definition.record is not None:
+                reads[definition.record.identifier] = _reads_of(index, candidates, definition)
     return reads
+
+
+def _reads_of(index: ProjectIndex, candidates: _Candidates, definition: Definition) -> FunctionReads:
+    found = FunctionReads()
+    for node, scope in scoped_nodes(definition, index.scopes[id(definition.node)]):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+            found.resolved.update(dict.fromkeys(index.name_places(node.id, scope), "name"))
+        elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
+            receiver = index.expression(node.value, scope)
+            how: Resolution = "attribute"
+            if receiver is UNKNOWN and isinstance(node.value, ast.Attribute):
+                holder = index.expression(node.value.value, scope)
+                if (holder_class := _class_of(holder)) is not None:
+                    receiver, how = index.instance_attribute(holder_class, node.value.attr), "instance attribute"
+            if places := index.member_places(receiver, node.attr):
+                found.resolved.update(dict.fromkeys(places, how))
+            elif receiver is UNKNOWN:
+                found.candidates.update(candidates.holding(node.attr))
+            elif (receiver_class := _class_of(receiver)) is not None:
+                found.candidates.update(candidates.holding(node.attr, below=receiver_class))
+    for value in found.resolved:
+        found.candidates.pop(value, None)
+    return found
+
+
+def _class_of(entity: Entity) -> str | None:
+    match entity:
+        case Instance(klass) | Klass(klass):
+            return klass
+    return None
+
+
+class _Candidates:
+    """Per attribute name, the class attributes of that name and the classes whose instances carry each."""
+
+    def __init__(self, index: ProjectIndex) -> None:
+        self.index = index
+        self._carriers: dict[str, dict[str, list[str]]] = {}
+        self._bound: set[str] | None = None
+        """Names bound in some class body: any other name has no candidates."""
+
+    def holding(self, name: str, below: str | None = None) -> dict[str, frozenset[str]]:
+        """Value -> witnesses (methods of the carrying classes), for the values ``name`` may read; only
+        those carried by subclasses of ``below`` when given (``self.NAME`` in a base class, say)."""
+        found: dict[str, frozenset[str]] = {}
+        for value, classes in self._carried(name).items():
+            if below is not None:
+                classes = [klass for klass in classes if below in self.index.mro(klass)[0]]
+            if classes:
+                found[value] = frozenset(witness for klass in classes for witness in self._witnesses(klass))
+        return found
+
+    def _witnesses(self, klass: str) -> list[str]:
+        """The methods whose running shows an instance of ``klass``: its own, or, for a class that only
+        overrides data, those of its nearest base that has some (they run for its instances, and for its siblings' too)."""
+        order, _ = self.index.mro(klass)
+        for owner in order:
+            if methods := self.index.methods(owner):
+                return [identifier_of(method.definition) for method in methods if method.definition is not None]
+        return []
+
+    def _carried(self, name: str) -> dict[str, list[str]]:
+        """Value -> the project classes whose attribute ``name`` it is (the defining class and subclasses inheriting it)."""
+        if self._bound is None:
+            self._bound = {bound for info in self.index.classes.values() for bound in info.scope.bindings}
+        if name not in self._carriers:
+            carriers: dict[str, list[str]] = {}
+            for klass in self.index.classes if name in self._bound else ():
+                for value in self.index.class_places(klass, name):
+                    carriers.setdefault(value, []).append(klass)
+            self._carriers[name] = carriers
+        return self._carriers[name]

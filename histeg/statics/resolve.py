@@ -7,17 +7,22 @@ attributes of classes, ``self`` and ``cls`` are looked up along the class's
 method resolution order among project classes. Anything else is ``UNKNOWN``
 (could be project code, cannot tell) or ``EXTERNAL`` (builtins, other
 libraries): the call graph counts those and never guesses.
+
+Besides what a name denotes, where it is bound: the *place* of a value
+(``mod:NAME``, ``mod:Class.NAME``) that a name or attribute reads, which is
+what a value-only change changes (``histeg.statics.reads``).
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Literal
 
 from histeg.naming import identifier
-from histeg.statics.functions import SCOPE_NODES, Definition, FunctionTable, ParsedModule, scope_nodes
+from histeg.statics.functions import SCOPE_NODES, Definition, FunctionTable, ParsedModule, definition_time_expressions, scope_nodes
 
 
 class Opaque(Enum):
@@ -62,6 +67,7 @@ class Super:
 Entity = Function | Klass | Instance | Module | Super | Opaque
 
 BindingKind = Literal["def", "class", "import", "from", "alias", "other", "instance", "classobj"]
+COMPREHENSIONS = (ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
 LITERALS = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp)
 
 
@@ -120,6 +126,7 @@ class ProjectIndex:
         """``id(definition node)`` -> its definition."""
         self._mro: dict[str, tuple[list[str], bool]] = {}
         self._resolving: set[tuple[str, str]] = set()
+        self._methods: dict[str, list[Scope]] | None = None
         for parsed in table.modules:
             self._index_module(parsed)
 
@@ -203,22 +210,33 @@ class ProjectIndex:
 
     def lookup(self, name: str, scope: Scope) -> Entity:
         """The entity a plain name denotes where ``scope``'s code reads it."""
+        found = self._reading_scope(name, scope)
+        if found is None:
+            return EXTERNAL
+        current, declared_global = found
+        if declared_global:
+            return self.module_member(current.module, name)
+        if name in current.bindings:
+            return self._resolve_all(current.bindings[name], current)
+        return self._star_member(current, name)
+
+    def _reading_scope(self, name: str, scope: Scope) -> tuple[Scope, bool] | None:
+        """The scope whose binding of ``name`` the code of ``scope`` reads, and whether a ``global``
+        statement sent it to the module; a module scope that does not bind it falls back to star imports."""
         current: Scope | None = scope
         while current is not None:
             if current.kind == "class" and current is not scope:
                 current = current.parent
                 continue
             if name in current.global_names:
-                return self.module_member(current.module, name)
+                return current, True
             if name in current.nonlocal_names:
                 current = current.parent
                 continue
-            if name in current.bindings:
-                return self._resolve_all(current.bindings[name], current)
-            if current.kind == "module":
-                return self._star_member(current, name)
+            if name in current.bindings or current.kind == "module":
+                return current, False
             current = current.parent
-        return EXTERNAL
+        return None
 
     def module_member(self, module: str, name: str) -> Entity:
         """``module.name``: a global of the module, else its submodule (``from . import sub`` in a package)."""
@@ -337,6 +355,120 @@ class ProjectIndex:
             return EXTERNAL  # methods of str, list, dict, ...
         return UNKNOWN
 
+    # -- places of values -----------------------------------------------------------
+    # Where a name is bound, rather than what it denotes: a value-only change (``WIN = 750`` -> ``800``)
+    # is a change of the place, and every function reading the place may behave otherwise.
+
+    def name_places(self, name: str, scope: Scope) -> set[str]:
+        """The module global or class attribute (``mod:NAME``, ``mod:Class.NAME``) a plain name reads."""
+        found = self._reading_scope(name, scope)
+        if found is None:
+            return set()
+        current, declared_global = found
+        if declared_global or current.kind == "module":
+            return self.module_places(current.module, name)
+        if current.kind == "class" and current.definition is not None and name in current.bindings:
+            return self._binding_places(current.bindings[name], current, f"{identifier_of(current.definition)}.{name}")
+        return set()  # a local of a function
+
+    def member_places(self, entity: Entity, name: str) -> set[str]:
+        """The places ``entity.name`` reads: a global of a module, a class attribute along the MRO."""
+        match entity:
+            case Module(module):
+                return self.module_places(module, name)
+            case Klass(klass) | Instance(klass):
+                return self.class_places(klass, name)
+            case Super(klass, after):
+                order, _ = self.mro(klass)
+                return self.class_places(klass, name, order[order.index(after) + 1 :] if after in order else [])
+        return set()
+
+    def module_places(self, module: str, name: str) -> set[str]:
+        scope = self.module_scopes.get(module)
+        key = (f"places {module}", name)
+        if scope is None or key in self._resolving:
+            return set()
+        self._resolving.add(key)
+        try:
+            if name in scope.bindings:
+                return self._binding_places(scope.bindings[name], scope, identifier(module, name))
+            if name.startswith("_"):
+                return set()
+            return {place for source in scope.star_imports for place in self.module_places(source, name)}
+        finally:
+            self._resolving.discard(key)
+
+    def class_places(self, klass: str, name: str, order: list[str] | None = None) -> set[str]:
+        full, _ = self.mro(klass)
+        for candidate in full if order is None else order:
+            info = self.classes[candidate]
+            if name in info.scope.bindings:
+                return self._binding_places(info.scope.bindings[name], info.scope, f"{candidate}.{name}")
+        return set()
+
+    def _binding_places(self, bindings: list[Binding], scope: Scope, place: str) -> set[str]:
+        """``place`` for value bindings; imported names are followed to where they are bound."""
+        found: set[str] = set()
+        for binding in bindings:
+            if binding.kind in ("alias", "other"):
+                found.add(place)
+            elif binding.kind == "from":
+                found |= self.member_places(self.module_entity(binding.target), binding.name)
+        return found
+
+    def instance_attribute(self, klass: str, name: str) -> Entity:
+        """What ``self.name`` holds in instances of ``klass``, judged by the methods along its MRO that
+        assign it: one project class (``self.name = Locale()``, an annotation, an annotated parameter),
+        else UNKNOWN. The call graph does not use it: it resolves instance attributes for value reads."""
+        key = (f"instance {klass}", name)
+        if key in self._resolving:
+            return UNKNOWN
+        self._resolving.add(key)
+        try:
+            held = {self._assigned_entity(method, node) for method in self._methods_along(klass) for node in self._self_assignments(method, name)}
+        finally:
+            self._resolving.discard(key)
+        return held.pop() if len(held) == 1 and isinstance(next(iter(held)), Instance) else UNKNOWN
+
+    def _methods_along(self, klass: str) -> list[Scope]:
+        order, _ = self.mro(klass)
+        return [method for owner in order for method in self.methods(owner)]
+
+    def methods(self, klass: str) -> list[Scope]:
+        """The scopes of the functions defined in the body of ``klass``."""
+        if self._methods is None:
+            self._methods = {}
+            for key, definition in self.definitions.items():
+                if definition.is_function and definition.parent is not None and isinstance(definition.parent.node, ast.ClassDef):
+                    self._methods.setdefault(identifier_of(definition.parent), []).append(self.scopes[key])
+        return self._methods.get(klass, [])
+
+    @staticmethod
+    def _self_assignments(method: Scope, name: str) -> list[ast.Assign | ast.AnnAssign]:
+        """``self.name = ...`` statements of a method (``self``: its first parameter, bound to an instance)."""
+        selves = {n for n, bindings in method.bindings.items() if bindings and bindings[0].kind == "instance"}
+        assert method.definition is not None
+        found: list[ast.Assign | ast.AnnAssign] = []
+        for node in scope_nodes(_body(method.definition.node)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+            if any(isinstance(t, ast.Attribute) and t.attr == name and isinstance(t.value, ast.Name) and t.value.id in selves for t in targets):
+                found.append(node)  # type: ignore[arg-type]
+        return found
+
+    def _assigned_entity(self, method: Scope, node: ast.Assign | ast.AnnAssign) -> Entity:
+        """What one ``self.name = value`` assigns: by its annotation, the annotation of the parameter assigned, or the value."""
+        annotation = node.annotation if isinstance(node, ast.AnnAssign) else None
+        where = method
+        if annotation is None and isinstance(node.value, ast.Name) and method.definition is not None:
+            function = method.definition.node
+            assert isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef)
+            parameters = {a.arg: a.annotation for a in ast.walk(function.args) if isinstance(a, ast.arg)}
+            annotation, where = parameters.get(node.value.id), method.parent or method  # evaluated where the def runs
+        if annotation is not None:
+            declared = self.expression(annotation, where)
+            return Instance(declared.ident) if isinstance(declared, Klass) else UNKNOWN
+        return self.expression(node.value, method) if node.value is not None else UNKNOWN
+
     def _super(self, node: ast.Call, scope: Scope) -> Entity:
         if self.lookup("super", scope) is not EXTERNAL:
             return UNKNOWN  # ``super`` rebound in the project
@@ -347,6 +479,34 @@ class ProjectIndex:
             if isinstance(start, Klass) and start.ident in self.classes:
                 return Super(start.ident, start.ident)
         return UNKNOWN
+
+
+def scoped_nodes(definition: Definition, scope: Scope) -> Iterator[tuple[ast.AST, Scope]]:
+    """Every node whose code runs in the definition's own code, with the scope its names are read in:
+    lambdas and comprehensions bind their parameters and targets in scopes of their own."""
+    stack: list[tuple[ast.AST, Scope]] = [(node, scope) for node in reversed(getattr(definition.node, "body", []))]
+    while stack:
+        node, current = stack.pop()
+        yield node, current
+        if isinstance(node, SCOPE_NODES):
+            children: list[ast.AST] = list(definition_time_expressions(node))
+        elif isinstance(node, ast.Lambda):
+            children = [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
+            stack.append((node.body, _transparent(current, [a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)])))
+        elif isinstance(node, COMPREHENSIONS):
+            inner = _transparent(current, [n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)])
+            stack.extend((child, inner) for child in reversed(list(ast.iter_child_nodes(node))))
+            continue
+        else:
+            children = list(ast.iter_child_nodes(node))
+        stack.extend((child, current) for child in reversed(children))
+
+
+def _transparent(parent: Scope, names: list[str]) -> Scope:
+    scope = Scope("transparent", parent.module, parent)
+    for name in names:
+        scope.bind(name, OTHER)
+    return scope
 
 
 def _c3(head: list[str], sequences: list[list[str]]) -> list[str]:
