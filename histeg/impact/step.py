@@ -15,7 +15,7 @@ from histeg.impact.targets import FunctionInfo, Target, build_targets, entry_lab
 from histeg.runs.confirm import DEFAULT_CONFIRM_RUNS
 from histeg.statics.callgraph import call_distance, load_call_graph
 from histeg.statics.functions import read_function_table
-from histeg.statics.reads import value_reads
+from histeg.statics.reads import ValueReads, value_reads
 from histeg.store import CALL_GRAPH, FILE_CHANGES, FUNCTIONS, SYNTAX_CHANGES, TESTING_TARGETS, VERSION, OutputStore, read_json, write_json
 
 SCHEMA_VERSION = 2
@@ -55,7 +55,7 @@ def _function_table(store: OutputStore, *indices: int) -> dict[str, FunctionInfo
     return table
 
 
-def _reads(store: OutputStore, index: int, settings: VersionSettings) -> dict[str, set[str]]:
+def _reads(store: OutputStore, index: int, settings: VersionSettings) -> ValueReads:
     return value_reads(read_function_table(store.snapshot(index), settings))
 
 
@@ -97,7 +97,8 @@ def compute_targets(store: OutputStore, index: int, options: ImpactOptions) -> d
     tests = frozenset(identifier for identifier, info in table.items() if in_directories(info.file, settings.tests))
     test_data = _changed_test_data(store, index, settings)
     mapped = map_divergences(
-        comparison.divergences, changes, reads, lambda a, b: call_distance(graph, a, b), options.restrict, tests, bool(test_data)
+        comparison.divergences, changes, reads, lambda a, b: call_distance(graph, a, b), options.restrict, tests, bool(test_data),
+        entry_functions=comparison.entry_functions,
     )
     targets = build_targets(changes, mapped, comparison, table, options.scaling, options.metrics)
     ignored = set(settings.ignore.functions)

@@ -102,8 +102,9 @@ def test_values_read_through_an_instance_a_module_and_an_import_are_targets(out:
     assert charged(document, "texts:Locale.NAMES") == {("paint:Painter.label", 0)}  # self.locale.NAMES[key]
     assert charged(document, "texts:GREETING") == {("paint:greet", 0)}  # texts.GREETING
     assert charged(document, "texts:FAREWELL") == {("paint:leave", 0)}  # from texts import FAREWELL as BYE
+    assert charged(document, "texts:Palette.COLOURS") == {("paint:colour", 0)}  # palette.COLOURS, the trace shows a Palette
     unmapped = {t["identifier"] for t in document["targets"] if t["origin"] == "unmapped divergence"}
-    assert not unmapped & {"paint:Painter.label", "paint:greet", "paint:leave"}
+    assert not unmapped & {"paint:Painter.label", "paint:greet", "paint:leave", "paint:colour"}
 
 
 def _mapping(out: Path, with_trace: bool) -> ImpactMap:
