@@ -23,7 +23,7 @@ F = Callable[..., Any]
 
 CONFIG_KEYS_FROM_FLAGS = (
     "sources", "tests", "build", "ignore_prefixes", "ignore_suffixes", "ignore_directories", "ignore_functions",
-    "repeat", "timeout", "run_main", "run", "metric", "compare_jobs", "python", "environments",
+    "repeat", "timeout", "run_main", "run", "metric", "compare_jobs", "python", "environments", "pytest_args",
 )
 CONFIG_SWITCHES = ("restrict_syntax_mapping", "export_flat", "generate_for_syntax", "generate_for_divergence")
 
@@ -70,6 +70,8 @@ def trace_options(command: F) -> F:
         click.option("--run-main", "run_main", multiple=True, metavar="MODULE", help="Also trace 'python -m MODULE' (repeatable)."),
         click.option("--run", "run", multiple=True, metavar="CMD", help="Also trace a shell command run in the snapshot (repeatable)."),
         click.option("--no-tests", "no_tests", is_flag=True, help="Do not run the version's pytest suite."),
+        click.option("--pytest-arg", "pytest_args", multiple=True, metavar="ARG",
+                     help="An option for the version's pytest run, e.g. --pytest-arg=--ignore=tests/slow (repeatable)."),
         click.option("--values", "values", type=click.Choice(MODES),
                      help="How parameters and return values are recorded: structural (default; runs no project code), "
                           "repr (repr() for the types in 'repr-types'), off."),

@@ -145,11 +145,9 @@ def trace_options(config: dict[str, Any]) -> Any:
     values = config.get("values", "structural")
     if values not in MODES:
         raise HistegError(f"setting 'values' must be one of {', '.join(MODES)}, not {values!r}")
-    repr_types = config.get("repr-types", [])
-    redact = config.get("redact", list(DEFAULT_REDACT))
-    for key, value in (("repr-types", repr_types), ("redact", redact)):
-        if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-            raise HistegError(f"setting '{key}' must be a list of strings, not {value!r}")
+    repr_types = _strings(config, "repr-types")
+    redact = _strings(config, "redact") if "redact" in config else list(DEFAULT_REDACT)
+    _strings(config, "pytest-args")
     if repr_types and values != "repr":
         raise HistegError("setting 'repr-types' needs values = \"repr\"")
     tracer = config.get("tracer", "auto")
@@ -157,6 +155,13 @@ def trace_options(config: dict[str, Any]) -> Any:
     if type(line_budget) is not int or line_budget < 0:
         raise HistegError(f"setting 'line-budget' must be a whole number >= 0 (0: every call), not {line_budget!r}")
     return TraceOptions(values=values, repr_types=tuple(repr_types), redact=tuple(redact), tracer=tracer, line_budget=line_budget)
+
+
+def _strings(config: dict[str, Any], key: str) -> list[str]:
+    value = config.get(key, [])
+    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
+        raise HistegError(f"setting '{key}' must be a list of strings, not {value!r}")
+    return value
 
 
 def _trace_settings(options: RunOptions) -> dict[str, Any]:
@@ -167,6 +172,7 @@ def _trace_settings(options: RunOptions) -> dict[str, Any]:
         "run-main": list(config.get("run-main", [])),
         "run": list(config.get("run", [])),
         "tests": bool(config.get("run-tests", True)),
+        "pytest-args": _strings(config, "pytest-args"),
         "options": trace_options(config),
     }
 
@@ -182,7 +188,8 @@ def _traces(context: Context, index: int) -> dict[str, Any]:
     store = context.store
     wanted = _trace_settings(context.options)
     _, settings = version_settings(store, index)
-    commands = trace_commands(settings.tests, wanted["run-main"], wanted["run"], with_tests=wanted["tests"])
+    commands = trace_commands(settings.tests, wanted["run-main"], wanted["run"], with_tests=wanted["tests"],
+                              pytest_options=wanted["pytest-args"])
     if not commands:
         raise HistegError("nothing to trace: no tests directory and no --run/--run-main command")
     runs_path = store.file(index, RUNS)

@@ -46,8 +46,9 @@ class TraceCommand:
         return cls(data["kind"], data["label"], tuple(data.get("args", ())), data.get("module"), data.get("shell"))
 
 
-def pytest_command(test_dirs: Sequence[str], label: str = "pytest") -> TraceCommand:
-    return TraceCommand("pytest", label, tuple(test_dirs))
+def pytest_command(test_dirs: Sequence[str], label: str = "pytest", options: Sequence[str] = ()) -> TraceCommand:
+    """``options``: the user's own pytest options (``--ignore=tests/slow``, ``-m "not network"``)."""
+    return TraceCommand("pytest", label, (*options, *test_dirs))
 
 
 def main_command(module: str, args: Sequence[str] = ()) -> TraceCommand:
@@ -59,10 +60,11 @@ def shell_command(command: str) -> TraceCommand:
 
 
 def trace_commands(
-    test_dirs: Sequence[str], run_main: Iterable[str] = (), run: Iterable[str] = (), with_tests: bool = True
+    test_dirs: Sequence[str], run_main: Iterable[str] = (), run: Iterable[str] = (), with_tests: bool = True,
+    pytest_options: Sequence[str] = (),
 ) -> list[TraceCommand]:
     """The version's pytest suite (unless ``with_tests`` is off), then each ``--run-main``, then each ``--run``."""
-    commands = [pytest_command(test_dirs)] if with_tests else []
+    commands = [pytest_command(test_dirs, options=pytest_options)] if with_tests else []
     commands += [main_command(module) for module in run_main]
     commands += [shell_command(command) for command in run]
     return unique_labels(commands)

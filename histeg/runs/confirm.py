@@ -12,7 +12,9 @@ a test run alone may see other state than after the tests before it, and that is
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,7 +22,7 @@ from typing import Any
 from histeg.errors import HistegError
 from histeg.runs.commands import TraceCommand
 from histeg.runs.outcome import NOT_COMPLETE
-from histeg.runs.runner import CONFIRMATIONS, RUNS, Launch, RunRecord, TraceOptions, version_settings
+from histeg.runs.runner import CONFIRMATIONS, RUN_DIR, RUNS, Launch, RunRecord, TraceOptions, version_settings
 from histeg.envs.runtime import runtime_of
 from histeg.store import OutputStore, read_json, write_json
 
@@ -116,12 +118,15 @@ def confirm(store: OutputStore, index: int, wanted: Mapping[str, set[str]], runs
         if ids is not None:
             select_files[label] = directory / f"{label}.select"
             select_files[label].write_text("".join(f"{nodeid}\n" for nodeid in sorted(ids)), encoding="utf-8")
-    records: list[RunRecord] = []
-    for repetition in range(1, runs + 1):
+    def rerun(repetition: int) -> list[RunRecord]:
         run_dir = directory / f"run-{repetition}"
         run_dir.mkdir(exist_ok=True)
-        for label in sorted(selection):
-            records.append(launch.run(commands[label], repetition, run_dir, select_files.get(label)))
+        return [launch.run(commands[label], repetition, run_dir, select_files.get(label), f"{RUN_DIR}-confirm-{repetition}")
+                for label in sorted(selection)]
+
+    # the re-runs are independent processes in copies of their own: on two cores they take the time of one
+    with ThreadPoolExecutor(max_workers=min(runs, len(os.sched_getaffinity(0)))) as pool:
+        records = [record for batch in pool.map(rerun, range(1, runs + 1)) for record in batch]
     relative = directory.relative_to(store.version_dir(index)).as_posix()
     confirmations.batches.append(Batch(relative, selection, [record.to_json() for record in records]))
     write_json(store.file(index, CONFIRMATIONS), confirmations.to_json())

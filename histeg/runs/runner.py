@@ -223,10 +223,11 @@ class Launch:
     timeout: float
     grace: float = DEFAULT_GRACE_SECONDS
 
-    def run(self, command: TraceCommand, repetition: int, run_dir: Path, select: Path | None = None) -> RunRecord:
-        """``select``: a file of pytest node ids the run is limited to."""
+    def run(self, command: TraceCommand, repetition: int, run_dir: Path, select: Path | None = None, work_name: str = RUN_DIR) -> RunRecord:
+        """``select``: a file of pytest node ids the run is limited to; ``work_name``: the folder of the
+        version's fresh copy (runs at the same time need one each)."""
         store, index = self.store, self.index
-        work = store.version_dir(index) / RUN_DIR
+        work = store.version_dir(index) / work_name
         snapshot = store.snapshot(index)
         config_path = run_dir / f"{command.label}.{TRACE_CONFIG}"
         write_json(config_path, trace_config(work, self.settings, run_dir, self.options, command.label, select).to_json())

@@ -179,3 +179,25 @@ def test_behaviour_only_new_tests_observe_is_said(computed: tuple[Path, dict[str
     assert clamp["newTestEntryPoints"] == ["tests/test_clamp.py::test_clamp_above"]
     assert any("observed only by tests this version adds" in note for note in clamp["notes"])
     assert not any("equivalent" in note for note in clamp["notes"])
+
+
+def test_the_users_pytest_options_reach_every_run(project: GitRepo, tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    result = run_histeg("compute", "--repo", str(project.path), "--versions", "HEAD~1", "--out", str(out),
+                        "--pytest-arg=--deselect=tests/test_lib.py::test_stamp_reads_the_clock", "--json")
+    assert result.code == 0, result.stderr
+    runs = validate_output(out / "1" / "runs.json")["runs"]
+    assert "--deselect=tests/test_lib.py::test_stamp_reads_the_clock" in runs[0]["argv"]
+    assert runs[0]["tests"]["deselected"] == 1
+    document = validate_output(out / "1" / "testingTargets.json")
+    assert document["noise"]["unstable"] == []  # the clock-reading test did not run
+    confirmations = validate_output(out / "1" / "confirmations.json")
+    assert all("--deselect=tests/test_lib.py::test_stamp_reads_the_clock" in run["argv"] for run in confirmations["batches"][0]["runs"])
+    bad = run_histeg("compute", "--repo", str(project.path), "--versions", "HEAD~1", "--out", str(tmp_path / "bad"), "--config", str(_bad_config(tmp_path)))
+    assert bad.code == 2 and "setting 'pytest-args' must be a list of strings" in bad.stderr
+
+
+def _bad_config(tmp_path: Path) -> Path:
+    path = tmp_path / "histeg.toml"
+    path.write_text('[tool.histeg]\npytest-args = "--ignore=tests"\n')
+    return path
