@@ -14,7 +14,7 @@ from __future__ import annotations
 import multiprocessing
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,7 @@ from typing import Any
 from histeg.compare.calls import CallDivergence, Tree, compare_calls
 from histeg.compare.classes import classify, outcomes_differ
 from histeg.compare.entry_points import EntryKey, EntryRef, entry_points, match_entry_points, read_manual_matching
-from histeg.compare.noise import NoiseMap, Unstable, merge
+from histeg.compare.noise import NoiseMap, Unstable, merge, natures
 from histeg.compare.test_matching import read_renames
 from histeg.errors import HistegError
 from histeg.store import SYNTAX_CHANGES, TRACE_DIVERGENCES, TRACE_MATCHING, VERSION, OutputStore, read_json, write_json
@@ -189,8 +189,40 @@ class Comparer:
         return found
 
 
-Confirm = Callable[[int, dict[str, set[str]]], list[dict[EntryKey, EntryRef]]]
-"""Re-runs of version ``index`` covering the given labels per command, as loaded runs."""
+Confirm = Callable[[int, dict[str, set[str]], int], list[dict[EntryKey, EntryRef]]]
+"""Re-runs of version ``index`` covering the given labels per command, made for the comparison with
+the other version named, as loaded runs."""
+
+
+def irreproducible(between: list[Divergence], cross: list[list[Divergence]], new_present: list[set[EntryKey]],
+                   old_present: list[set[EntryKey]], new_to_old: dict[EntryKey, EntryKey]) -> NoiseMap:
+    """Divergences between the versions' first runs that the versions' re-runs, made side by side,
+    do not show again: what differed was the moment or the machine (a clock read to the minute, a
+    file left behind), not the code. A change of code shows in every pair of re-runs. Entry points
+    missing from a re-run give no evidence either way."""
+    if not cross:
+        return {}
+    seen: list[dict[tuple[EntryKey, str], set[str]]] = []
+    for divergences in cross:
+        kinds: dict[tuple[EntryKey, str], set[str]] = {}
+        for divergence in divergences:
+            kinds.setdefault((divergence.entry, divergence.call.function), set()).update(divergence.call.kinds)
+        seen.append(kinds)
+    found: NoiseMap = {}
+    for divergence in between:
+        key = (divergence.entry, divergence.call.function)
+        present = all(divergence.entry in new and new_to_old.get(divergence.entry) in old for new, old in zip(new_present, old_present))
+        if not present:
+            continue
+        shown = set(divergence.call.kinds)
+        for kinds in seen:
+            shown &= kinds.get(key, set())
+        missing = set(divergence.call.kinds) - shown
+        if missing:
+            unstable = found.setdefault(key, Unstable())
+            unstable.kinds |= missing
+            unstable.natures |= natures(divergence.call.without(set(divergence.call.kinds) - missing))
+    return found
 
 
 def _wanted(keys: Iterable[EntryKey], run: dict[EntryKey, EntryRef]) -> dict[str, set[str]]:
@@ -219,7 +251,8 @@ def compare_versions(store: OutputStore, index: int, with_sections: bool = True,
     old_runs = [load_run(d) for d in run_directories(store, against)]
     manual_path = store.file(index, TRACE_MATCHING)
     manual = read_manual_matching(manual_path) if manual_path.is_file() else None
-    matching = match_entry_points(old_runs[0], new_runs[0], manual, read_renames(store.file(index, SYNTAX_CHANGES)))
+    renames = read_renames(store.file(index, SYNTAX_CHANGES))
+    matching = match_entry_points(old_runs[0], new_runs[0], manual, renames)
     old_to_new = dict(matching.pairs)
     new_to_old = {new: old for old, new in matching.pairs}
     unstable: NoiseMap = {}
@@ -233,9 +266,11 @@ def compare_versions(store: OutputStore, index: int, with_sections: bool = True,
         suspects = {divergence.entry for divergence in between}
         if confirm_runs > 0 and suspects:
             rerun = time.perf_counter()
-            confirm = confirm or (lambda i, wanted: confirmed_runs(store, i, wanted, confirm_runs))
-            new_again = confirm(index, _wanted(suspects, new_runs[0]))
-            old_again = confirm(against, _wanted((new_to_old[key] for key in suspects), old_runs[0]))
+            confirm = confirm or (lambda i, wanted, other: confirmed_runs(store, i, wanted, confirm_runs, other))
+            with ThreadPoolExecutor(2) as pool:  # both versions at the same time: the clock reads alike on both sides
+                new_future = pool.submit(confirm, index, _wanted(suspects, new_runs[0]), against)
+                old_future = pool.submit(confirm, against, _wanted((new_to_old[key] for key in suspects), old_runs[0]), index)
+                new_again, old_again = new_future.result(), old_future.result()
             confirmation.seconds = time.perf_counter() - rerun
             confirmation.entry_points = len(suspects)
             confirmation.complete = (len(old_again), len(new_again))
@@ -243,6 +278,9 @@ def compare_versions(store: OutputStore, index: int, with_sections: bool = True,
                 merge(unstable, comparer.unstable(new_again, suspects))
             if len(old_again) > 1:
                 merge(unstable, comparer.unstable(old_again, {new_to_old[key] for key in suspects}), old_to_new)
+            cross = [comparer.divergences(old, new, [pair for pair in match_entry_points(old, new, manual, renames).pairs if pair[1] in suspects])
+                     for old, new in zip(old_again, new_again)]
+            merge(unstable, irreproducible(between, cross, [set(new) for new in new_again], [set(old) for old in old_again], new_to_old))
     result = VersionComparison(index, against, matched=len(matching.pairs), only_old=matching.only_old, only_new=matching.only_new,
                                unstable=unstable, confirmation=confirmation)
     changed_outcome = {new_key for old_key, new_key in matching.pairs
@@ -270,13 +308,15 @@ def _functions_under(ref: EntryRef) -> set[str]:
     return {functions[f].ident for f in ref.file.entries[ref.index].functions}
 
 
-def confirmed_runs(store: OutputStore, index: int, wanted: dict[str, set[str]], runs: int) -> list[dict[EntryKey, EntryRef]]:
-    """The version's complete re-runs covering ``wanted``, made now where missing, as loaded runs."""
+def confirmed_runs(store: OutputStore, index: int, wanted: dict[str, set[str]], runs: int, other: int) -> list[dict[EntryKey, EntryRef]]:
+    """The version's complete re-runs covering ``wanted`` for its comparison with version ``other``,
+    made now where missing, as loaded runs."""
     from histeg.runs.confirm import confirm, usable_traces
 
-    confirmations = confirm(store, index, wanted, runs)
+    paired_with = read_json(store.file(other, VERSION))["identifier"]
+    confirmations = confirm(store, index, wanted, runs, paired_with)
     loaded = []
-    for batches in usable_traces(store, index, confirmations):
+    for batches in usable_traces(store, index, confirmations, paired_with):
         merged: dict[EntryKey, EntryRef] = {}
         for files in batches:
             for key, ref in entry_points(TraceFile(path) for path in files).items():

@@ -5,9 +5,11 @@ one version. Re-running the whole suite to find out costs a full traced run per 
 only the tests that diverged costs a few seconds. A version's re-runs come in batches: each batch is
 ``runs`` re-runs of a selection (per pytest command its node ids, other commands whole), written to
 ``OUT/<index>/traces/confirm-<b>/run-<k>/`` and listed in ``OUT/<index>/confirmations.json``. Both
-comparisons a version takes part in (as the new and as the old side) share them: only node ids no
-batch has run yet make a new batch. Re-runs are compared with each other, never with the full run:
-a test run alone may see other state than after the tests before it, and that is not noise.
+comparisons a version takes part in (as the new and as the old side) share them: Each batch is made for one comparison (``pairedWith``: the other version), at the same time as the
+other version's batch, so that what the two show side by side can be compared: a divergence of the
+first runs that re-runs made side by side do not show again came from the moment, not the code.
+Re-runs are never compared with the full run: a test run alone may see other state than after the
+tests before it, and that is not noise.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from histeg.runs.runner import CONFIRMATIONS, RUN_DIR, RUNS, Launch, RunRecord, 
 from histeg.envs.runtime import runtime_of
 from histeg.store import OutputStore, read_json, write_json
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 DEFAULT_CONFIRM_RUNS = 2
 
 Selection = dict[str, frozenset[str] | None]
@@ -37,6 +39,8 @@ Selection = dict[str, frozenset[str] | None]
 class Batch:
     directory: str
     """Relative to the version directory."""
+    paired_with: str
+    """The identifier of the version this batch was made side by side with."""
     selection: Selection
     runs: list[dict[str, Any]]
     """``RunRecord.to_json()`` of each re-run."""
@@ -48,14 +52,14 @@ class Batch:
         return chosen is None or label == "" or label in chosen
 
     def to_json(self) -> dict[str, Any]:
-        return {"directory": self.directory,
+        return {"directory": self.directory, "pairedWith": self.paired_with,
                 "selection": {command: None if ids is None else sorted(ids) for command, ids in sorted(self.selection.items())},
                 "runs": self.runs}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> Batch:
         selection = {command: None if ids is None else frozenset(ids) for command, ids in data["selection"].items()}
-        return cls(data["directory"], selection, list(data["runs"]))
+        return cls(data["directory"], data["pairedWith"], selection, list(data["runs"]))
 
 
 @dataclass
@@ -65,11 +69,15 @@ class Confirmations:
     identifier: str
     batches: list[Batch] = field(default_factory=list)
 
-    def missing(self, wanted: Mapping[str, set[str]]) -> dict[str, set[str]]:
-        """Per command, the labels of ``wanted`` no batch has run."""
+    def paired(self, paired_with: str) -> list[Batch]:
+        return [batch for batch in self.batches if batch.paired_with == paired_with]
+
+    def missing(self, wanted: Mapping[str, set[str]], paired_with: str) -> dict[str, set[str]]:
+        """Per command, the labels of ``wanted`` no batch made for this comparison has run."""
         result: dict[str, set[str]] = {}
+        batches = self.paired(paired_with)
         for command, labels in wanted.items():
-            left = {label for label in labels if not any(batch.covers(command, label) for batch in self.batches)}
+            left = {label for label in labels if not any(batch.covers(command, label) for batch in batches)}
             if left:
                 result[command] = left
         return result
@@ -89,12 +97,12 @@ def load_confirmations(store: OutputStore, index: int) -> Confirmations:
     return Confirmations(identifier, [Batch.from_json(item) for item in data["batches"]])
 
 
-def confirm(store: OutputStore, index: int, wanted: Mapping[str, set[str]], runs: int = DEFAULT_CONFIRM_RUNS) -> Confirmations:
+def confirm(store: OutputStore, index: int, wanted: Mapping[str, set[str]], runs: int, paired_with: str) -> Confirmations:
     """Re-run on version ``index`` whatever of ``wanted`` (per command label: node ids, "" for the
-    entry points no test owns) has not been re-run yet, ``runs`` times, with the options, interpreter
-    and timeout of its first runs."""
+    entry points no test owns) has not been re-run yet for its comparison with ``paired_with``,
+    ``runs`` times, with the options, interpreter and timeout of its first runs."""
     confirmations = load_confirmations(store, index)
-    missing = confirmations.missing(wanted)
+    missing = confirmations.missing(wanted, paired_with)
     if not missing or runs < 1:
         return confirmations
     recorded = read_json(store.file(index, RUNS))
@@ -128,17 +136,17 @@ def confirm(store: OutputStore, index: int, wanted: Mapping[str, set[str]], runs
     with ThreadPoolExecutor(max_workers=min(runs, len(os.sched_getaffinity(0)))) as pool:
         records = [record for batch in pool.map(rerun, range(1, runs + 1)) for record in batch]
     relative = directory.relative_to(store.version_dir(index)).as_posix()
-    confirmations.batches.append(Batch(relative, selection, [record.to_json() for record in records]))
+    confirmations.batches.append(Batch(relative, paired_with, selection, [record.to_json() for record in records]))
     write_json(store.file(index, CONFIRMATIONS), confirmations.to_json())
     return confirmations
 
 
-def usable_traces(store: OutputStore, index: int, confirmations: Confirmations) -> list[list[list[Path]]]:
+def usable_traces(store: OutputStore, index: int, confirmations: Confirmations, paired_with: str) -> list[list[list[Path]]]:
     """Per re-run number, per batch, the trace files of complete re-runs (a re-run that broke, timed
     out or was cut short confirms nothing; failed tests are tolerated as in any run). Batches stay
     apart: each counts its entry points' occurrences on its own."""
     per_run: dict[int, list[list[Path]]] = {}
-    for batch in confirmations.batches:
+    for batch in confirmations.paired(paired_with):
         files: dict[int, list[Path]] = {}
         for run in batch.runs:
             if run["outcome"] not in NOT_COMPLETE:

@@ -201,3 +201,49 @@ def _bad_config(tmp_path: Path) -> Path:
     path = tmp_path / "histeg.toml"
     path.write_text('[tool.histeg]\npytest-args = "--ignore=tests"\n')
     return path
+
+
+SETTING = '''import os
+
+
+def greeting(name):
+    with open(os.environ["GREETING_FILE"], encoding="utf-8") as handle:
+        word = handle.read().strip()
+    return f"{word}, {name}"
+
+
+def shout(text):
+    return text.upper()
+'''
+SETTING_TESTS = '''from lib import greeting, shout
+
+
+def test_greeting():
+    assert greeting("ada")
+
+
+def test_shout():
+    assert shout("hi") == "HI"
+'''
+
+
+def test_what_differed_only_between_the_first_runs_is_noise(make_repo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The world changed between the two versions' first runs (here a file the test reads; in life a clock
+    read to the minute): re-runs made side by side agree, so the divergence is noise, while the real
+    change in ``shout``, seen in the re-runs too, stays."""
+    repo = make_repo()
+    repo.commit("base", {"lib.py": SETTING, "tests/test_lib.py": SETTING_TESTS})
+    repo.commit("shout louder", {"lib.py": SETTING.replace("text.upper()", "text.upper() + '!'")})
+    setting = tmp_path / "greeting.txt"
+    monkeypatch.setenv("GREETING_FILE", str(setting))
+    out = tmp_path / "out"
+    setting.write_text("hello")
+    assert run_histeg("analyze", "--repo", str(repo.path), "--versions", "HEAD~1..HEAD~1", "--out", str(out)).code == 0
+    setting.write_text("good morning")
+    result = run_histeg("compute", "--repo", str(repo.path), "--versions", "HEAD~1..HEAD", "--out", str(out))
+    assert result.code == 0, result.stderr
+    document = validate_output(out / "1" / "testingTargets.json")
+    assert [t["identifier"] for t in document["targets"]] == ["lib:shout"]
+    unstable = {(item["entryPoint"], item["function"]): item["natures"] for item in document["noise"]["unstable"]}
+    assert unstable == {("tests/test_lib.py::test_greeting", "lib:greeting"): ["values"]}
+    assert validate_output(out / "0" / "confirmations.json")["batches"][0]["pairedWith"] == document["identifier"]
