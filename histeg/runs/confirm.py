@@ -126,6 +126,7 @@ def confirm(store: OutputStore, index: int, wanted: Mapping[str, set[str]], runs
         if ids is not None:
             select_files[label] = directory / f"{label}.select"
             select_files[label].write_text("".join(f"{nodeid}\n" for nodeid in sorted(ids)), encoding="utf-8")
+
     def rerun(repetition: int) -> list[RunRecord]:
         run_dir = directory / f"run-{repetition}"
         run_dir.mkdir(exist_ok=True)
