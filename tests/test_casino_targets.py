@@ -13,6 +13,8 @@ import pytest
 from histeg.samples import SAMPLES_ROOT, build_sample
 from tests.conftest import run_histeg, validate_output
 
+pytestmark = pytest.mark.slow  # every casino version traced twice and ranked
+
 EXPECTED = tomllib.loads((SAMPLES_ROOT / "casino" / "expected.toml").read_text())["step"]
 COMPARED = [step for step in EXPECTED if step["compared"]]
 

@@ -29,6 +29,8 @@ from tests.conftest import CliResult, GitRepo, run_histeg, validate_output
 
 from histeg.traces import Call, Trace, Value, read_trace
 
+pytestmark = pytest.mark.slow  # traces real suites with and without histeg, coverage.py alongside
+
 PYTEST = (sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests")
 
 
