@@ -92,7 +92,7 @@ def compute_targets(store: OutputStore, index: int, options: ImpactOptions) -> d
     changes = load_changes(store.file(index, SYNTAX_CHANGES))
     graph = load_call_graph(store.file(index, CALL_GRAPH))
     settings = VersionSettings.from_json(version)
-    reads = _reads(store, index, settings)
+    reads = _reads(store, index, settings) if changes.values else {}  # who reads what matters only for changed values
     table = _function_table(store, index, against)
     tests = frozenset(identifier for identifier, info in table.items() if in_directories(info.file, settings.tests))
     test_data = _changed_test_data(store, index, settings)
