@@ -62,6 +62,7 @@ class Confirmation:
     complete: tuple[int, int] = (0, 0)
     """Complete re-runs available on the old and the new version."""
     seconds: float = 0.0
+    """Re-running the divergent entry points on both versions and comparing the re-runs."""
 
     def to_json(self) -> dict[str, Any]:
         return {"runs": self.runs, "entryPoints": self.entry_points, "completeRuns": {"old": self.complete[0], "new": self.complete[1]}}
@@ -85,7 +86,7 @@ class VersionComparison:
     """Functions called under each entry point only the new version has (new or renamed tests)."""
     confirmation: Confirmation = field(default_factory=lambda: Confirmation(0))
     compare_seconds: float = 0.0
-    """Time spent comparing traces (re-runs not included)."""
+    """Time spent comparing the versions' first runs (re-runs and their comparisons not included)."""
 
     @property
     def noise_keys(self) -> set[tuple[EntryKey, str]]:
@@ -271,7 +272,6 @@ def compare_versions(store: OutputStore, index: int, with_sections: bool = True,
                 new_future = pool.submit(confirm, index, _wanted(suspects, new_runs[0]), against)
                 old_future = pool.submit(confirm, against, _wanted((new_to_old[key] for key in suspects), old_runs[0]), index)
                 new_again, old_again = new_future.result(), old_future.result()
-            confirmation.seconds = time.perf_counter() - rerun
             confirmation.entry_points = len(suspects)
             confirmation.complete = (len(old_again), len(new_again))
             if len(new_again) > 1:
@@ -281,6 +281,7 @@ def compare_versions(store: OutputStore, index: int, with_sections: bool = True,
             cross = [comparer.divergences(old, new, [pair for pair in match_entry_points(old, new, manual, renames).pairs if pair[1] in suspects])
                      for old, new in zip(old_again, new_again)]
             merge(unstable, irreproducible(between, cross, [set(new) for new in new_again], [set(old) for old in old_again], new_to_old))
+            confirmation.seconds = time.perf_counter() - rerun  # re-running and comparing the re-runs
     result = VersionComparison(index, against, matched=len(matching.pairs), only_old=matching.only_old, only_new=matching.only_new,
                                unstable=unstable, confirmation=confirmation)
     changed_outcome = {new_key for old_key, new_key in matching.pairs
