@@ -54,6 +54,14 @@ class GitRepo:
     path: Path
     clock: int = 0
 
+    @classmethod
+    def create(cls, path: Path) -> GitRepo:
+        """A new, empty repository on branch ``main`` in a folder made for it."""
+        path.mkdir(parents=True)
+        repo = cls(path)
+        repo.git("init", "-q", "-b", "main")
+        return repo
+
     def git(self, *args: str, check: bool = True) -> str:
         self.clock += 1
         date = f"2024-01-01T00:{self.clock // 60:02d}:{self.clock % 60:02d}+00:00"
@@ -90,11 +98,7 @@ class GitRepo:
 @pytest.fixture
 def make_repo(tmp_path: Path) -> Callable[[str], GitRepo]:
     def make(name: str = "repo") -> GitRepo:
-        path = tmp_path / name
-        path.mkdir()
-        repo = GitRepo(path)
-        repo.git("init", "-q", "-b", "main")
-        return repo
+        return GitRepo.create(tmp_path / name)
 
     return make
 

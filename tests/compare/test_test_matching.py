@@ -87,9 +87,7 @@ def items(*values: int) -> str:
 def store(tmp_path_factory: pytest.TempPathFactory) -> OutputStore:
     """The project's four versions, traced once for the whole module."""
     root = tmp_path_factory.mktemp("test-matching")
-    repo = GitRepo(root / "repo")
-    repo.path.mkdir()
-    repo.git("init", "-q", "-b", "main")
+    repo = GitRepo.create(root / "repo")
     repo.commit("base", {
         "lib.py": LIB, "tests/conftest.py": CONFTEST,
         "tests/test_scale.py": SCALE.format(cases=items(1, 2, 3)),

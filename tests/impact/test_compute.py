@@ -59,10 +59,7 @@ CHANGED = LIB.replace("LIMIT = 10", "LIMIT = 7").replace("helper(x * 2)", "helpe
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
-    path = tmp_path_factory.mktemp("impact") / "repo"
-    path.mkdir()
-    repo = GitRepo(path)
-    repo.git("init", "-q", "-b", "main")
+    repo = GitRepo.create(tmp_path_factory.mktemp("impact") / "repo")
     repo.commit("base", {"lib.py": LIB, "tests/test_lib.py": TESTS})
     repo.commit("change", {"lib.py": CHANGED, "tests/test_lib.py": TESTS.replace("def test_threshold", "def test_limit")})
     return repo
@@ -216,10 +213,7 @@ DOCUMENTED = LIB.replace('def compute(x):\n', 'def compute(x):\n    """Twice the
 
 
 def test_docstrings_are_no_targets_and_absorb_no_divergence(tmp_path: Path) -> None:
-    path = tmp_path / "repo"
-    path.mkdir()
-    repo = GitRepo(path)
-    repo.git("init", "-q", "-b", "main")
+    repo = GitRepo.create(tmp_path / "repo")
     repo.commit("base", {"lib.py": LIB, "tests/test_lib.py": TESTS})
     repo.commit("document", {"lib.py": DOCUMENTED, "tests/test_lib.py": TESTS})
     repo.commit("change", {"lib.py": DOCUMENTED.replace('if x > 5:', 'if x >= 4:').replace('"""B or S."""', '"""B or S, reworded."""'),

@@ -87,10 +87,7 @@ def test_clamp_above():
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
-    path = tmp_path_factory.mktemp("noise") / "repo"
-    path.mkdir()
-    repo = GitRepo(path)
-    repo.git("init", "-q", "-b", "main")
+    repo = GitRepo.create(tmp_path_factory.mktemp("noise") / "repo")
     repo.commit("base", {"lib.py": LIB, "tests/test_lib.py": TESTS})
     repo.commit("off by one", {"lib.py": OFF_BY_ONE})
     repo.commit("parse raises on long text; clamp fixed, with its test", {"lib.py": RAISES, "tests/test_clamp.py": NEW_TEST})

@@ -81,9 +81,7 @@ CHANGED = (TEXTS.replace('"red": "rouge"', '"red": "vermillon"').replace('GREETI
 def out(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """Two versions whose only change is the values of ``texts.py``, computed by the real command line."""
     root = tmp_path_factory.mktemp("values")
-    repo = GitRepo(root / "repo")
-    repo.path.mkdir()
-    repo.git("init", "-q", "-b", "main")
+    repo = GitRepo.create(root / "repo")
     repo.commit("base", {"texts.py": TEXTS, "paint.py": PAINT, "tests/test_paint.py": TESTS})
     repo.commit("new words", {"texts.py": CHANGED})
     result = run_histeg("compute", "--repo", str(repo.path), "--all", "--out", str(root / "out"), "--repeat", "1")

@@ -248,11 +248,6 @@ def histories(draw: st.DrawFn, max_edits: int = 3) -> History:
 
 # -- committing and running histeg ---------------------------------------------------------------
 
-def new_repo(path: Path) -> GitRepo:
-    path.mkdir(parents=True)
-    repo = GitRepo(path)
-    repo.git("init", "-q", "-b", "main")
-    return repo
 
 
 def commit(repo: GitRepo, project: Project, message: str, before: Project | None = None) -> str:

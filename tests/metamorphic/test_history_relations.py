@@ -19,6 +19,7 @@ import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
+from tests.conftest import GitRepo
 from tests.metamorphic.projects import (
     History,
     Project,
@@ -31,7 +32,6 @@ from tests.metamorphic.projects import (
     edits,
     histories,
     modifications,
-    new_repo,
 )
 
 # Every example runs histeg (about two seconds); HISTEG_METAMORPHIC_EXAMPLES=50 explores further locally.
@@ -64,7 +64,7 @@ def code_of_tests(document: dict[str, Any]) -> set[str]:
 def build(workspace: Path, history: History) -> tuple[Path, Any, str]:
     """The history committed in a fresh repository: its folder, the repository, the last commit."""
     folder = fresh(workspace)
-    repo = new_repo(folder / "repo")
+    repo = GitRepo.create(folder / "repo")
     return folder, repo, commit_history(repo, history)[-1]
 
 

@@ -199,11 +199,6 @@ CLOCKS = frozenset({CLOCK, "neutral.core:today"})
 TESTS = 7
 
 
-def new_repo(path: Path) -> GitRepo:
-    path.mkdir(parents=True)
-    repo = GitRepo(path)
-    repo.git("init", "-q", "-b", "main")
-    return repo
 
 
 def clean_environment(**extra: str) -> dict[str, str]:
@@ -311,7 +306,7 @@ def observed(tmp_path_factory: pytest.TempPathFactory) -> Observed:
     and four more times under ``histeg compute`` (two versions, two repetitions).
     """
     root = tmp_path_factory.mktemp("observed")
-    repo = new_repo(root / "repo")
+    repo = GitRepo.create(root / "repo")
     commits = [repo.commit("project", OBSERVED), repo.commit("readme only", {"README.md": "# neutral\n\nNo code changed.\n"})]
     env = clean_environment()
     out_a, out_b = root / "A", root / "B"
@@ -458,7 +453,7 @@ LIBRARY = dedent({
 
 
 def analyze_one_commit(root: Path, files: dict[str, str]) -> tuple[CliResult, Path]:
-    repo = new_repo(root / "repo")
+    repo = GitRepo.create(root / "repo")
     repo.commit("project", {**LIBRARY, **dedent(files)})
     out = root / "out"
     result = histeg_in(clean_environment(), "analyze", "--repo", str(repo.path), "--all", "--out", str(out), "--repeat", "1", "--json")
@@ -576,7 +571,7 @@ def coverage_numbers(report: Path) -> dict[str, Any]:
 @pytest.mark.parametrize("core", ["sysmon", "default"])
 def test_coverage_measures_the_same_under_the_tracer(core: str, tmp_path: Path) -> None:
     """pytest-cov (with coverage on sys.monitoring or not) and histeg share the process: both see everything."""
-    repo = new_repo(tmp_path / "repo")
+    repo = GitRepo.create(tmp_path / "repo")
     repo.commit("project", {**LIBRARY, **dedent(COVERED)})
     env = clean_environment(**({"COVERAGE_CORE": "sysmon"} if core == "sysmon" else {}))
     out = tmp_path / "out"
