@@ -1,11 +1,14 @@
 """Bundled sample projects, stored as readable step folders, built into real git repositories.
 
-A sample lives in ``sample_repos/<name>/steps/NN-slug/``: ``message.txt`` is the
+A sample lives in ``histeg/sample_data/<name>/steps/NN-slug/``: ``message.txt`` is the
 commit message, ``files/`` holds every file added or changed at that step with
 its full content, an optional ``deleted.txt`` lists removed paths. Building
 replays the steps as commits with a fixed author, committer and clock, and
 without the user's git configuration, so the same sample always has the same
 SHAs and tests can name its commits.
+
+The step folders are package data, read through ``importlib.resources`` so that
+an installed wheel finds them where a checkout does.
 """
 
 from __future__ import annotations
@@ -15,13 +18,16 @@ import re
 import shutil
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from importlib import resources
+from importlib.resources.abc import Traversable
 from pathlib import Path, PurePosixPath
 
 from histeg.errors import HistegError
 
-SAMPLES_ROOT = Path(__file__).resolve().parent.parent / "sample_repos"
+SAMPLES_ROOT: Traversable = resources.files("histeg") / "sample_data"
 
 AUTHOR_NAME = "Histeg Samples"
 AUTHOR_EMAIL = "samples@histeg.invalid"
@@ -43,9 +49,9 @@ GIT_OPTIONS = (
 class Step:
     """One commit of a sample: what it writes, what it deletes, its message."""
 
-    folder: Path
+    folder: Traversable
     message: str
-    files: dict[str, Path]  # POSIX path in the repository -> source file in the step folder
+    files: dict[str, Traversable]  # POSIX path in the repository -> source file in the step folder
     deleted: tuple[str, ...]
 
     @property
@@ -60,7 +66,7 @@ def available_samples() -> list[str]:
     return sorted(entry.name for entry in SAMPLES_ROOT.iterdir() if (entry / "steps").is_dir())
 
 
-def sample_dir(name: str) -> Path:
+def sample_dir(name: str) -> Traversable:
     """The sample's directory; an unknown name is a user error listing the known ones."""
     known = available_samples()
     if name not in known:
@@ -72,7 +78,7 @@ def sample_dir(name: str) -> Path:
 def load_steps(name: str) -> list[Step]:
     """The sample's steps in commit order, checked for gaps and malformed folders."""
     steps_dir = sample_dir(name) / "steps"
-    folders = sorted(entry for entry in steps_dir.iterdir() if entry.is_dir())
+    folders = sorted((entry for entry in steps_dir.iterdir() if entry.is_dir()), key=lambda entry: entry.name)
     steps: list[Step] = []
     for expected_number, folder in enumerate(folders):
         match = STEP_FOLDER.match(folder.name)
@@ -84,21 +90,15 @@ def load_steps(name: str) -> list[Step]:
     return steps
 
 
-def _read_step(folder: Path) -> Step:
+def _read_step(folder: Traversable) -> Step:
     message_file = folder / "message.txt"
     if not message_file.is_file() or not message_file.read_text(encoding="utf-8").strip():
         raise HistegError(f"step {folder.name}: message.txt is missing or empty")
-    files: dict[str, Path] = {}
+    files: dict[str, Traversable] = {}
     files_dir = folder / "files"
     if files_dir.is_dir():
-        for source in sorted(files_dir.rglob("*")):
-            relative = source.relative_to(files_dir)
-            if any(part in BUILD_LEFTOVERS for part in relative.parts):
-                continue
-            if source.is_symlink():
-                raise HistegError(f"step {folder.name}: {relative} is a symbolic link; samples hold regular files only")
-            if source.is_file():
-                files[_repository_path(folder, relative.as_posix())] = source
+        for relative, source in _walk(folder, files_dir, PurePosixPath()):
+            files[_repository_path(folder, relative.as_posix())] = source
     deleted_file = folder / "deleted.txt"
     deleted: tuple[str, ...] = ()
     if deleted_file.is_file():
@@ -109,7 +109,21 @@ def _read_step(folder: Path) -> Step:
     return Step(folder=folder, message=message_file.read_text(encoding="utf-8"), files=files, deleted=deleted)
 
 
-def _repository_path(folder: Path, path: str) -> str:
+def _walk(folder: Traversable, directory: Traversable, prefix: PurePosixPath) -> Iterator[tuple[PurePosixPath, Traversable]]:
+    """Every regular file below ``directory`` in path order; resources have no ``rglob``."""
+    for entry in sorted(directory.iterdir(), key=lambda entry: entry.name):
+        relative = prefix / entry.name
+        if entry.name in BUILD_LEFTOVERS:
+            continue
+        if isinstance(entry, Path) and entry.is_symlink():  # only a folder on disk can hold links
+            raise HistegError(f"step {folder.name}: {relative} is a symbolic link; samples hold regular files only")
+        if entry.is_dir():
+            yield from _walk(folder, entry, relative)
+        elif entry.is_file():
+            yield relative, entry
+
+
+def _repository_path(folder: Traversable, path: str) -> str:
     pure = PurePosixPath(path)
     if pure.is_absolute() or ".." in pure.parts or ".git" in pure.parts or not pure.parts:
         raise HistegError(f"step {folder.name}: path {path!r} must stay inside the repository and outside .git")

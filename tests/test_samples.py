@@ -4,6 +4,7 @@ and whose documented expectations agree with the step folders and the code."""
 from __future__ import annotations
 
 import ast
+import glob
 import io
 import os
 import re
@@ -75,9 +76,24 @@ def built(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFacto
     return Built(request.param, tmp_path_factory.mktemp(request.param))
 
 
+ROOT = Path(__file__).resolve().parent.parent
+
+
 def test_casino_is_bundled() -> None:
     assert "casino" in SAMPLES
-    assert SAMPLES_ROOT == Path(__file__).resolve().parent.parent / "sample_repos"
+    assert (SAMPLES_ROOT / "casino" / "expected.toml").is_file()
+
+
+def test_package_data_globs_reach_every_sample_file() -> None:
+    """setuptools expands package-data with recursive ``glob``, which skips hidden folders:
+    a sample file the globs miss would be absent from the wheel."""
+    package = ROOT / "histeg"
+    patterns = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]["package-data"]["histeg"]
+    shipped = {match for pattern in patterns for match in glob.glob(pattern, root_dir=package, recursive=True)}
+    tracked = git(ROOT, "ls-files", "--", "histeg/sample_data").splitlines()
+    committed = {path.removeprefix("histeg/") for path in tracked if path}
+    assert committed, "the samples are package data under histeg/"
+    assert committed <= shipped, sorted(committed - shipped)
 
 
 def test_one_commit_per_step_on_main_with_fixed_identity_and_clock(built: Built) -> None:
