@@ -11,7 +11,7 @@ from histeg.tracing import format as fmt
 from histeg.tracing.monitor import Collector
 from histeg.tracing.protocol import Backend
 from histeg.tracing.selection import Selector
-from histeg.tracing.session import TRACERS
+from histeg.tracing.tracers import TRACERS
 from histeg.tracing.values import Abstraction
 
 try:

@@ -4,12 +4,47 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass, field
 
 from histeg.naming import identifier, module_name
 
 CO_OPTIMIZED = 0x1
 _TRACER_DIR = os.path.dirname(os.path.realpath(__file__))
 _SKIPPED_PARTS = frozenset({"site-packages", "dist-packages", "__pycache__"})
+DEFAULT_IGNORED_FUNCTIONS = ("__repr__", "__str__", "__hash__", "__eq__")
+"""Left out unless the user says otherwise, as jHisteg left out toString, hashCode and equals: containers,
+logging and test reports call them more than the program's own logic does."""
+
+
+@dataclass(frozen=True)
+class IgnoreRule:
+    """What the tracer and every analysis leave out (thesis figure 4.3).
+
+    One rule, so that the function table, the syntax changes and the targets
+    name exactly the code the tracer may report.
+    """
+
+    prefixes: tuple[str, ...] = ()
+    suffixes: tuple[str, ...] = ()
+    directories: tuple[str, ...] = ()
+    functions: tuple[str, ...] = DEFAULT_IGNORED_FUNCTIONS
+    _directories: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    _functions: frozenset[str] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        for name in ("prefixes", "suffixes", "directories", "functions"):
+            object.__setattr__(self, name, tuple(getattr(self, name)))
+        object.__setattr__(self, "_directories", tuple(_clean(d) for d in self.directories))
+        object.__setattr__(self, "_functions", frozenset(self.functions))
+
+    def ignores(self, path: str | None = None, module: str | None = None, qualname: str | None = None) -> bool:
+        """Whether any part given is left out: a file (POSIX path relative to the version root) under an
+        ignored directory, a module by prefix or suffix, a function by its own name or its qualified name."""
+        if path is not None and any(d == "." or path.startswith(d + "/") for d in self._directories):
+            return True
+        if module is not None and (module.startswith(self.prefixes) or module.endswith(self.suffixes)):
+            return True
+        return qualname is not None and (qualname in self._functions or qualname.rpartition(".")[2] in self._functions)
 
 
 class Selector:
@@ -28,10 +63,7 @@ class Selector:
         self.root = os.path.realpath(root)
         self.sources = [_clean(d) for d in sources] or ["."]
         self.dirs = [_join(self.root, d) for d in [*self.sources, *(_clean(d) for d in tests)]]
-        self.ignore_prefixes = tuple(ignore_prefixes)
-        self.ignore_suffixes = tuple(ignore_suffixes)
-        self.ignore_directories = [_clean(d) for d in ignore_directories]
-        self.ignore_functions = frozenset(ignore_functions)
+        self.ignore = IgnoreRule(tuple(ignore_prefixes), tuple(ignore_suffixes), tuple(ignore_directories), tuple(ignore_functions))
         self._files: dict[str, tuple[str, str] | None] = {}
 
     def module_of(self, filename: str) -> tuple[str, str] | None:
@@ -45,18 +77,14 @@ class Selector:
                 relpath = os.path.relpath(path, self.root).replace(os.sep, "/")
                 if self._keeps_file(relpath):
                     module = module_name(relpath, self.sources)
-                    if not (self.ignore_prefixes and module.startswith(self.ignore_prefixes)) and not (
-                        self.ignore_suffixes and module.endswith(self.ignore_suffixes)
-                    ):
+                    if not self.ignore.ignores(path=relpath, module=module):
                         result = (relpath, module)
         self._files[filename] = result
         return result
 
     def _keeps_file(self, relpath: str) -> bool:
         parts = relpath.split("/")[:-1]
-        if any(part in _SKIPPED_PARTS or part.startswith(".") for part in parts):
-            return False
-        return not any(relpath.startswith(d + "/") or d == "." for d in self.ignore_directories)
+        return not any(part in _SKIPPED_PARTS or part.startswith(".") for part in parts)
 
     def select(self, code) -> tuple[str, str] | None:  # noqa: ANN001 - a code object
         """``(identifier, relative path)`` of a traced code object: functions only (not module or
@@ -64,7 +92,7 @@ class Selector:
         if not code.co_flags & CO_OPTIMIZED:
             return None
         found = self.module_of(code.co_filename)
-        if found is None or code.co_name in self.ignore_functions or code.co_qualname in self.ignore_functions:
+        if found is None or self.ignore.ignores(qualname=code.co_qualname):
             return None
         relpath, module = found
         return identifier(module, code.co_qualname), relpath

@@ -12,8 +12,6 @@ import os
 import sys
 
 CONFIG_ENV = "HISTEG_TRACE_CONFIG"
-TRACERS = ("auto", "c", "python")
-"""Collector implementations a config may name (``auto``: C when the extension is built)."""
 
 _collector = None
 _selection: str | None = None

@@ -12,9 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from histeg.tracing.activation import TraceConfig, traced_environment
 from histeg.compare.entry_points import EntryRef
-from histeg.traces import Call, Trace, TraceFile, read_trace, trace_files
+from histeg.tracing.activation import TraceConfig, traced_environment
+from histeg.tracing.call_tree import Call, Trace
+from histeg.tracing.reader import TraceFile, read_trace, trace_files
 
 
 @dataclass

@@ -28,9 +28,10 @@ from typing import Any
 import pytest
 
 from histeg.errors import HistegError
-from histeg.traces import Call, Trace, TraceFile, read_trace
 from histeg.tracing import activation, events, seal
 from histeg.tracing import format as fmt
+from histeg.tracing.call_tree import Call, Trace
+from histeg.tracing.reader import TraceFile, read_trace
 from histeg.tracing.records import Definitions, Function, parse_record
 from tests.tracing.trace_builder import (
     UNRECORDED, Entry, Fn, Node, Resume, Step, TraceBuilder, Traced, Val, Yield, play, write_trace,

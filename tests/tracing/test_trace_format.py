@@ -12,10 +12,11 @@ import jsonschema
 import pytest
 
 from histeg.errors import HistegError
-from histeg.traces import Value, read_trace
-from histeg.tracing.seal import seal
 from histeg.tracing import activation, values
 from histeg.tracing import format as fmt
+from histeg.tracing.reader import read_trace
+from histeg.tracing.records import Value
+from histeg.tracing.seal import seal
 from tests.conftest import SCHEMAS, run_histeg
 
 MODULE = '''

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 import histeg
-from histeg.traces import TraceFile, read_trace, trace_files
 from histeg.tracing.activation import CONFIG_ENV, TraceConfig, hook_dir, traced_environment, tracer_path
+from histeg.tracing.reader import TraceFile, read_trace, trace_files
 from tests.conftest import run_histeg
 from tests.tracing.conftest import base_environment, project_config, write_project
 
@@ -256,11 +256,14 @@ def test_pytest_plugin_is_inert_unless_tracing(traced):
 def test_exec_on_a_version_directory_runs_in_a_fresh_copy_of_its_snapshot(tmp_path):
     version_dir = tmp_path / "out" / "0"
     write_project(version_dir / "snapshot", {**PROJECT, "tests/test_mixed.py": ""})
-    settings = {
+    version = {
+        "schemaVersion": 1, "index": 0, "identifier": "a" * 40, "shortIdentifier": "a" * 12, "author": "A", "date": "2024-01-01T00:00:00+00:00",
+        "msg": "m", "comparingAgainstVersion": None, "comparingAgainstIndex": None, "snapshot": "snapshot", "skippedEntries": [],
+        "gitDescribe": None, "gitCommits": 1,
         "sourcesIn": ["src"], "testsIn": ["tests"], "commandToBuild": None, "ignoredModulesByPrefix": [],
         "ignoredModulesBySuffix": [], "ignoredDirectories": [], "ignoredFunctionsByName": ["__repr__"],
     }
-    (version_dir / "version.json").write_text(json.dumps({"schemaVersion": 1, "index": 0, "identifier": "abc", **settings}))
+    (version_dir / "version.json").write_text(json.dumps(version))
     code = "import sys; sys.path.insert(0, 'src'); from pkg.lib import spin; print(spin(2))"
     out = subprocess.run([sys.executable, "-m", "histeg", "exec", str(version_dir), "--", sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert (out.returncode, out.stdout) == (0, "1\n"), out.stderr

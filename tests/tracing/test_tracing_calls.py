@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from histeg.traces import Call, Value
+from histeg.tracing.call_tree import Call
+from histeg.tracing.records import Value
 from tests.tracing.conftest import TRACERS
 
 CORE = '''

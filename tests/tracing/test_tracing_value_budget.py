@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from histeg.traces import Value
+from histeg.tracing.records import Value
 
 FILES = {
     "src/hot.py": '''

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from histeg.traces import Value
+from histeg.tracing.records import Value
 from histeg.tracing import values
 from tests.tracing.conftest import TRACERS
 

@@ -1,0 +1,237 @@
+"""histeg's module layout: no import cycles, a stdlib-only tracer, a light top-level package.
+
+The import graph is built from the source (``ast``), not by importing it, so
+that imports inside functions (lazy imports) count too: they still tie two
+modules together, and a cycle hidden in a function body breaks as soon as the
+import moves to the top of the file.
+"""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import networkx as nx
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGE = "histeg"
+TRACING = "histeg.tracing"
+
+KNOWN_CYCLES: set[tuple[str, ...]] = set()
+"""Cycles through modules outside the tracing code, left for their owners to break (each spelled as ``cycles`` spells it)."""
+
+SHARED_WITH_TRACER = {"histeg.errors", "histeg.naming"}
+"""The only histeg modules outside ``histeg.tracing`` it may import: leaves made of the standard library alone."""
+
+THIRD_PARTY_IN_TRACING = {"histeg.tracing.pytest_plugin": {"pytest"}}
+"""The pytest plugin is loaded only by pytest, so it may import pytest."""
+
+HISTEG_SIDE = {"histeg.errors", "histeg.tracing.activation", "histeg.tracing.call_tree", "histeg.tracing.events",
+               "histeg.tracing.reader", "histeg.tracing.records", "histeg.tracing.seal"}
+"""Modules of the tracing code that run in histeg's process only: starting and reading traces, never writing them."""
+
+HEAVY = ("click", "rich", "networkx", "pydriller", "tree_sitter", "Levenshtein", "msgspec", "orjson")
+
+
+@dataclass
+class Imports:
+    """What a package's modules import: each other (the graph), and the world outside it."""
+
+    graph: nx.DiGraph = field(default_factory=nx.DiGraph)
+    outside: defaultdict[str, set[str]] = field(default_factory=lambda: defaultdict(set))
+    """Module -> top-level names of what it imports from outside the package."""
+
+
+def module_files(root: Path, package: str = PACKAGE) -> dict[str, Path]:
+    """Module name -> file of every importable ``<package>/**/*.py`` (sample projects' files are data, not modules)."""
+    modules = {}
+    for path in sorted((root / package).rglob("*.py")):
+        parts = path.relative_to(root).with_suffix("").parts
+        if not all(part.isidentifier() for part in parts):
+            continue
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        modules[".".join(parts)] = path
+    return modules
+
+
+def extension_modules(root: Path, package: str = PACKAGE) -> set[str]:
+    """Compiled modules (``histeg.tracing._ctracer``): imported like the others, without a ``.py`` file."""
+    found = set()
+    for pattern in ("*.so", "*.pyd", "*.pyi"):
+        for path in (root / package).rglob(pattern):
+            parts = path.relative_to(root).parts
+            found.add(".".join((*parts[:-1], path.name.partition(".")[0])))
+    return found
+
+
+def _is_type_checking(test: ast.expr) -> bool:
+    return (isinstance(test, ast.Name) and test.id == "TYPE_CHECKING") or (
+        isinstance(test, ast.Attribute) and test.attr == "TYPE_CHECKING"
+    )
+
+
+def _import_nodes(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Imports anywhere in the tree (function bodies included), except under ``if TYPE_CHECKING:``."""
+    if isinstance(node, (ast.Import, ast.ImportFrom)):
+        yield node
+        return
+    if isinstance(node, ast.If) and _is_type_checking(node.test):
+        children: list[ast.AST] = list(node.orelse)
+    else:
+        children = list(ast.iter_child_nodes(node))
+    for child in children:
+        yield from _import_nodes(child)
+
+
+def imported_names(module: str, path: Path, is_package: bool) -> Iterator[tuple[str, str | None, str]]:
+    """(absolute module, imported name or None, the name it is bound to) for each target of each import."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
+    for node in _import_nodes(tree):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                yield alias.name, None, alias.asname or alias.name.partition(".")[0]
+            continue
+        base = node.module or ""
+        if node.level:
+            anchor = module.split(".") if is_package else module.split(".")[:-1]
+            anchor = anchor[: len(anchor) - (node.level - 1)]
+            base = ".".join(anchor + ([base] if base else []))
+        for alias in node.names:
+            yield base, alias.name, alias.asname or alias.name
+
+
+def scan(root: Path, package: str = PACKAGE) -> Imports:
+    """The import graph of a package's modules, with an edge for each import of one module by another.
+
+    ``from pkg import name`` is an edge to ``pkg.name`` when that is a module;
+    else, when ``pkg/__init__`` re-exports ``name`` from a module, to that
+    module (the re-export is a way to spell it, not a dependency on the
+    ``__init__``: ``pkg -> pkg.sub`` for the re-export and ``pkg.sub2 -> pkg``
+    for a sibling is no cycle); else to ``pkg`` itself. Importing ``pkg.sub``
+    also runs ``pkg/__init__``; that implicit edge is left out for the same
+    reason.
+    """
+    files = module_files(root, package)
+    known = set(files) | extension_modules(root, package)
+    packages = {name for name, path in files.items() if path.name == "__init__.py"}
+    packages |= {name.rpartition(".")[0] for name in known if "." in name}
+    listed = {name: list(imported_names(name, path, path.name == "__init__.py")) for name, path in files.items()}
+    reexports: dict[str, dict[str, str]] = {}
+
+    def target(base: str, name: str | None) -> str:
+        if name is not None and f"{base}.{name}" in known | packages:
+            return f"{base}.{name}"
+        return reexports.get(base, {}).get(name or "", base)
+
+    for name in sorted(packages & set(files), key=lambda n: -n.count(".")):  # deepest first: re-exports of re-exports
+        reexports[name] = {bound: target(base, imported) for base, imported, bound in listed[name]
+                           if base == package or base.startswith(package + ".")}
+    imports = Imports()
+    imports.graph.add_nodes_from(files)
+    for module, names in listed.items():
+        for base, name, _ in names:
+            if base != package and not base.startswith(package + "."):
+                imports.outside[module].add(base.partition(".")[0])
+            elif (found := target(base, name)) != module:
+                imports.graph.add_edge(module, found)
+    return imports
+
+
+def cycles(graph: nx.DiGraph) -> list[tuple[str, ...]]:
+    """Every simple cycle, as its modules in import order from the smallest name on (one spelling per cycle)."""
+    found = []
+    for cycle in nx.simple_cycles(graph):
+        start = cycle.index(min(cycle))
+        found.append(tuple(cycle[start:] + cycle[:start]))
+    return sorted(found, key=lambda chain: (len(chain), chain))
+
+
+@pytest.fixture(scope="module")
+def histeg_imports() -> Imports:
+    return scan(ROOT)
+
+
+def test_no_import_cycles(histeg_imports: Imports) -> None:
+    found = cycles(histeg_imports.graph)
+    unknown = [chain for chain in found if chain not in KNOWN_CYCLES]
+    assert not unknown, "import cycles:\n" + "\n".join(" -> ".join((*chain, chain[0])) for chain in unknown)
+    gone = KNOWN_CYCLES - set(found)
+    assert not gone, f"KNOWN_CYCLES lists cycles that are gone, remove them: {sorted(gone)}"
+
+
+def test_tracing_imports_only_the_standard_library(histeg_imports: Imports) -> None:
+    """The tracer runs inside other people's processes: nothing of histeg's dependencies, nothing of histeg's heavier side."""
+    imports = histeg_imports
+    stdlib = set(sys.stdlib_module_names)
+    problems = []
+    for module in sorted(imports.graph):
+        if module == TRACING or module.startswith(TRACING + "."):
+            problems += [f"{module} imports {target}" for target in sorted(imports.graph.successors(module))
+                         if target != TRACING and not target.startswith(TRACING + ".") and target not in SHARED_WITH_TRACER]
+            allowed = stdlib | THIRD_PARTY_IN_TRACING.get(module, set())
+            problems += [f"{module} imports {name}" for name in sorted(imports.outside[module] - allowed)]
+    for module in sorted(SHARED_WITH_TRACER):
+        problems += [f"{module}, shared with the tracer, imports {target}" for target in sorted(imports.graph.successors(module))]
+        problems += [f"{module}, shared with the tracer, imports {name}" for name in sorted(imports.outside[module] - stdlib)]
+    assert not problems, "\n".join(problems)
+
+
+def test_traced_processes_reach_only_the_writer(histeg_imports: Imports) -> None:
+    """What the start-up hook and the pytest plugin can import, lazily or not, stays clear of reading and sealing."""
+    graph = histeg_imports.graph
+    hooks = [name for name in graph if name.startswith(TRACING + ".hook.")]
+    assert hooks
+    reached = set().union(*(nx.descendants(graph, name) for name in hooks))
+    assert sorted(reached & HISTEG_SIDE) == []
+
+
+def _loaded_in_fresh_process(code: str) -> set[str]:
+    program = f"import sys\n{code}\nprint('\\n'.join(sys.modules))"
+    result = subprocess.run([sys.executable, "-c", program], cwd=ROOT, capture_output=True, text=True, check=True)
+    return set(result.stdout.split())
+
+
+def test_importing_histeg_loads_no_heavy_dependency() -> None:
+    loaded = _loaded_in_fresh_process("import histeg")
+    assert [name for name in HEAVY if name in loaded] == []
+
+
+def test_tracer_modules_load_only_the_standard_library() -> None:
+    """The same rule as imported for real: what the tracer's modules load in a process of their own."""
+    names = [name for name in module_files(ROOT) if name.startswith(TRACING + ".") and name not in THIRD_PARTY_IN_TRACING
+             and not name.startswith(TRACING + ".hook.")]
+    before = _loaded_in_fresh_process("")
+    loaded = _loaded_in_fresh_process("\n".join(f"import {name}" for name in names))
+    foreign = sorted(name for name in loaded - before if name.partition(".")[0] not in {*sys.stdlib_module_names, PACKAGE})
+    assert foreign == []
+
+
+def test_scan_follows_lazy_relative_and_reexported_imports(tmp_path: Path) -> None:
+    """The graph the rules above rest on, on a package made for it."""
+    files = {
+        "histeg/__init__.py": "",
+        "histeg/api/__init__.py": "from histeg.api.one import One\n",
+        "histeg/api/one.py": "class One: ...\n",
+        "histeg/api/two.py": "from histeg.api import One\n",
+        "histeg/a.py": "def f():\n    from . import b\n",
+        "histeg/b.py": "from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    from histeg import c\nimport histeg.a\nimport json, msgspec.json\n",
+        "histeg/c.py": "from .api import two\nfrom histeg.api import one as first\n",
+        "histeg/samples/0-initial/files/d.py": "import histeg.c\n",
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    imports = scan(tmp_path)
+    assert set(imports.graph.edges) == {
+        ("histeg.api", "histeg.api.one"), ("histeg.api.two", "histeg.api.one"), ("histeg.a", "histeg.b"), ("histeg.b", "histeg.a"),
+        ("histeg.c", "histeg.api.two"), ("histeg.c", "histeg.api.one"),
+    }
+    assert imports.outside["histeg.b"] == {"typing", "json", "msgspec"}
+    assert cycles(imports.graph) == [("histeg.a", "histeg.b")]
