@@ -17,9 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import orjson
-
 from histeg.errors import HistegError
+from histeg.records.history import Version
 
 HISTORY = "history.json"
 VERSION = "version.json"
@@ -35,43 +34,6 @@ LOCK_FILE = ".histeg.lock"
 TRACE_MATCHING = "traceMatching.json"
 USER_FILES = (TRACE_MATCHING,)
 """Files a user puts into a version directory; they survive the directory being rebuilt."""
-
-
-def dump_json(data: Any) -> bytes:
-    return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_APPEND_NEWLINE)
-
-
-def write_json(path: Path, data: Any) -> None:
-    """Write ``data`` as indented JSON, atomically."""
-    write_bytes(path, dump_json(data))
-
-
-def write_bytes(path: Path, payload: bytes) -> None:
-    """Atomic write; an identical existing file is left untouched so reruns are no-ops."""
-    try:
-        if path.stat().st_size == len(payload) and path.read_bytes() == payload:
-            return
-    except OSError:
-        pass
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
-
-
-def read_json(path: Path) -> Any:
-    try:
-        return orjson.loads(path.read_bytes())
-    except FileNotFoundError:
-        raise HistegError(f"missing result file {path}") from None
-    except orjson.JSONDecodeError as exc:
-        raise HistegError(f"corrupt JSON in {path}: {exc}") from None
 
 
 @dataclass(frozen=True)
@@ -93,6 +55,10 @@ class OutputStore:
 
     def traces(self, index: int) -> Path:
         return self.version_dir(index) / TRACES_DIR
+
+    def version(self, index: int) -> Version:
+        """The version's ``version.json``; a missing, damaged or older file is a one-line error."""
+        return Version.read(self.file(index, VERSION))
 
     def has_version(self, index: int) -> bool:
         return (self.version_dir(index) / VERSION).is_file()

@@ -1,0 +1,101 @@
+"""What extraction writes: ``history.json``, and per version ``version.json`` and ``fileChanges.json``."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+import msgspec
+
+from histeg.records.base import Part, Record
+from histeg.records.types import CommitId, Count, DateTime, Index, RelativeDir, RelativePath
+
+
+class Repository(Part, kw_only=True):
+    location: Annotated[str, msgspec.Meta(description="The path or URL given by the user.")]
+    is_url: bool
+    branch: Annotated[str, msgspec.Meta(description="The analysed branch, or HEAD when detached.")]
+    tip: CommitId
+    root_commits: Annotated[list[CommitId], msgspec.Meta(description="Identify the repository: an output directory serves one repository.")]
+    shallow: Annotated[bool, msgspec.Meta(description="True when history before some commits is missing (shallow clone).")]
+
+
+class Commit(Part, kw_only=True):
+    index: Index
+    identifier: CommitId
+    author: str
+    author_email: str
+    date: Annotated[DateTime, msgspec.Meta(description="Author date, ISO 8601 with offset.")]
+    committer_date: DateTime
+    msg: str
+    parents: list[CommitId]
+    merge: bool
+
+
+class History(Record, kw_only=True):
+    """Every commit reachable from the analysed branch, parents before children; index 0 is the oldest."""
+
+    FILE = "history.json"
+    TITLE = "history.json"
+    schema_version: Literal[1] = 1
+    histeg_version: str
+    repository: Repository
+    commits: list[Commit]
+
+
+class SkippedEntry(Part, kw_only=True):
+    """A tree entry not written to the snapshot: a submodule, a symbolic link leaving it."""
+
+    path: str
+    reason: str
+
+
+class Version(Record, kw_only=True):
+    """One extracted version and the settings later steps use for it (thesis figure 4.3)."""
+
+    FILE = "version.json"
+    TITLE = "<index>/version.json"
+    schema_version: Literal[1] = 1
+    index: Index
+    identifier: CommitId
+    short_identifier: Annotated[str, msgspec.Meta(pattern="^[0-9a-f]{12}$")]
+    author: str
+    date: DateTime
+    msg: str
+    comparing_against_version: Annotated[CommitId | None, msgspec.Meta(description="The previous version in the user's list; null for the first.")]
+    comparing_against_index: Index | None
+    snapshot: Literal["snapshot"] = "snapshot"
+    sources_in: list[RelativeDir]
+    tests_in: list[RelativeDir]
+    command_to_build: str | None
+    ignored_modules_by_prefix: list[str]
+    ignored_modules_by_suffix: list[str]
+    ignored_directories: list[str]
+    ignored_functions_by_name: list[str]
+    skipped_entries: list[SkippedEntry]
+    git_describe: Annotated[str | None, msgspec.Meta(description=(
+        "`git describe --tags --long` of the version (null when no tag is reachable): "
+        "the version string of builds that derive it from git is computed from it."))]
+    git_commits: Annotated[int, msgspec.Meta(ge=1, description="Commits reachable from the version (setuptools-scm's distance when no tag is reachable).")]
+
+
+class FileChange(Part, kw_only=True):
+    type: Literal["added", "removed", "modified", "renamed"]
+    old_path: RelativePath | None
+    new_path: RelativePath | None
+    python: Annotated[bool, msgspec.Meta(description="Either path ends in .py.")]
+    binary: bool
+    similarity: Annotated[Annotated[int, msgspec.Meta(ge=0, le=100)] | None, msgspec.Meta(description="Rename similarity in percent.")]
+
+
+class FileChanges(Record, kw_only=True):
+    """File-level changes of a version against its predecessor in the user's list (against the empty tree for the first)."""
+
+    FILE = "fileChanges.json"
+    TITLE = "<index>/fileChanges.json"
+    schema_version: Literal[1] = 1
+    identifier: CommitId
+    comparing_against_version: CommitId | None
+    changes: list[FileChange]
+
+
+__all__ = ["Commit", "Count", "FileChange", "FileChanges", "History", "Repository", "SkippedEntry", "Version"]

@@ -1,0 +1,223 @@
+"""What tracing a version writes: ``runs.json``, ``confirmations.json``, the tracer's ``traceConfig.json``,
+and the JSON header of every trace file.
+
+The tracer itself (``histeg.tracing``) imports nothing but the standard library, so it reads its
+config and writes the trace headers as plain JSON; these records are histeg's side of those files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Literal, Self
+
+import msgspec
+
+from histeg.errors import HistegError
+from histeg.records.base import Part, Record, SchemaVersionError
+from histeg.records.types import CommitId, Count, Seconds
+from histeg.tracing.values import DEFAULT_REDACT
+
+Outcome = Annotated[Literal["passed", "failed", "error", "timeout", "truncated", "broken"], msgspec.Meta(description=(
+    "failed: tests failed (or a non-zero exit of another command), traces still used; error: the version could not be run "
+    "(pytest exit 2-5, cannot start, killed); timeout: stopped at the time limit; truncated: the traced process ended without "
+    "closing its trace (os._exit, a signal); broken: the tracer lost its sys.monitoring tool id (a program under test freed, "
+    "cleared or took it over). Only passed and failed runs are complete."))]
+NOT_COMPLETE: frozenset[str] = frozenset({"error", "timeout", "truncated", "broken"})
+"""Outcomes whose runs fail their version and are never reused as good."""
+CommandKind = Literal["pytest", "main", "shell"]
+ValueMode = Annotated[Literal["structural", "repr", "off"], msgspec.Meta(description=(
+    "structural: parameters, return values and exceptions are abstracted without running project code; "
+    "repr: also repr() for the types named to be shown by their own repr; off: not recorded."))]
+Tracer = Annotated[Literal["auto", "c", "python"], msgspec.Meta(description=(
+    "Collector implementation: c (sys.monitoring callbacks in C), python (the pure-Python reference collector), "
+    "auto (c when the extension is built). Both write the same trace."))]
+Budget = Annotated[int, msgspec.Meta(ge=0, description=(
+    "Lines are recorded for the first N calls of each function per entry point (0: every call); later calls keep their "
+    "calls, returns and nesting, their lines count as unknown."))]
+Label = Annotated[str, msgspec.Meta(pattern="^[A-Za-z0-9._-]+$", description="Names the run's log and config files; stored in its trace files' headers.")]
+RunTrace = Annotated[str, msgspec.Meta(pattern="^traces/run-[0-9]+/[^/]+\\.htrace$")]
+RerunTrace = Annotated[str, msgspec.Meta(pattern="^traces/confirm-[0-9]+/run-[0-9]+/[^/]+\\.htrace$")]
+TRACES_DESCRIPTION = "Complete trace files the run wrote (one per traced process), relative to the version directory."
+INCOMPLETE_DESCRIPTION = ("Trace files left unclosed or broken (for instance by child processes ending through os._exit); "
+                          "not used for comparison.")
+
+
+class TraceCommand(Part, kw_only=True, frozen=True):
+    """A command whose runs produce a version's traces: its pytest suite, a module's ``__main__`` or a shell command."""
+
+    kind: CommandKind
+    label: Label
+    args: Annotated[tuple[str, ...], msgspec.Meta(description="pytest: test directories and options; main: the module's arguments.")] = ()
+    module: Annotated[str | None, msgspec.Meta(description="The module run as __main__ (kind main).")] = None
+    shell: Annotated[str | None, msgspec.Meta(description="The shell command (kind shell), run with /bin/sh -c in the snapshot.")] = None
+
+
+class TraceOptions(Part, kw_only=True, frozen=True):
+    """The tracing choices the runs were made with; a rerun with other choices re-traces."""
+
+    values: ValueMode = "structural"
+    repr_types: Annotated[tuple[str, ...], msgspec.Meta(description="Qualified type names (pkg.mod.Class) recorded by their own repr() in repr mode.")] = ()
+    redact: Annotated[tuple[str, ...], msgspec.Meta(description=(
+        "Case-insensitive substrings of dict keys, attribute, parameter and function names whose values are recorded as <redacted>."))] = DEFAULT_REDACT
+    tracer: Tracer = "auto"
+    line_budget: Budget = 64
+
+
+class Run(Part, kw_only=True):
+    """One run of one trace command."""
+
+    repetition: Annotated[int, msgspec.Meta(ge=1)]
+    command: TraceCommand
+    argv: Annotated[list[str], msgspec.Meta(min_length=1)]
+    exit_code: Annotated[int | None, msgspec.Meta(description="null when the command could not be started; negative when killed by that signal.")]
+    outcome: Outcome
+    message: str | None
+    duration_seconds: Seconds
+    timed_out: bool
+    tests: Annotated[dict[str, Count] | None, msgspec.Meta(description=(
+        "pytest's final summary counts (passed, failed, errors, skipped, xfailed, xpassed, deselected, warnings, subtestsPassed, "
+        "subtestsFailed, ...); null when not pytest or no summary was printed."))]
+    traces: Annotated[list[RunTrace], msgspec.Meta(description=TRACES_DESCRIPTION)]
+    incomplete_traces: Annotated[list[RunTrace], msgspec.Meta(description=INCOMPLETE_DESCRIPTION)]
+    log: Annotated[str, msgspec.Meta(description="Command line, exit code and tails of stdout and stderr, relative to the version directory.")]
+
+    @property
+    def complete(self) -> bool:
+        return self.outcome not in NOT_COMPLETE
+
+
+class Rerun(Run, kw_only=True):
+    """A targeted re-run: its files lie in its batch's folder."""
+
+    traces: Annotated[list[RerunTrace], msgspec.Meta(description=TRACES_DESCRIPTION)]
+    incomplete_traces: Annotated[list[RerunTrace], msgspec.Meta(description=INCOMPLETE_DESCRIPTION)]
+
+
+class Runs(Record, kw_only=True):
+    """Every traced run of one version's trace commands: repetition k wrote its traces, logs and configs into traces/run-<k>/."""
+
+    FILE = "runs.json"
+    TITLE = "<index>/runs.json"
+    schema_version: Literal[1] = 1
+    identifier: Annotated[CommitId, msgspec.Meta(description="Commit of the version.")]
+    trace_format: Annotated[int, msgspec.Meta(ge=1, description="Version of the .htrace format the runs wrote; traces of another format are re-recorded.")]
+    trace_options: TraceOptions
+    repeat: Annotated[int, msgspec.Meta(ge=1)]
+    timeout_seconds: Annotated[float, msgspec.Meta(gt=0, description="Time limit of each command.")]
+    python: Annotated[str, msgspec.Meta(description="Interpreter that ran pytest and --run-main commands.")]
+    build: Annotated[str | None, msgspec.Meta(description="The build's inputs fingerprint (build.json) the runs used: traces of another build are not reused.")]
+    runs: list[Run]
+
+    @property
+    def errors(self) -> list[Run]:
+        """Runs that say the version is broken (cannot start, pytest exit 2-5, killed, timed out)
+        or whose traces cannot be trusted (truncated, the tracer lost its tool id)."""
+        return [run for run in self.runs if not run.complete]
+
+    @property
+    def failures(self) -> list[Run]:
+        """Runs whose tests failed: tolerated, their traces are used like any other."""
+        return [run for run in self.runs if run.outcome == "failed"]
+
+    @property
+    def trace_files(self) -> list[str]:
+        return [path for run in self.runs for path in run.traces]
+
+
+class Batch(Part, kw_only=True):
+    """Re-runs of a selection, made side by side with the other version's batch of the same comparison."""
+
+    directory: Annotated[str, msgspec.Meta(pattern="^traces/confirm-[0-9]+$", description=(
+        "traces/confirm-<b>, relative to the version folder; its run-<k> folders hold the re-runs."))]
+    paired_with: Annotated[CommitId, msgspec.Meta(description="The version this batch was re-run side by side with: its comparison's other side.")]
+    selection: Annotated[dict[str, list[str] | None], msgspec.Meta(description=(
+        "Per trace command label: the pytest node ids re-run (sorted), or null for the whole command."))]
+    runs: list[Rerun]
+
+
+class Confirmations(Record, kw_only=True):
+    """Targeted re-runs of a version: the entry points that diverged in a comparison it took part in, run again alone to tell noise from a change. Removed with the version's traces when it is traced again."""
+
+    FILE = "confirmations.json"
+    TITLE = "<index>/confirmations.json"
+    schema_version: Literal[2] = 2
+    identifier: CommitId
+    batches: list[Batch]
+
+
+class TraceConfig(Record, kw_only=True, rename=None):
+    """What the tracer instruments in a run and where it writes the traces. Any process started with the tracer's hook directory first on PYTHONPATH and HISTEG_TRACE_CONFIG naming this file traces the version. Per-command copies (traces/run-<k>/<label>.traceConfig.json) differ in trace_dir and label. The keys are the field names of the tracer's own reader, histeg.tracing.activation.TraceConfig."""
+
+    # The tracer reads this file as plain JSON with its dataclass's field names and calls the version configVersion;
+    # camelCase keys need that reader changed at the same time (and configVersion 3).
+
+    FILE = "traceConfig.json"
+    TITLE = "<index>/traceConfig.json"
+    schema_version: Literal[2] = msgspec.field(default=2, name="configVersion")
+    root: Annotated[str, msgspec.Meta(description=(
+        "Absolute path of the directory the run works in: a fresh copy of the version snapshot (<index>/.run). "
+        "Recorded strings show it as <root>."))]
+    sources: Annotated[list[str], msgspec.Meta(description="Sources directories, relative to root.")]
+    tests: Annotated[list[str], msgspec.Meta(description="Tests directories, relative to root.")]
+    trace_dir: Annotated[str, msgspec.Meta(description="Absolute directory receiving one .htrace file per process.")]
+    ignore_prefixes: list[str]
+    ignore_suffixes: list[str]
+    ignore_directories: list[str]
+    ignore_functions: list[str]
+    values: ValueMode
+    repr_types: Annotated[list[str], msgspec.Meta(description="Qualified type names (pkg.mod.Class) recorded by their own repr() in repr mode.")]
+    redact: Annotated[list[str], msgspec.Meta(description=(
+        "Case-insensitive substrings of dict keys, attribute, parameter and function names whose values are recorded as <redacted>."))]
+    value_budget: Annotated[int, msgspec.Meta(ge=0, description="Values are recorded for the first N calls of each function per entry point; 0: every call.")]
+    line_budget: Budget
+    label: Annotated[str | None, msgspec.Meta(description="Name of the run, stored in every trace file's header.")]
+    tracer: Tracer
+    select: Annotated[str | None, msgspec.Meta(description=(
+        "A file of pytest node ids, one per line: the run is limited to those tests (targeted re-runs that confirm noise); "
+        "null: the whole suite."))]
+    select_parent: Annotated[int | None, msgspec.Meta(description=(
+        "The selection holds only in processes this process id started, so a test that runs pytest in a subprocess runs "
+        "its inner session whole."))]
+
+    def __post_init__(self) -> None:
+        if self.repr_types and self.values != "repr":
+            raise ValueError("repr_types needs values = 'repr'")
+
+    @classmethod
+    def decode(cls, payload: bytes, where: Path | str) -> Self:
+        """Checks ``configVersion`` first, as other records check ``schemaVersion``."""
+        try:
+            version = msgspec.json.decode(payload, type=_ConfigHead).config_version
+        except msgspec.DecodeError as exc:
+            raise HistegError(f"corrupt JSON in {where}: {exc}") from None
+        if version != cls.schema_version_expected():
+            raise SchemaVersionError(f"{where} has config version {version}, this histeg reads version {cls.schema_version_expected()}: "
+                                     "trace the version again")
+        try:
+            return msgspec.json.decode(payload, type=cls)
+        except msgspec.ValidationError as exc:
+            raise HistegError(f"{where} does not match its schema: {exc}") from None
+
+
+class _ConfigHead(msgspec.Struct):
+    config_version: int | None = msgspec.field(default=None, name="configVersion")
+
+
+class TraceHeader(Part, kw_only=True, omit_defaults=True):
+    """The JSON header of a ``.htrace`` file (output_schema/trace-format.md), as the tracer writes it."""
+
+    pid: int
+    ppid: int
+    python: str
+    root: str
+    label: str | None
+    argv: list[str]
+    values: ValueMode
+    tracer: Literal["c", "python"]
+    tool_id: int
+    sealed: bool = False
+    compression: Literal["xz"] | None = None
+
+
+__all__ = ["NOT_COMPLETE", "Batch", "CommandKind", "Confirmations", "Outcome", "Rerun", "Run", "Runs", "TraceCommand", "TraceConfig",
+           "TraceHeader", "TraceOptions"]

@@ -1,0 +1,86 @@
+"""``output_schema/*.schema.json`` generated from the records, so a schema cannot drift from the code.
+
+``python -m histeg.records.schemas DIR`` writes them; ``--check`` exits 1 and
+names the files that differ (a test runs the check on the checked-in folder).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import json
+import sys
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from histeg.records.base import RECORDS, Record
+
+RECORD_MODULES = ("histeg.records.history", "histeg.records.syntax", "histeg.records.divergences", "histeg.records.build", "histeg.records.runs")
+"""Every module defining file records; importing them fills the registry."""
+
+DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def all_records() -> dict[str, type[Record]]:
+    for module in RECORD_MODULES:
+        importlib.import_module(module)
+    return dict(sorted(RECORDS.items()))
+
+
+def schema_file_name(record: type[Record]) -> str:
+    return record.FILE.removesuffix(".json") + ".schema.json"
+
+
+def _every_property_required(definitions: dict[str, Any]) -> None:
+    """histeg writes every field, defaults included; a reader may omit none."""
+    for definition in definitions.values():
+        if definition.get("type") == "object" and "properties" in definition:
+            definition["required"] = list(definition["properties"])
+            for prop in definition["properties"].values():
+                prop.pop("default", None)
+
+
+def schema_of(record: type[Record]) -> dict[str, Any]:
+    body = msgspec.json.schema(record)
+    _every_property_required(body["$defs"])
+    return {
+        "$schema": DRAFT,
+        "$id": f"histeg/output_schema/{schema_file_name(record)}",
+        "title": record.TITLE or record.FILE,
+        **body,
+    }
+
+
+def rendered() -> dict[str, str]:
+    return {schema_file_name(record): json.dumps(schema_of(record), indent=2, ensure_ascii=False) + "\n" for record in all_records().values()}
+
+
+def differing(directory: Path) -> list[str]:
+    """Schema files in ``directory`` that are missing or differ from the records."""
+    stale = []
+    for name, text in rendered().items():
+        path = directory / name
+        if not path.is_file() or path.read_text(encoding="utf-8") != text:
+            stale.append(name)
+    return stale
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m histeg.records.schemas", description=__doc__)
+    parser.add_argument("directory", type=Path, help="the output_schema folder")
+    parser.add_argument("--check", action="store_true", help="compare instead of writing")
+    args = parser.parse_args(argv)
+    if args.check:
+        stale = differing(args.directory)
+        for name in stale:
+            print(f"{args.directory / name} differs from the records; regenerate it", file=sys.stderr)
+        return 1 if stale else 0
+    for name, text in rendered().items():
+        (args.directory / name).write_text(text, encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
