@@ -1,57 +1,26 @@
-"""Settings: defaults, then ``[tool.histeg]`` tables, then command-line flags.
+"""A version's own settings: where its code is, how to build it, what to ignore; stored in version.json.
 
-Order of precedence, weakest first: built-in defaults, the analysed
-version's own ``pyproject.toml``, a ``histeg.toml`` given by the user (or
-found in the working directory), flags. Keys are spelled as in TOML
-(``ignore-prefixes``); flags use the same names.
+Weakest first: the table's defaults and what the snapshot shows (``src/``,
+``tests/``), the ``[tool.histeg]`` table of the version's own
+``pyproject.toml``, then what the user set in a file or with flags
+(``histeg.settings``).
 """
 
 from __future__ import annotations
 
-import tomllib
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from histeg.errors import HistegError
+from histeg.records.history import Version
+from histeg.settings.files import CONFIG_FILE, read_toml_table
+from histeg.settings.load import convert, option_for
+from histeg.settings.model import Settings
+from histeg.settings.table import PER_VERSION
+from histeg.tracing.selection import DEFAULT_IGNORED_FUNCTIONS, IgnoreRule
 
-DEFAULT_IGNORED_FUNCTIONS = ("__repr__", "__str__", "__hash__", "__eq__")
-CONFIG_FILE = "histeg.toml"
-
-
-def read_toml_table(path: Path, text: str | None = None) -> dict[str, Any]:
-    """The ``[tool.histeg]`` table of a TOML file (``{}`` when absent)."""
-    try:
-        data = tomllib.loads(text if text is not None else path.read_text(encoding="utf-8"))
-    except tomllib.TOMLDecodeError as exc:
-        raise HistegError(f"invalid TOML in {path}: {exc}") from None
-    except OSError as exc:
-        raise HistegError(f"cannot read {path}: {exc.strerror}") from None
-    table = data.get("tool", {}).get("histeg", {})
-    if not isinstance(table, dict):
-        raise HistegError(f"[tool.histeg] in {path} must be a table")
-    return table
-
-
-def user_config(explicit: Path | None) -> dict[str, Any]:
-    """The user's histeg.toml: the one named on the command line, else ./histeg.toml."""
-    if explicit is not None:
-        if not explicit.is_file():
-            raise HistegError(f"configuration file {explicit} does not exist")
-        return read_toml_table(explicit)
-    local = Path.cwd() / CONFIG_FILE
-    return read_toml_table(local) if local.is_file() else {}
-
-
-@dataclass
-class IgnoreSettings:
-    """What the tracer and the analyses leave out (thesis figure 4.3)."""
-
-    prefixes: list[str] = field(default_factory=list)
-    suffixes: list[str] = field(default_factory=list)
-    directories: list[str] = field(default_factory=list)
-    functions: list[str] = field(default_factory=lambda: list(DEFAULT_IGNORED_FUNCTIONS))
+__all__ = ["CONFIG_FILE", "DEFAULT_IGNORED_FUNCTIONS", "VersionSettings", "read_toml_table", "resolve_version_settings"]
 
 
 @dataclass
@@ -61,18 +30,23 @@ class VersionSettings:
     sources: list[str]
     tests: list[str]
     build_command: str | None = None
-    ignore: IgnoreSettings = field(default_factory=IgnoreSettings)
+    ignore: IgnoreRule = field(default_factory=IgnoreRule)
 
     def to_json(self) -> dict[str, Any]:
         return {
             "sourcesIn": self.sources,
             "testsIn": self.tests,
             "commandToBuild": self.build_command,
-            "ignoredModulesByPrefix": self.ignore.prefixes,
-            "ignoredModulesBySuffix": self.ignore.suffixes,
-            "ignoredDirectories": self.ignore.directories,
-            "ignoredFunctionsByName": self.ignore.functions,
+            "ignoredModulesByPrefix": list(self.ignore.prefixes),
+            "ignoredModulesBySuffix": list(self.ignore.suffixes),
+            "ignoredDirectories": list(self.ignore.directories),
+            "ignoredFunctionsByName": list(self.ignore.functions),
         }
+
+    @classmethod
+    def of(cls, version: Version) -> VersionSettings:
+        """The settings a version was extracted with."""
+        return cls.from_json(version.to_builtins())
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> VersionSettings:
@@ -80,59 +54,37 @@ class VersionSettings:
             sources=list(data["sourcesIn"]),
             tests=list(data["testsIn"]),
             build_command=data.get("commandToBuild"),
-            ignore=IgnoreSettings(
-                prefixes=list(data["ignoredModulesByPrefix"]),
-                suffixes=list(data["ignoredModulesBySuffix"]),
-                directories=list(data["ignoredDirectories"]),
-                functions=list(data["ignoredFunctionsByName"]),
+            ignore=IgnoreRule(
+                prefixes=tuple(data["ignoredModulesByPrefix"]),
+                suffixes=tuple(data["ignoredModulesBySuffix"]),
+                directories=tuple(data["ignoredDirectories"]),
+                functions=tuple(data["ignoredFunctionsByName"]),
             ),
         )
 
 
-_LIST_KEYS = {
-    "sources": "sources",
-    "tests": "tests",
-    "ignore-prefixes": "prefixes",
-    "ignore-suffixes": "suffixes",
-    "ignore-directories": "directories",
-    "ignore-functions": "functions",
-}
+def resolve_version_settings(snapshot: Path, project: tuple[str, Mapping[str, Any]], settings: Settings) -> VersionSettings:
+    """Settings of one extracted version: ``project`` is ``(origin, [tool.histeg] of its pyproject.toml)``.
 
-
-def _as_list(key: str, value: Any, origin: str) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list) and all(isinstance(item, str) for item in value):
-        return list(value)
-    raise HistegError(f"'{key}' in {origin} must be a string or a list of strings")
-
-
-def resolve_version_settings(snapshot: Path, *layers: tuple[str, Mapping[str, Any]]) -> VersionSettings:
-    """Settings for one extracted version: detected defaults overlaid by ``layers``.
-
-    Each layer is ``(origin, table)``; later layers win. Detection looks at the
-    snapshot: ``src/`` if present else the root for sources, ``tests/`` or
-    ``test/`` for tests.
+    The project's table is checked against the same option table as the
+    user's: an unknown key or a bad value is an error naming the key and the
+    version's file. Run-wide keys there (``timeout``, ...) are the user's
+    settings when they name that file with ``--config``, and are skipped here.
     """
-    sources = ["src"] if (snapshot / "src").is_dir() else ["."]
-    tests = [name for name in ("tests", "test") if (snapshot / name).is_dir()][:1]
-    settings = VersionSettings(sources=sources, tests=tests)
-    ignore_values = asdict(settings.ignore)
-    for origin, table in layers:
-        for key, value in table.items():
-            if value is None:
-                continue
-            if key == "build":
-                if not isinstance(value, str):
-                    raise HistegError(f"'build' in {origin} must be a string")
-                settings.build_command = value
-            elif key in ("sources", "tests"):
-                setattr(settings, key, _as_list(key, value, origin))
-            elif key in _LIST_KEYS:
-                ignore_values[_LIST_KEYS[key]] = _as_list(key, value, origin)
-    settings.ignore = IgnoreSettings(**ignore_values)
-    for directory in [*settings.sources, *settings.tests]:
-        if Path(directory).is_absolute() or ".." in Path(directory).parts:
-            raise HistegError(f"directory '{directory}' must be relative to the repository root and stay inside it")
-    return settings
-
+    values = {option.key: option.default for option in PER_VERSION}
+    origin, table = project
+    for key, raw in table.items():
+        option = option_for(key, origin)
+        if option.per_version:
+            values[key] = convert(option, raw, origin)
+    for option in PER_VERSION:
+        if settings.given(option.key):
+            values[option.key] = settings.value(option.key)
+    sources = values["sources"] if values["sources"] is not None else ["src"] if (snapshot / "src").is_dir() else ["."]
+    tests = values["tests"] if values["tests"] is not None else [name for name in ("tests", "test") if (snapshot / name).is_dir()][:1]
+    return VersionSettings(
+        sources=list(sources),
+        tests=list(tests),
+        build_command=values["build"],
+        ignore=IgnoreRule(values["ignore-prefixes"], values["ignore-suffixes"], values["ignore-directories"], values["ignore-functions"]),
+    )

@@ -1,0 +1,157 @@
+"""Every option of histeg, once: its key in a file, its flags, type, default, help and commands.
+
+The command line's flags are generated from this table, files are read
+through it, and ``histeg config`` prints it with the values in force. A key
+is spelled as in TOML (``ignore-prefixes``); its flag is ``--`` and the key
+unless ``flags`` says otherwise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from histeg.impact.scaling import METRICS, Scaling
+from histeg.settings.kinds import (
+    Boolean,
+    Choice,
+    Choices,
+    Kind,
+    Number,
+    PathName,
+    Strings,
+    Text,
+    Weights,
+    Whole,
+)
+from histeg.tracing.selection import DEFAULT_IGNORED_FUNCTIONS
+from histeg.tracing.tracers import TRACERS
+from histeg.tracing.values import DEFAULT_REDACT, MODES
+
+Group = Literal["run", "trace", "target"]
+"""Which commands have the option's flags: ``run`` every pipeline step, ``trace`` the steps that trace
+(instrument, analyze, compute), ``target`` compute. A file may set any option, whatever the command."""
+Step = Literal["traces", "targets"]
+
+
+@dataclass(frozen=True)
+class Preset:
+    """A flag that sets its option to a fixed value: ``--no-tests`` is ``run-tests = false``."""
+
+    flags: tuple[str, ...]
+    value: Any
+    help: str
+
+    @property
+    def name(self) -> str:
+        """The click parameter: the long flag's name."""
+        return max(self.flags, key=len).lstrip("-").replace("-", "_")
+
+
+@dataclass(frozen=True)
+class Option:
+    key: str
+    kind: Kind
+    default: Any
+    help: str
+    group: Group = "run"
+    flags: tuple[str, ...] | None = None
+    """``None``: ``--<key>``; ``()``: no flag of its own (a file key, or set by ``presets``)."""
+    metavar: str | None = None
+    presets: tuple[Preset, ...] = ()
+    per_version: bool = False
+    """Also read from the analysed version's own ``pyproject.toml`` (``[tool.histeg]``)."""
+    in_file: bool = True
+    """False for what only a flag says: which file, what to print, whether to recompute."""
+    step: Step | None = None
+    """The results it changes: recorded in each version's ``settings.json`` by that step."""
+    shown: bool = True
+    """Listed by ``histeg config``: what decides results or where they go, not how messages look."""
+    default_text: str | None = None
+    """The default as ``--help`` words it when the value alone does not say it."""
+
+    @property
+    def name(self) -> str:
+        """The field of ``Settings`` and the click parameter."""
+        return self.key.replace("-", "_")
+
+    @property
+    def option_flags(self) -> tuple[str, ...]:
+        return (f"--{self.key}",) if self.flags is None else self.flags
+
+
+def _run(key: str, kind: Kind, default: Any, help: str, **more: Any) -> Option:
+    return Option(key, kind, default, help, "run", **more)
+
+
+def _trace(key: str, kind: Kind, default: Any, help: str, **more: Any) -> Option:
+    return Option(key, kind, default, help, "trace", **{"step": "traces", **more})
+
+
+def _target(key: str, kind: Kind, default: Any, help: str, **more: Any) -> Option:
+    return Option(key, kind, default, help, "target", **{"step": "targets", **more})
+
+
+OPTIONS: tuple[Option, ...] = (
+    _run("repo", Text(), None, "Repository to analyse (a URL is cloned into the output directory).", metavar="PATH|URL"),
+    _run("versions", Strings(), (), "Revisions or A..B ranges (first-parent, both ends included); more may follow as arguments. "
+         "A single REV means REV and its predecessor.", metavar="REV", default_text="every version"),
+    _run("all", Boolean(), False, "Every first-parent version of the branch.", in_file=False),
+    _run("branch", Text(), None, "Branch to analyse.", default_text="the repository's HEAD"),
+    _run("out", PathName(), Path("histeg-out"), "Output directory."),
+    _run("override", Boolean(), False, "Recompute results that already exist.", in_file=False),
+    _run("config", PathName(), None, "A histeg.toml, or a pyproject.toml, whose [tool.histeg] table holds settings.",
+         in_file=False, metavar="FILE", default_text="./histeg.toml if present"),
+    _run("sources", Strings(directories=True), None, "Sources directory inside the repository (repeatable).", per_version=True,
+         default_text="src/ if present, else the root"),
+    _run("tests", Strings(directories=True), None, "Tests directory inside the repository (repeatable).", per_version=True,
+         default_text="tests/ or test/ if present"),
+    _run("build", Text(), None, "Build command run in each version's snapshot ('python' and 'pip' mean the version's environment).",
+         per_version=True),
+    _run("build-timeout", Number(), 1800.0, "Seconds the build of one version may take.", flags=()),
+    _run("python", PathName(), None, "Run every version with this interpreter or virtual environment, as it is.", metavar="PATH",
+         default_text="an environment per version, made with uv from what the version declares"),
+    _run("environments", PathName(), None, "Where the shared version environments are kept.", metavar="DIR",
+         default_text="$HISTEG_ENVIRONMENTS or ~/.cache/histeg/environments"),
+    _run("ignore-prefixes", Strings(), (), "Ignore modules starting with this prefix (repeatable).", per_version=True),
+    _run("ignore-suffixes", Strings(), (), "Ignore modules ending with this suffix (repeatable).", per_version=True),
+    _run("ignore-directories", Strings(), (), "Ignore files under this directory (repeatable).", per_version=True),
+    _run("ignore-functions", Strings(), DEFAULT_IGNORED_FUNCTIONS, "Ignore functions with this name or qualified name (repeatable).",
+         per_version=True),
+    _run("verbosity", Whole(0), 1, "How much is said on stderr: 0 only errors, 1 steps, 2 details.", flags=(), in_file=False, shown=False,
+         presets=(Preset(("-q", "--quiet"), 0, "Only errors."), Preset(("-v", "--verbose"), 2, "Details of every step."))),
+    _run("json", Boolean(), False, "Print a JSON summary on stdout.", in_file=False, shown=False),
+    _trace("repeat", Whole(1), 1, "Run each version's whole suite N times (the divergent entry points are re-run instead, see "
+           "--confirm: nondeterminism is found at a fraction of the cost).", metavar="N"),
+    _trace("timeout", Number(), 600.0, "Seconds per trace command.", metavar="SECONDS"),
+    _trace("run-main", Strings(), (), "Also trace 'python -m MODULE' (repeatable).", metavar="MODULE"),
+    _trace("run", Strings(), (), "Also trace a shell command run in the snapshot (repeatable).", metavar="CMD"),
+    _trace("run-tests", Boolean(), True, "Run the version's pytest suite.", flags=(),
+           presets=(Preset(("--no-tests",), False, "Do not run the version's pytest suite."),)),
+    _trace("pytest-args", Strings(), (), "An option for the version's pytest run, e.g. --pytest-arg=--ignore=tests/slow (repeatable).",
+           flags=("--pytest-arg",), metavar="ARG"),
+    _trace("values", Choice(MODES), "structural", "How parameters and return values are recorded: structural (runs no project "
+           "code), repr (repr() for the types in 'repr-types'), off.",
+           presets=(Preset(("--no-values",), "off", "Same as --values off."),)),
+    _trace("tracer", Choice(TRACERS), "auto", "Collector: c (callbacks in C, the fast one), python (the reference), auto (c when built)."),
+    _trace("repr-types", Strings(), (), "With values = \"repr\": qualified names of the types shown by their own repr().", flags=()),
+    _trace("redact", Strings(), DEFAULT_REDACT, "Names (dict keys, attributes, parameters) whose values are never recorded; "
+           "replaces the default list.", flags=()),
+    _trace("line-budget", Whole(0), 64, "Lines are recorded for the first N calls of a function per entry point (0: every call).",
+           flags=()),
+    _target("metric", Choices(METRICS), ("sections",), "Ranking metric; coverage and distance can be combined (repeatable)."),
+    _target("restrict-syntax-mapping", Boolean(), False, "Charge a divergence only to the closest changed caller."),
+    _target("export-flat", Boolean(), False, "Write traceDivergences.json as a flat list instead of trees."),
+    _target("generate-for-syntax", Boolean(), False, "Also write syntaxTargets.json (targets from syntax changes alone)."),
+    _target("generate-for-divergence", Boolean(), False, "Also write divergenceTargets.json (targets from divergences alone)."),
+    _target("confirm", Whole(0), 2, "Re-run the entry points that diverged K more times on both versions; what differs between "
+            "runs of one version is noise (0: no re-runs).", metavar="K"),
+    _target("compare-jobs", Whole(0), 0, "Worker processes comparing entry points (0: one per core, up to 4; results do not depend "
+            "on it).", metavar="N", step=None),
+    _target("scaling", Weights(), Scaling(), "Weights of the ranking ([tool.histeg.scaling]: non-local-sections = 10, ...).",
+            flags=()),
+)
+
+BY_KEY: dict[str, Option] = {option.key: option for option in OPTIONS}
+PER_VERSION: tuple[Option, ...] = tuple(option for option in OPTIONS if option.per_version)
