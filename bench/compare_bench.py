@@ -8,9 +8,9 @@
 The version pair: REPO is cloned into a scratch directory (REPO itself is only
 read) and one seeded commit goes on top of its HEAD: a small mutant (flipped
 comparison, integer constant plus one, ``and``/``or`` swapped, negated
-condition; the edit helpers of ``mutation_bench.py``) on a line the test suite
+condition; the edit helpers of ``mutant_edits.py``) on a line the test suite
 executes, in a function under the sources directory. The line is chosen
-automatically (executed lines counted by ``mutation_bench.collect_lines``
+automatically (executed lines counted by ``mutant_edits.collect_lines``
 under ``--python``; the mutant must let the untraced suite finish with exit 0
 or 1) unless ``--mutate FILE:LINE`` names it. With ``--synthetic N`` the pair
 is instead the two commits of a generated project (``synthetic_suite.py``)
@@ -74,10 +74,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mutation_bench import (  # noqa: E402
-    VARIED, Edit, Execution, FunctionSite, apply_edit, candidate_edits, clone, executed_lines, functions_in, git, scratch_directory,
-    suite_environment,
+from mutant_edits import (  # noqa: E402
+    VARIED, Edit, Execution, FunctionSite, apply_edit, candidate_edits, executed_lines, functions_in,
 )
+from real_repos import clone, git, scratch_directory, suite_environment  # noqa: E402
 from synthetic_suite import build_synthetic_repository  # noqa: E402
 
 PYTEST_FLAGS = "-q -p no:cacheprovider"

@@ -22,6 +22,8 @@ import sys
 import time
 from pathlib import Path
 
+from histeg.records.build import Build
+
 
 def freeze() -> str:
     return subprocess.run([sys.executable, "-m", "pip", "freeze", "--all"], capture_output=True, text=True, check=True).stdout
@@ -35,21 +37,22 @@ def measure(repo: Path, versions: str, work: Path, environments: Path) -> dict[s
     done = subprocess.run([sys.executable, "-m", "histeg", "compute", "--repo", str(repo), "--versions", versions, "--out", str(out), "--json"],
                           capture_output=True, text=True, env=env)
     wall = time.monotonic() - started
-    builds = [json.loads(path.read_text()) for path in sorted(out.glob("*/build.json"), key=lambda p: int(p.parent.name))]
+    builds = [Build.read(path) for path in sorted(out.glob(f"*/{Build.FILE}"), key=lambda p: int(p.parent.name))]
     targets = []
     for path in sorted(out.glob("*/testingTargets.json"), key=lambda p: int(p.parent.name)):
         targets.append(len(json.loads(path.read_text())["targets"]))
-    environments_used = {b["environment"]["key"] for b in builds if b.get("environment")}
+    environments_used = {b.environment.key for b in builds if b.environment}
+    projects = [b.project for b in builds if b.project]
     return {
         "project": repo.name, "exit": done.returncode, "versions": len(builds),
-        "succeeded": sum(1 for b in builds if b["status"] == "succeeded"),
+        "succeeded": sum(1 for b in builds if b.status == "succeeded"),
         "environments": len(environments_used),
-        "created": sum(1 for b in builds if (b.get("environment") or {}).get("created")),
-        "build_median": statistics.median(b["seconds"] for b in builds) if builds else 0.0,
-        "build_max": max((b["seconds"] for b in builds), default=0.0),
-        "install_median": statistics.median((b.get("project") or {}).get("seconds", 0.0) for b in builds) if builds else 0.0,
-        "scm_versions": [(b.get("project") or {}).get("version") for b in builds if (b.get("project") or {}).get("version")],
-        "reasons": sorted({b["reason"] for b in builds if b.get("reason")}),
+        "created": sum(1 for b in builds if b.environment and b.environment.created),
+        "build_median": statistics.median(b.seconds for b in builds) if builds else 0.0,
+        "build_max": max((b.seconds for b in builds), default=0.0),
+        "install_median": statistics.median(b.project.seconds if b.project else 0.0 for b in builds) if builds else 0.0,
+        "scm_versions": [project.version for project in projects if project.version],
+        "reasons": sorted({b.reason for b in builds if b.reason}),
         "targets": targets, "wall": wall, "stderr": done.stderr.strip().splitlines()[-1:] if done.returncode else [],
     }
 

@@ -1,10 +1,10 @@
 """Ground truth on real projects: a chain of seeded commits of known effect, and how histeg ranks them.
 
-    python bench/ground_truth.py REPO [REPO ...] [--mutants 6] [--seed 1] [--python PY] [--work DIR] [--keep]
+    python bench/ground_truth.py REPO [REPO ...] [--mutants 6] [--seed 1] [--base REV] [--python PY] [--work DIR] [--keep]
                                  [--report FILE] [--max-trials 60] [--pytest-arg=--ignore=tests/slow ...]
                                  [--histeg-arg=--repeat=2 ...]
 
-Each REPO is cloned (it is only read); on top of its HEAD (the base) goes a
+Each REPO is cloned (it is only read); on top of its HEAD (or ``--base``) goes a
 linear chain of commits, built from ``--seed`` alone, so the same repository
 gives the same commits (and SHAs) every time:
 
@@ -29,9 +29,11 @@ gives the same commits (and SHAs) every time:
 Then ``histeg compute --versions BASE..HEAD --json`` runs once over the chain,
 each version folder is matched to its seeded commit by SHA, and the figures are
 printed per project (``--report`` writes them as JSON): top-1/top-3 of mutants
-and of reverts, targets on neutral commits (goal 0), value changes in the top
-3, mutants lost to noise, compare time next to one traced run of the suite
-(``runs.json``; medians over versions) and histeg's peak memory.
+(goals: at least 90 % and 100 %) and of reverts, the mutants' median rank,
+targets on neutral commits (goal 0), value changes in the top 3, mutants lost
+to noise, compare time next to one traced run of the suite (``runs.json``;
+medians over versions) and histeg's peak memory. ``measure`` gives the same
+figures to Python callers (the opt-in real-project test).
 
 The untraced checks run the suite as histeg does: in the environment histeg
 builds for the base (a ``histeg instrument`` of the base alone, which also
@@ -60,6 +62,8 @@ from collections.abc import Iterator, Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+
+from histeg.records.divergences import TraceDivergences
 
 HISTEG = Path(sys.executable).with_name("histeg")
 BRANCH = "ground-truth"
@@ -123,6 +127,25 @@ def test_called_with_clock_values() -> None:
             except Exception:
                 pass
 '''
+
+
+@dataclass
+class Options:
+    """The command line's options, for callers that measure from Python."""
+
+    mutants: int = 6
+    """Mutants kept per project (each with its revert)."""
+    seed: int = 1
+    base: str = "HEAD"
+    """Revision the chain goes on top of."""
+    python: str | None = None
+    """Interpreter of the untraced checks (default: the one histeg builds for the base)."""
+    max_trials: int = 60
+    """Untraced suite runs spent looking for mutants."""
+    pytest_arg: list[str] = field(default_factory=list)
+    histeg_arg: list[str] = field(default_factory=list)
+    work: Path | None = None
+    keep: bool = False
 
 
 # ---------------------------------------------------------------- processes
@@ -709,8 +732,8 @@ def read_version(out: Path, item: Seeded) -> None:
     noise = set(document["noise"]["functions"]) | {u["function"] for u in document["noise"].get("unstable", [])}
     divergences = folder / "traceDivergences.json"
     if divergences.is_file():
-        data = json.loads(divergences.read_text())
-        noise |= {n["function"] for n in data.get("noise", [])} | set(data.get("summary", {}).get("noisyFunctions", []))
+        data = TraceDivergences.read(divergences)
+        noise |= {n.function for n in data.noise} | set(data.summary.noisy_functions)
     item.in_noise = item.truth in noise
     runs = json.loads((folder / "runs.json").read_text())["runs"] if (folder / "runs.json").is_file() else []
     repetitions: dict[int, float] = {}
@@ -746,6 +769,19 @@ class Figures:
     failed_versions: list[dict[str, Any]] = field(default_factory=list)
     clock_noise_seen: bool | None = None
     summary: dict[str, Any] = field(default_factory=dict)
+    output: str = ""
+    """histeg's output directory (removed at the end unless kept)."""
+
+    def seeded(self, kind: str) -> list[Seeded]:
+        return [i for i in self.chain if i.kind == kind]
+
+    def top(self, k: int, kind: str = "mutant") -> float:
+        """Share of the commits of ``kind`` whose truth ranks in the first ``k``; a version histeg could not finish is a miss."""
+        items = self.seeded(kind)
+        return sum(1 for i in items if i.rank is not None and i.rank <= k) / len(items) if items else 0.0
+
+    def misses(self, k: int, kind: str = "mutant") -> list[Seeded]:
+        return [i for i in self.seeded(kind) if i.rank is None or i.rank > k]
 
 
 def ranked(items: list[Seeded], k: int) -> str:
@@ -753,6 +789,14 @@ def ranked(items: list[Seeded], k: int) -> str:
         return "n/a"
     hits = sum(1 for i in items if i.rank is not None and i.rank <= k)
     return f"{hits / len(items):.0%} ({hits}/{len(items)})"
+
+
+def median_rank(items: list[Seeded]) -> float | str:
+    """A truth that is no target counts as ranked last; "miss" when that is the median."""
+    if not items:
+        return "n/a"
+    middle = statistics.median(i.rank if i.rank is not None else float("inf") for i in items)
+    return "miss" if middle == float("inf") else middle
 
 
 def median(values: list[float | None]) -> float | None:
@@ -770,6 +814,7 @@ def summarise(figures: Figures) -> dict[str, Any]:
                     if i.compare_seconds is not None and i.traced_seconds]
     summary: dict[str, Any] = {
         "mutantsTop1": ranked(mutants, 1), "mutantsTop3": ranked(mutants, 3),
+        "mutantsMedianRank": median_rank(mutants),
         "revertsTop1": ranked(reverts, 1), "revertsTop3": ranked(reverts, 3),
         "neutralTargets": {kind: (sum(i.targets or 0 for i in chain if i.kind == kind) if any(i.kind == kind for i in chain) else "n/a")
                            for kind in NEUTRAL},
@@ -810,7 +855,8 @@ def print_figures(figures: Figures) -> None:
               f"{', '.join(item.top)}")
     neutral = s["neutralTargets"]
     rows = [
-        ("mutants top-1 / top-3", f"{s['mutantsTop1']} / {s['mutantsTop3']}"),
+        ("mutants top-1 / top-3 (goals 90% / 100%)", f"{s['mutantsTop1']} / {s['mutantsTop3']}"),
+        ("mutants' median rank", str(s["mutantsMedianRank"])),
         ("reverts top-1 / top-3", f"{s['revertsTop1']} / {s['revertsTop3']}"),
         ("targets on no-op / comment / docstring (goal 0)", f"{neutral['no-op']} / {neutral['comment']} / {neutral['docstring']}"),
         ("value changes in the top 3", f"{s['valueChangesTop3']}  (constant: {s['valueKinds']['constant']}, "
@@ -833,16 +879,16 @@ def print_figures(figures: Figures) -> None:
 
 # ---------------------------------------------------------------- one project
 
-def build_chain(clone: Path, project: Project, args: argparse.Namespace, scratch: Path, log: Any) -> ChainBuilder:
+def build_chain(clone: Path, project: Project, options: Options, scratch: Path, log: Any) -> ChainBuilder:
     """The seeded commits on a branch on top of the base, in chain order."""
-    builder = ChainBuilder(clone, project, random.Random(args.seed), args.max_trials, log)
+    builder = ChainBuilder(clone, project, random.Random(options.seed), options.max_trials, log)
     started = time.perf_counter()
     code, builder.executed = project.suite.executed(clone, scratch)
     if code != 0:
         raise RuntimeError(f"the untraced suite does not pass at the base (pytest exit {code})")
     project.suite.timeout = max(60.0, 10 * (time.perf_counter() - started) + 30)  # a mutant that loops is not kept
-    log(f"  {len(builder.executed)} code objects of the clone run by the suite; looking for {args.mutants} mutants")
-    mutants = builder.find_mutants(args.mutants)
+    log(f"  {len(builder.executed)} code objects of the clone run by the suite; looking for {options.mutants} mutants")
+    mutants = builder.find_mutants(options.mutants)
     builder.commit_clock_test(mutants)
     for found in mutants:
         builder.commit_edit("mutant", found.edit, found.identifier)
@@ -855,28 +901,30 @@ def build_chain(clone: Path, project: Project, args: argparse.Namespace, scratch
     return builder
 
 
-def measure(name: str, repo: str, args: argparse.Namespace, log: Any) -> Figures:
+def measure(name: str, repo: str, options: Options, log: Any) -> Figures:
     """Clone, seed, run histeg over the chain, read the figures."""
-    scratch = Path(tempfile.mkdtemp(prefix=f"ground-truth-{Path(repo).name}-", dir=args.work))
+    if options.work:
+        options.work.mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=f"ground-truth-{Path(repo).name}-", dir=options.work))
     try:
         clone = scratch / "clone"
         subprocess.run(["git", "clone", "-q", repo, str(clone)], check=True, capture_output=True)
         git = Git(clone)
-        base = git("rev-parse", "HEAD")
+        base = git("rev-parse", "--verify", f"{options.base}^{{commit}}")
         git("checkout", "-q", "-b", BRANCH, base)
         log(f"{name}: base {base[:12]}")
-        project = probe(clone, base, scratch, args.python, args.pytest_arg, log)
-        builder = build_chain(clone, project, args, scratch, log)
-        figures = Figures(name, base, args.seed, builder.chain, untraced_trials=builder.trials)
-        log(f"  histeg compute over {len(builder.chain) + 1} versions")
+        project = probe(clone, base, scratch, options.python, options.pytest_arg, log)
+        builder = build_chain(clone, project, options, scratch, log)
         out = scratch / "out"
+        figures = Figures(name, base, options.seed, builder.chain, untraced_trials=builder.trials, output=str(out))
+        log(f"  histeg compute over {len(builder.chain) + 1} versions")
         run = run_histeg(["compute", "--repo", str(clone), "--versions", f"{base}..{builder.chain[-1].sha}", "--out", str(out), "-q",
-                          *project.histeg_pytest, *args.histeg_arg], scratch / "logs")
+                          *project.histeg_pytest, *options.histeg_arg], scratch / "logs")
         read_run(figures, run, out)
         figures.summary = summarise(figures)
         return figures
     finally:
-        if args.keep:
+        if options.keep:
             log(f"  kept: {scratch}")
         else:
             shutil.rmtree(scratch, ignore_errors=True)
@@ -923,6 +971,7 @@ def main() -> None:
     parser.add_argument("repos", nargs="+", help="repository paths or URLs (only read: each is cloned)")
     parser.add_argument("--mutants", type=int, default=6, help="mutants kept per project (each with its revert)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--base", default="HEAD", help="revision of each repository the chain goes on top of (default: its HEAD)")
     parser.add_argument("--python", default=None, help="interpreter for the untraced checks (default: the one histeg builds for the base)")
     parser.add_argument("--max-trials", type=int, default=60, help="untraced suite runs spent looking for mutants")
     parser.add_argument("--pytest-arg", action="append", default=[],
@@ -933,14 +982,14 @@ def main() -> None:
     parser.add_argument("--keep", action="store_true", help="keep each scratch directory (clone, histeg's output)")
     parser.add_argument("--report", type=Path, default=None, help="also write every figure here as JSON")
     args = parser.parse_args()
-    if args.work:
-        args.work.mkdir(parents=True, exist_ok=True)
+    options = Options(args.mutants, args.seed, args.base, args.python, args.max_trials, args.pytest_arg, args.histeg_arg, args.work,
+                      args.keep)
     log = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
     results = []
     for repo in args.repos:
         name = Path(repo.rstrip("/")).name
         try:
-            figures = measure(name, repo, args, log)
+            figures = measure(name, repo, options, log)
         except Exception as exc:  # one project's failure must not cost the others
             print(f"\n== {name}: not measured: {type(exc).__name__}: {exc}")
             results.append({"project": name, "error": str(exc)})

@@ -34,12 +34,13 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mutation_bench import ROOT, add_common_arguments, run_histeg, scratch_directory, untraced_suite  # noqa: E402
+from real_repos import ROOT, add_common_arguments, run_histeg, scratch_directory, untraced_suite  # noqa: E402
 
 sys.path.insert(0, str(ROOT))
 
 from histeg.compare.divergences import compare_entry_points, load_run  # noqa: E402
 from histeg.compare.entry_points import match_entry_points  # noqa: E402
+from histeg.records.runs import Runs  # noqa: E402
 
 STEPS = ("extract", "build", "instrument", "analyze", "compute")
 DETAIL_CHARACTERS = 240
@@ -130,7 +131,7 @@ def version_figures(out: Path, index: int, sources: Sequence[str], tests: Sequen
     version = json.loads((out / str(index) / "version.json").read_text())
     changes = json.loads((out / str(index) / "fileChanges.json").read_text())["changes"]
     targets = _read(out / str(index) / "testingTargets.json")
-    runs = _read(out / str(index) / "runs.json")
+    runs = Runs.read(out / str(index) / Runs.FILE) if (out / str(index) / Runs.FILE).is_file() else None
     code, _, last = untraced_suite(out / str(index) / "snapshot", sources, tests)
     python = [c["newPath"] or c["oldPath"] for c in changes if c["python"]]
     return VersionFigures(
@@ -145,7 +146,7 @@ def version_figures(out: Path, index: int, sources: Sequence[str], tests: Sequen
         divergences=targets["summary"]["divergences"] if targets else 0,
         noise_functions=targets["noise"]["functions"] if targets else [],
         noise_divergences=targets["noise"]["divergences"] if targets else 0,
-        outcomes=sorted({r["outcome"] for r in runs["runs"]}) if runs else [],
+        outcomes=sorted({r.outcome for r in runs.runs}) if runs else [],
         untraced=f"exit {code}: {last}",
     )
 

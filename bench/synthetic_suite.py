@@ -34,7 +34,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from mutation_bench import git  # noqa: E402
+from real_repos import git  # noqa: E402
 
 PACKAGE = "synth"
 MODULES = 4

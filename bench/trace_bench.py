@@ -29,8 +29,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from histeg.traces import TraceFile, trace_files  # noqa: E402
 from histeg.tracing.activation import TraceConfig, traced_environment  # noqa: E402
+from histeg.tracing.reader import TraceFile, trace_files  # noqa: E402
 from histeg.tracing.seal import seal  # noqa: E402
 
 

@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from histeg.store import read_json
-
 VALUE_CODE_TYPES = frozenset({"constant", "assignment"})
+ENTITY_CODE_TYPES = frozenset({"class", "function", "module"})
 
 
 @dataclass
@@ -25,24 +24,34 @@ class ChangeIndex:
     """Entity -> file in the new version (old version for removals)."""
 
 
-def load_changes(path: Path) -> ChangeIndex:
-    """The changes that can explain behaviour: those without runtime meaning (docstrings, significance
-    ``none``) stay in syntaxChanges.json but never become targets nor absorb a divergence."""
+def index_changes(document: Mapping[str, Any]) -> ChangeIndex:
+    """The changes of a ``syntaxChanges.json`` document that can explain behaviour: those without
+    runtime meaning (docstrings, significance ``none``) stay in the file but never become targets
+    nor absorb a divergence."""
     index = ChangeIndex()
-    for file in read_json(path).get("files", []):
+    for file in document.get("files", []):
         for change in file.get("changes", []):
-            if change.get("significance") == "none":
-                continue
-            entity = change["entity"]
-            index.by_entity[entity].append(change)
-            index.files.setdefault(entity, change.get("newPath") or change.get("oldPath") or "")
-            if change["level"] == "function" and change.get("function"):
-                index.functions.add(change["function"])
-            elif change["level"] in ("class", "module") and change["codeType"] in VALUE_CODE_TYPES and not entity.endswith(":"):
-                if entity != change.get("class"):
-                    index.values.add(entity)
-            if change["type"] == "addition" and change["codeType"] in ("class", "function", "module"):
-                index.new_entities.add(entity)
-                if change["codeType"] == "class":
-                    index.new_classes.add(entity)
+            if change.get("significance") != "none":
+                _add(index, change)
     return index
+
+
+def _add(index: ChangeIndex, change: dict[str, Any]) -> None:
+    entity = change["entity"]
+    index.by_entity[entity].append(change)
+    index.files.setdefault(entity, change.get("newPath") or change.get("oldPath") or "")
+    if change["level"] == "function" and change.get("function"):
+        index.functions.add(change["function"])
+    elif _is_value(change):
+        index.values.add(entity)
+    if change["type"] == "addition" and change["codeType"] in ENTITY_CODE_TYPES:
+        index.new_entities.add(entity)
+        if change["codeType"] == "class":
+            index.new_classes.add(entity)
+
+
+def _is_value(change: dict[str, Any]) -> bool:
+    """A class- or module-level value edit; a class's own entity (its header) is no value."""
+    entity = change["entity"]
+    return (change["level"] in ("class", "module") and change["codeType"] in VALUE_CODE_TYPES
+            and not entity.endswith(":") and entity != change.get("class"))

@@ -66,43 +66,78 @@ def map_divergences(
     ``tests`` are the functions of the test code; ``test_data_changed``: the version changed
     files in the tests directories that are not Python; ``entry_functions``: the functions called
     under each entry point, which confirm reads through receivers syntax could not resolve."""
-    result = ImpactMap()
     divergences = list(divergences)
-    returning = _changed_returns(divergences, changes)
-    changed_calls = _changed_calls(divergences, changes, tests)
+    mapper = _Mapper(changes, reads, distance, restrict, tests, test_data_changed, entry_functions or {},
+                     _changed_returns(divergences, changes), _changed_calls(divergences, changes, tests))
     for divergence in divergences:
+        mapper.charge(divergence)
+    return mapper.result
+
+
+@dataclass
+class _Mapper:
+    """The rules of the module docstring, tried in order for each divergence until one charges it."""
+
+    changes: ChangeIndex
+    reads: Mapping[str, FunctionReads]
+    distance: Distance
+    restrict: bool
+    tests: frozenset[str]
+    test_data_changed: bool
+    entry_functions: Mapping[EntryKey, Set[str]]
+    returning: dict[object, list[Divergence]]
+    changed_calls: dict[object, list[Divergence]]
+    result: ImpactMap = field(default_factory=ImpactMap)
+
+    def charge(self, divergence: Divergence) -> None:
         function = divergence.call.function
-        if function in changes.functions:
-            result.of(function).local.append(divergence)
-            continue
+        if function in self.changes.functions:
+            self.result.of(function).local.append(divergence)
+        elif not self._explained(divergence):
+            self.result.of(function).local.append(divergence)
+            self.result.unmapped.add(function)
+
+    def _explained(self, divergence: Divergence) -> bool:
         chain = list(reversed(divergence.call.chain))  # closest caller first
-        changed_callers = [caller for caller in chain if caller in changes.functions]
-        if _charge_callers(result, divergence, chain, [c for c in changed_callers if c not in tests], distance, restrict):
-            continue
-        below = _closest_below(divergence, returning)
-        if below:
-            for callee, hops in below:
-                result.of(callee).non_local.append((divergence, hops))
-            continue
-        called = (entry_functions or {}).get(divergence.entry, frozenset())
-        reader = _closest_reader([function, *chain], reads, called, changes.values)
-        if reader is not None:
-            hops, values = reader
-            for value in sorted(values):
-                result.of(value).non_local.append((divergence, hops))
-            continue
-        earlier = _latest_before(divergence, changed_calls)
-        if earlier is not None:
-            result.of(earlier.call.function).non_local.append((divergence, _tree_distance(earlier.call.path, divergence.call.path)))
-            continue
-        if _charge_callers(result, divergence, chain, [c for c in changed_callers if c in tests], distance, restrict):
-            continue
-        if test_data_changed:
-            result.by_test_data.append(divergence)
-            continue
-        result.of(function).local.append(divergence)
-        result.unmapped.add(function)
-    return result
+        return (self._callers(divergence, chain, in_tests=False) or self._returns(divergence) or self._values(divergence, chain)
+                or self._state(divergence) or self._callers(divergence, chain, in_tests=True) or self._test_data(divergence))
+
+    def _callers(self, divergence: Divergence, chain: list[str], in_tests: bool) -> bool:
+        """Non-local impact of each changed caller in (or outside) the tests, only the closest when restricted;
+        False when there is none."""
+        callers = [caller for caller in chain if caller in self.changes.functions and (caller in self.tests) == in_tests]
+        for caller in callers[:1] if self.restrict else callers:
+            hops = self.distance(caller, divergence.call.function)
+            self.result.of(caller).non_local.append((divergence, hops if hops is not None else chain.index(caller) + 1))
+        return bool(callers)
+
+    def _returns(self, divergence: Divergence) -> bool:
+        below = _closest_below(divergence, self.returning)
+        for callee, hops in below:
+            self.result.of(callee).non_local.append((divergence, hops))
+        return bool(below)
+
+    def _values(self, divergence: Divergence, chain: list[str]) -> bool:
+        called = self.entry_functions.get(divergence.entry, frozenset())
+        reader = _closest_reader([divergence.call.function, *chain], self.reads, called, self.changes.values)
+        if reader is None:
+            return False
+        hops, values = reader
+        for value in sorted(values):
+            self.result.of(value).non_local.append((divergence, hops))
+        return True
+
+    def _state(self, divergence: Divergence) -> bool:
+        earlier = _latest_before(divergence, self.changed_calls)
+        if earlier is None:
+            return False
+        self.result.of(earlier.call.function).non_local.append((divergence, _tree_distance(earlier.call.path, divergence.call.path)))
+        return True
+
+    def _test_data(self, divergence: Divergence) -> bool:
+        if self.test_data_changed:
+            self.result.by_test_data.append(divergence)
+        return self.test_data_changed
 
 
 def _closest_reader(functions: list[str], reads: Mapping[str, FunctionReads], called: Set[str], changed: Set[str]) -> tuple[int, set[str]] | None:
@@ -115,14 +150,6 @@ def _closest_reader(functions: list[str], reads: Mapping[str, FunctionReads], ca
         if found is not None and (values := found.values(called) & changed):
             return hops, values
     return None
-
-
-def _charge_callers(result: ImpactMap, divergence: Divergence, chain: list[str], callers: list[str], distance: Distance, restrict: bool) -> bool:
-    """Non-local impact of each changed caller (only the closest when restricted); False when there is none."""
-    for caller in callers[:1] if restrict else callers:
-        hops = distance(caller, divergence.call.function)
-        result.of(caller).non_local.append((divergence, hops if hops is not None else chain.index(caller) + 1))
-    return bool(callers)
 
 
 def _changed_returns(divergences: list[Divergence], changes: ChangeIndex) -> dict[object, list[Divergence]]:

@@ -13,6 +13,7 @@ from histeg.compare.entry_points import EntryKey
 from histeg.impact.changes import ChangeIndex
 from histeg.impact.mapping import Impact, ImpactMap
 from histeg.impact.metrics import Value, target_value
+from histeg.impact.notes import notes_on
 from histeg.impact.scaling import Scaling
 from histeg.naming import split_identifier
 
@@ -24,6 +25,15 @@ class FunctionInfo:
     kind: str
     file: str
     lines: tuple[int, int]
+
+
+def function_table(*versions: Iterable[Mapping[str, Any]]) -> dict[str, FunctionInfo]:
+    """``functions.json`` rows of each version, the new version first: its files and lines win over the old version's."""
+    table: dict[str, FunctionInfo] = {}
+    for rows in versions:
+        for row in rows:
+            table.setdefault(row["identifier"], FunctionInfo(row["kind"], row["file"], (row["firstLine"], row["lastLine"])))
+    return table
 
 
 @dataclass
@@ -107,42 +117,6 @@ def _traces_of(identifier: str, impact: Impact, comparison: VersionComparison) -
     return len({d.entry for d in [*impact.local, *(d for d, _ in impact.non_local)]})
 
 
-def _notes(target: Target, traces_seen: int) -> list[str]:
-    notes = []
-    if target.unmapped:
-        notes.append("diverged without a syntax change in it or above it in the call chain: probably a consequence of changed state")
-    if target.new and target.kind == "class":
-        notes.append("new class")
-    elif target.new:
-        notes.append(f"new {target.kind}")
-    classes = target.classes()
-    if classes["exceptionOnlyInNew"]:
-        notes.append(f"raises where the old version did not ({classes['exceptionOnlyInNew']} divergence(s)): regression candidate")
-    if classes["exceptionOnlyInOld"]:
-        notes.append(f"no longer raises where the old version did ({classes['exceptionOnlyInOld']} divergence(s)): a fix?")
-    if classes["outcomeChanged"]:
-        notes.append("a test's outcome changed with it: the suite sees this change")
-    elif target.divergences() and classes["silent"]:
-        notes.append("its divergences are silent: no existing test's outcome changed")
-    if target.new_tests and not target.divergences() and target.syntax_changes:
-        notes.append(f"its behaviour is observed only by tests this version adds or renames ({len(target.new_tests)} entry point(s)): "
-                     "the existing tests cannot tell old from new")
-        return notes
-    observable = [d for d in target.impact.local if set(d.call.kinds) - {"lines"}]
-    if target.syntax_changes and target.impact.local and not observable and not target.impact.non_local:
-        notes.append("changed; only its own lines differ (same returns, parameters and calls): likely an equivalent change")
-    if target.syntax_changes and not target.impact.local and not target.new and target.kind in ("function", "method"):
-        if traces_seen == 0:
-            notes.append("changed but not executed by any traced entry point")
-        elif target.impact.non_local:
-            notes.append("no local impact observed; the change shows in the functions it calls")
-        else:
-            notes.append("changed but no local impact observed: equivalent or not executed")
-    if target.syntax_changes and not target.impact.local and not target.impact.non_local and target.kind not in ("function", "method"):
-        notes.append("changed; no divergence was attributed to it")
-    return notes
-
-
 def build_targets(
     changes: ChangeIndex,
     mapped: ImpactMap,
@@ -165,7 +139,7 @@ def build_targets(
         value = target_value(impact, traces, len(syntax), new_class, scaling, metrics)
         target = Target(identifier, kind, file, lines, value, syntax, impact, identifier in mapped.unmapped, identifier in changes.new_entities)
         target.new_tests = sorted(key for key, called in comparison.new_entry_functions.items() if identifier in called)
-        target.notes = _notes(target, sum(1 for f in comparison.entry_functions.values() if identifier in f))
+        target.notes = notes_on(target, sum(1 for f in comparison.entry_functions.values() if identifier in f))
         targets.append(target)
     return targets
 

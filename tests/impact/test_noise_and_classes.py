@@ -166,7 +166,7 @@ def test_divergence_classes(computed: tuple[Path, dict[str, Any]]) -> None:
     visible = [d for d in parse["localDivergences"] if d["entryPoint"] == "tests/test_lib.py::test_parse_strictly"]
     assert visible and visible[0]["classes"] == ["exceptionOnlyInNew", "outcomeChanged"]
     divergences = validate_output(out / "2" / "traceDivergences.json")
-    assert divergences["schemaVersion"] == 2
+    assert divergences["schemaVersion"] == 3
 
 
 def test_behaviour_only_new_tests_observe_is_said(computed: tuple[Path, dict[str, Any]]) -> None:
@@ -196,7 +196,7 @@ def test_the_users_pytest_options_reach_every_run(project: GitRepo, tmp_path: Pa
 
 def _bad_config(tmp_path: Path) -> Path:
     path = tmp_path / "histeg.toml"
-    path.write_text('[tool.histeg]\npytest-args = "--ignore=tests"\n')
+    path.write_text('[tool.histeg]\npytest-args = ["--ignore=tests", 1]\n')
     return path
 
 

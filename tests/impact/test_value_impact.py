@@ -6,15 +6,15 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from tests.conftest import GitRepo, run_histeg, validate_output
 
 from histeg.compare.divergences import compare_versions
 from histeg.config import VersionSettings
-from histeg.impact.changes import load_changes
 from histeg.impact.mapping import ImpactMap, map_divergences
+from histeg.impact.step import load_changes
 from histeg.statics.functions import read_function_table
 from histeg.statics.reads import value_reads
-from histeg.store import SYNTAX_CHANGES, VERSION, OutputStore, read_json
+from histeg.store import SYNTAX_CHANGES, OutputStore
+from tests.conftest import GitRepo, run_histeg, validate_output
 
 TEXTS = '''GREETING = "hello"
 FAREWELL = "bye"
@@ -109,7 +109,7 @@ def _mapping(out: Path, with_trace: bool) -> ImpactMap:
     """The mapping of version 1 from what ``histeg compute`` left on disk, with or without the functions each entry point called."""
     store = OutputStore(out)
     comparison = compare_versions(store, 1)
-    settings = VersionSettings.from_json(read_json(store.file(1, VERSION)))
+    settings = VersionSettings.of(store.version(1))
     reads = value_reads(read_function_table(store.snapshot(1), settings))
     return map_divergences(comparison.divergences, load_changes(store.file(1, SYNTAX_CHANGES)), reads, lambda a, b: None,
                            entry_functions=comparison.entry_functions if with_trace else None)

@@ -1,0 +1,102 @@
+"""Processes and scratch directories shared by the benchmarks on real repositories.
+
+git with a fixed identity and date (seeded commits get the same SHAs on every
+run), clones that leave the measured repository untouched, histeg's command
+line in a child process, and the project's plain (untraced) test suite.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def git(repo: Path, *args: str, clock: int = 0) -> str:
+    """git with a fixed identity and date, so seeded commits get the same SHAs on every run."""
+    date = f"2030-01-01T00:00:{clock % 60:02d}+00:00"
+    env = {**os.environ, "GIT_AUTHOR_NAME": "Mutant Maker", "GIT_AUTHOR_EMAIL": "mutants@example.org",
+           "GIT_COMMITTER_NAME": "Mutant Maker", "GIT_COMMITTER_EMAIL": "mutants@example.org",
+           "GIT_AUTHOR_DATE": date, "GIT_COMMITTER_DATE": date, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    result = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, env=env, check=False)
+    if result.returncode != 0:
+        raise RuntimeError(f"git {' '.join(args)} failed in {repo}: {result.stderr.strip()}")
+    return result.stdout.strip()
+
+
+def clone(repo: str, destination: Path) -> Path:
+    """A normal clone (work tree, local branches of every remote branch untouched) of ``repo``."""
+    subprocess.run(["git", "clone", "-q", repo, str(destination)], check=True, capture_output=True)
+    return destination
+
+
+@dataclass
+class HistegRun:
+    code: int
+    seconds: float
+    summary: dict[str, Any] | None
+    stderr: str
+
+
+def run_histeg(*args: str, timeout: float = 3600) -> HistegRun:
+    """The real command line in a child process, with ``--json``; messages stay on stderr."""
+    started = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "histeg", *args, "--json"], capture_output=True, text=True,
+                            timeout=timeout, check=False, cwd=ROOT)
+    seconds = time.perf_counter() - started
+    summary = json.loads(result.stdout) if result.stdout.strip() else None
+    return HistegRun(result.returncode, seconds, summary, result.stderr)
+
+
+def suite_environment(root: Path, sources: Sequence[str]) -> dict[str, str]:
+    """The project's sources first on PYTHONPATH, as histeg's traced runs have them."""
+    paths = [str(root / source) for source in sources]
+    existing = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+    return {**os.environ, "PYTHONPATH": os.pathsep.join([*paths, *existing]), "PYTHONHASHSEED": "0",
+            "PYTHONDONTWRITEBYTECODE": "1"}
+
+
+def untraced_suite(root: Path, sources: Sequence[str], tests: Sequence[str], timeout: float = 600) -> tuple[int, float, str]:
+    """Exit code, wall time and pytest's last line of the plain (untraced) test suite in ``root``."""
+    started = time.perf_counter()
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *tests], cwd=root,
+                            env=suite_environment(root, sources), capture_output=True, text=True, timeout=timeout, check=False)
+    lines = result.stdout.strip().splitlines()
+    return result.returncode, time.perf_counter() - started, lines[-1] if lines else ""
+
+
+@contextmanager
+def scratch_directory(prefix: str, work: Path | None, keep: bool, log: Any) -> Iterator[Path]:
+    """A temporary directory under ``work`` (created when missing), removed at the end unless ``keep``."""
+    if work is not None:
+        Path(work).mkdir(parents=True, exist_ok=True)
+    scratch = Path(tempfile.mkdtemp(prefix=prefix, dir=work))
+    try:
+        yield scratch
+    finally:
+        if keep:
+            log(f"kept for inspection: {scratch}")
+        else:
+            shutil.rmtree(scratch, ignore_errors=True)
+
+
+def add_common_arguments(parser: argparse.ArgumentParser) -> None:
+    """The repository, its layout and where the scratch directory goes, shared by the real-project benchmarks."""
+    parser.add_argument("repo", help="repository path or URL (only read)")
+    parser.add_argument("--sources", action="append", help="sources directory (repeatable; default src)")
+    parser.add_argument("--tests", action="append", help="tests directory (repeatable; default tests)")
+    parser.add_argument("--work", type=Path, default=None, help="where the scratch directory goes (default: the system's)")
+    parser.add_argument("--keep", action="store_true", help="keep the scratch directory (clone, histeg's output) for inspection")
+    parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
