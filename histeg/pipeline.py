@@ -10,25 +10,24 @@ from __future__ import annotations
 
 import sys
 import traceback
-from pathlib import Path
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
-from histeg.build import DEFAULT_BUILD_TIMEOUT, BuildRequest, build_version
+from histeg.atomic import read_json
+from histeg.build import BuildRequest, build_version
 from histeg.envs.environment import default_root
 from histeg.errors import EXIT_OK, EXIT_SOME_VERSIONS_FAILED, HistegError
 from histeg.history.extract import ExtractResult, extract
 from histeg.options import RunOptions
 from histeg.report.console import Console
-from histeg.store import CALL_GRAPH, FUNCTIONS, SYNTAX_CHANGES, OutputStore, read_json
+from histeg.settings.model import Settings
+from histeg.settings.record import record_settings
+from histeg.store import CALL_GRAPH, FUNCTIONS, OutputStore
 
 STEPS = ("extract", "build", "instrument", "analyze", "compute")
-DEFAULT_REPEAT = 1
-"""Whole-suite runs per version. Nondeterminism (time, unseeded randomness, temporary names) is
-found by re-running only the entry points that diverged (``--confirm``), at a fraction of the cost."""
 
 
 def emit_json(summary: dict[str, Any]) -> None:
@@ -91,21 +90,15 @@ def _extract_step(options: RunOptions, console: Console) -> ExtractResult:
     return result
 
 
-def build_request(config: dict[str, Any]) -> BuildRequest:
-    """The typed build settings of a configuration; a bad value is a one-line error."""
-    timeout = config.get("build-timeout", DEFAULT_BUILD_TIMEOUT)
-    if type(timeout) not in (int, float) or timeout <= 0:
-        raise HistegError(f"setting 'build-timeout' must be a positive number of seconds, not {timeout!r}")
-    python, environments = config.get("python"), config.get("environments")
-    for key, value in (("python", python), ("environments", environments)):
-        if value is not None and (not isinstance(value, str) or not value):
-            raise HistegError(f"setting '{key}' must be a path, not {value!r}")
-    return BuildRequest(python=python, environments=Path(environments).expanduser().absolute() if environments else default_root(),
-                        timeout=float(timeout))
+def build_request(settings: Settings) -> BuildRequest:
+    environments = settings.environments
+    return BuildRequest(python=str(settings.python) if settings.python is not None else None,
+                        environments=environments.expanduser().absolute() if environments is not None else default_root(),
+                        timeout=settings.build_timeout)
 
 
 def _build(context: Context, index: int) -> dict[str, Any]:
-    result = build_version(context.store, index, build_request(context.options.config), override=context.options.override)
+    result = build_version(context.store, index, build_request(context.options.settings), override=context.options.override)
     if not result.usable:
         context.fail(index, f"build {result.status}: {result.reason} (see {context.store.file(index, 'build.log')})")
     summary: dict[str, Any] = {"status": result.status, "reused": result.reused}
@@ -128,83 +121,52 @@ def _instrument(context: Context, index: int) -> dict[str, Any]:
 
 
 def _syntax(context: Context, index: int) -> dict[str, Any]:
-    from histeg.syntax.analysis import analyze_version
+    from histeg.records.syntax import SyntaxChanges
+    from histeg.syntax.analysis import analyze_version, stored_changes
 
-    path = context.store.file(index, SYNTAX_CHANGES)
-    reused = path.is_file() and not context.options.override
-    if not reused:
-        analyze_version(context.store, index)
-    return {"reused": reused, "changes": read_json(path)["summary"]["changes"]}
+    stored = None if context.options.override else stored_changes(context.store, index)
+    changes = stored or SyntaxChanges.read(analyze_version(context.store, index))
+    return {"reused": stored is not None, "changes": changes.summary.changes}
 
 
-def trace_options(config: dict[str, Any]) -> Any:
-    """The typed trace options of a configuration; a bad value is a one-line error."""
+def trace_options(settings: Settings) -> Any:
     from histeg.runs.runner import TraceOptions
-    from histeg.tracing.values import DEFAULT_REDACT, MODES
 
-    values = config.get("values", "structural")
-    if values not in MODES:
-        raise HistegError(f"setting 'values' must be one of {', '.join(MODES)}, not {values!r}")
-    repr_types = _strings(config, "repr-types")
-    redact = _strings(config, "redact") if "redact" in config else list(DEFAULT_REDACT)
-    _strings(config, "pytest-args")
-    if repr_types and values != "repr":
-        raise HistegError("setting 'repr-types' needs values = \"repr\"")
-    tracer = config.get("tracer", "auto")
-    line_budget = config.get("line-budget", 64)
-    if type(line_budget) is not int or line_budget < 0:
-        raise HistegError(f"setting 'line-budget' must be a whole number >= 0 (0: every call), not {line_budget!r}")
-    return TraceOptions(values=values, repr_types=tuple(repr_types), redact=tuple(redact), tracer=tracer, line_budget=line_budget)
-
-
-def _strings(config: dict[str, Any], key: str) -> list[str]:
-    value = config.get(key, [])
-    if not isinstance(value, list) or not all(isinstance(item, str) for item in value):
-        raise HistegError(f"setting '{key}' must be a list of strings, not {value!r}")
-    return value
+    return TraceOptions(values=settings.values, repr_types=settings.repr_types, redact=settings.redact, tracer=settings.tracer,
+                        line_budget=settings.line_budget)
 
 
 def _trace_settings(options: RunOptions) -> dict[str, Any]:
-    config = options.config
+    settings = options.settings
     return {
-        "repeat": int(config.get("repeat", DEFAULT_REPEAT)),
-        "timeout": float(config.get("timeout", 600)),
-        "run-main": list(config.get("run-main", [])),
-        "run": list(config.get("run", [])),
-        "tests": bool(config.get("run-tests", True)),
-        "pytest-args": _strings(config, "pytest-args"),
-        "options": trace_options(config),
+        "repeat": settings.repeat,
+        "timeout": settings.timeout,
+        "run-main": list(settings.run_main),
+        "run": list(settings.run),
+        "tests": settings.run_tests,
+        "pytest-args": list(settings.pytest_args),
+        "options": trace_options(settings),
     }
 
 
 def _traces(context: Context, index: int) -> dict[str, Any]:
-    from histeg.envs.runtime import runtime_of
     from histeg.runs.commands import trace_commands
-    from histeg.runs.outcome import NOT_COMPLETE
-    from histeg.runs.runner import RUNS, run_traces, version_settings
-    from histeg.statics.observed import add_observed_edges
-    from histeg.tracing.format import FORMAT_VERSION
+    from histeg.runs.runner import reusable_runs, run_traces, version_settings
 
     store = context.store
     wanted = _trace_settings(context.options)
+    record_settings(store, index, context.options.settings, "traces")
     _, settings = version_settings(store, index)
     commands = trace_commands(settings.tests, wanted["run-main"], wanted["run"], with_tests=wanted["tests"],
                               pytest_options=wanted["pytest-args"])
     if not commands:
         raise HistegError("nothing to trace: no tests directory and no --run/--run-main command")
-    runs_path = store.file(index, RUNS)
-    if runs_path.is_file() and not context.options.override:
-        previous = read_json(runs_path)
-        same_commands = sorted({orjson.dumps(r["command"]) for r in previous["runs"]}) == sorted(orjson.dumps(c.to_json()) for c in commands)
-        same_tracing = previous.get("traceFormat") == FORMAT_VERSION and previous.get("traceOptions") == wanted["options"].to_json()
-        complete = not any(run["outcome"] in NOT_COMPLETE for run in previous["runs"])
-        same_build = previous.get("build") == runtime_of(store.version_dir(index)).build
-        if previous.get("repeat") == wanted["repeat"] and same_commands and same_tracing and same_build and complete:
-            return {"reused": True, "runs": len(previous["runs"])}
+    previous = None if context.options.override else reusable_runs(store, index, commands, wanted["repeat"], wanted["options"])
+    if previous is not None:
+        return {"reused": True, "runs": len(previous.runs)}
     summary = run_traces(
         store, index, commands, repeat=wanted["repeat"], timeout=wanted["timeout"], options=wanted["options"]
     )
-    add_observed_edges(store, index, [store.version_dir(index) / path for run in summary.runs for path in run.traces])
     for run in summary.failures:
         context.console.warn(f"version {index}: {run.command.label} (run {run.repetition}) {run.outcome}: {run.message or 'some tests failed'}")
     if summary.errors:
@@ -213,44 +175,30 @@ def _traces(context: Context, index: int) -> dict[str, Any]:
     return {"reused": False, "runs": len(summary.runs), "outcomes": sorted({run.outcome for run in summary.runs})}
 
 
-def impact_options(config: dict[str, Any]) -> Any:
-    from histeg.impact.scaling import Scaling, parse_metrics
+def impact_options(settings: Settings) -> Any:
     from histeg.impact.step import ImpactOptions
-    from histeg.runs.confirm import DEFAULT_CONFIRM_RUNS
 
     return ImpactOptions(
-        scaling=Scaling.from_config(config.get("scaling")),
-        metrics=parse_metrics(config.get("metric")),
-        restrict=bool(config.get("restrict-syntax-mapping", False)),
-        flat=bool(config.get("export-flat", False)),
-        for_syntax=bool(config.get("generate-for-syntax", False)),
-        for_divergence=bool(config.get("generate-for-divergence", False)),
-        jobs=_compare_jobs(config.get("compare-jobs", 0)),
-        confirm=_confirm_runs(config.get("confirm", DEFAULT_CONFIRM_RUNS)),
+        scaling=settings.scaling,
+        metrics=settings.metric,
+        restrict=settings.restrict_syntax_mapping,
+        flat=settings.export_flat,
+        for_syntax=settings.generate_for_syntax,
+        for_divergence=settings.generate_for_divergence,
+        jobs=settings.compare_jobs,
+        confirm=settings.confirm,
     )
-
-
-def _confirm_runs(value: Any) -> int:
-    if type(value) is not int or value < 0:
-        raise HistegError(f"setting 'confirm' must be a whole number >= 0 (0: no re-runs), not {value!r}")
-    return value
-
-
-def _compare_jobs(value: Any) -> int:
-    if type(value) is not int or value < 0:
-        raise HistegError(f"setting 'compare-jobs' must be a whole number >= 0 (0: one per core, up to 4), not {value!r}")
-    return value
 
 
 def _targets(context: Context, index: int, settings: Any) -> dict[str, Any]:
     from histeg.impact.step import compute_targets
-    from histeg.store import VERSION
 
-    against = read_json(context.store.file(index, VERSION))["comparingAgainstIndex"]
+    against = context.store.version(index).comparing_against_index
     if against is None:
         return {"targets": None, "note": "first version in the list: nothing to compare with"}
     if against in context.run.failed:
         raise HistegError(f"its predecessor, version {against}, failed")
+    record_settings(context.store, index, context.options.settings, "targets")
     return compute_targets(context.store, index, settings)
 
 
@@ -268,7 +216,7 @@ def run_pipeline(options: RunOptions, console: Console, until: str = STEPS[-1]) 
         run.steps["syntax"] = context.each("analysing syntax changes", lambda i: _syntax(context, i))
         run.steps["traces"] = context.each("tracing versions", lambda i: _traces(context, i))
     if STEPS.index(until) >= STEPS.index("compute"):
-        settings = impact_options(options.config)
+        settings = impact_options(options.settings)
         run.steps["targets"] = context.each("ranking testing targets", lambda i: _targets(context, i, settings))
         for item in run.steps["targets"]:
             if item.get("targets") is not None:

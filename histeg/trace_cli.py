@@ -13,7 +13,8 @@ from typing import Any
 import click
 
 from histeg.errors import HistegError
-from histeg.traces import Call, Trace, read_trace
+from histeg.tracing.call_tree import Call, Trace
+from histeg.tracing.reader import read_trace
 
 @click.group()
 def trace() -> None:

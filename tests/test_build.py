@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
-import pytest
-
 import json
 from pathlib import Path
 
+import pytest
 from tests.conftest import validate_output
+
+from histeg.envs.environment import MARK
+from histeg.records.build import Build, EnvironmentMark
 
 
 @pytest.mark.slow
@@ -48,3 +50,23 @@ def test_without_a_build_command_the_environment_is_still_made(make_repo, histeg
     record = validate_output(tmp_path / "out" / "0" / "build.json")
     assert record["command"] is None and record["declarations"]["requirements"] == ["pytest"]
     assert Path(record["environment"]["python"]).exists()
+
+
+def test_a_build_record_is_reused_while_readable_and_made_again_when_written_by_another_version(make_repo, histeg, tmp_path: Path) -> None:
+    repo = make_repo()
+    repo.commit("one", {"a.py": "A = 1\n"})
+    out = tmp_path / "out"
+    build = ("build", "--repo", str(repo.path), "--all", "--out", str(out), "--json")
+    assert histeg(*build).code == 0
+    record = Build.read(out / "0" / "build.json")
+    assert record.status == "succeeded" and record.environment is not None and record.environment.shared
+    mark = EnvironmentMark.read(Path(record.environment.python).parent.parent / MARK)
+    assert mark.key == record.environment.key and mark.declarations == record.declarations
+    again = histeg(*build)
+    assert json.loads(again.stdout)["steps"]["build"][0]["reused"] is True
+    path = out / "0" / "build.json"
+    path.write_bytes(path.read_bytes().replace(b'"schemaVersion": 2', b'"schemaVersion": 1'))
+    rebuilt = histeg(*build)
+    assert rebuilt.code == 0, rebuilt.stderr
+    assert json.loads(rebuilt.stdout)["steps"]["build"][0]["reused"] is False
+    assert Build.read(path).inputs == record.inputs

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from histeg import __version__
+from histeg.samples import load_steps
 from tests.conftest import validate_output
 
 
@@ -35,10 +36,10 @@ def test_demo_builds_the_casino_sample_and_extracts_it(histeg, tmp_path: Path) -
     assert result.code == 0, result.stderr
     summary = json.loads(result.stdout)
     versions = summary["steps"]["extract"]["versions"]
-    steps = sorted((Path(__file__).resolve().parent.parent / "sample_repos" / "casino" / "steps").iterdir())
+    steps = load_steps("casino")
     assert len(versions) == len(steps)
     history = validate_output(tmp_path / "out" / "history.json")
-    assert [c["msg"] for c in history["commits"]] == [(s / "message.txt").read_text().strip() for s in steps]
+    assert [c["msg"] for c in history["commits"]] == [step.message.strip() for step in steps]
     assert "results are in" in result.stderr
     again = histeg("demo", "--dir", str(tmp_path), "--json")
     assert again.code == 0, again.stderr

@@ -3,10 +3,11 @@
 Skipped unless ``HISTEG_REAL_REPO`` names a repository (path or URL; it is only
 read). Optional: ``HISTEG_REAL_BASE`` (base of the mutants, default HEAD),
 ``HISTEG_REAL_END`` (newest of the 30 versions checked, default HEAD),
-``HISTEG_REAL_SOURCES`` / ``HISTEG_REAL_TESTS`` (comma-separated directories,
-default ``src`` / ``tests``), ``HISTEG_REAL_MUTANTS`` (default 20) and
+``HISTEG_REAL_SOURCES`` / ``HISTEG_REAL_TESTS`` (comma-separated directories
+of the history check, default ``src`` / ``tests``; the mutants' layout is
+histeg's own), ``HISTEG_REAL_MUTANTS`` (default 20) and
 ``HISTEG_REAL_VERSIONS`` (default 30). The figures and the code that produces them are
-in ``bench/mutation_bench.py`` and ``bench/real_history_bench.py``.
+in ``bench/ground_truth.py`` and ``bench/real_history_bench.py``.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ pytestmark = pytest.mark.skipif(not REPO, reason="set HISTEG_REAL_REPO to a repo
 
 sys.path.insert(0, str(ROOT / "bench"))
 
-import mutation_bench  # noqa: E402
+import ground_truth  # noqa: E402
 import real_history_bench  # noqa: E402
 
 MUTANTS = int(os.environ.get("HISTEG_REAL_MUTANTS", "20"))
@@ -39,22 +40,22 @@ SOURCES = _directories("HISTEG_REAL_SOURCES", "src")
 TESTS = _directories("HISTEG_REAL_TESTS", "tests")
 
 
-def _row(mutant: mutation_bench.Mutant) -> str:
-    return (f"{mutant.function}: {mutant.mutation} [{mutant.evidence}] rank {mutant.rank} of {mutant.targets}, "
-            f"value {mutant.value}, top {mutant.top} ({mutant.top_value}), histeg exit {mutant.histeg_code}")
+def _row(mutant: ground_truth.Seeded) -> str:
+    return f"{mutant.description}: rank {mutant.rank} of {mutant.targets}, top {mutant.top}, {mutant.failed or 'histeg finished'}"
 
 
 def test_mutants_rank_first(tmp_path: Path) -> None:
-    """Each single-function mutant's own function is the top target (90 %), and always in the top three."""
-    report = mutation_bench.mutation_check(REPO, MUTANTS, os.environ.get("HISTEG_REAL_BASE"), SOURCES, TESTS, work=tmp_path,
-                                           log=lambda message: None, keep=True)
-    assert len(report.mutants) == MUTANTS, f"only {len(report.mutants)} observable mutants could be made"
-    for document in Path(report.output).glob("*/testingTargets.json"):
+    """Each seeded single-function mutant's own function is the top target (90 %), and always in the top three."""
+    options = ground_truth.Options(mutants=MUTANTS, base=os.environ.get("HISTEG_REAL_BASE", "HEAD"), max_trials=10 * MUTANTS,
+                                   work=tmp_path, keep=True)
+    figures = ground_truth.measure(Path(REPO.rstrip("/")).name, REPO, options, log=lambda message: None)
+    assert len(figures.seeded("mutant")) == MUTANTS, f"only {len(figures.seeded('mutant'))} observable mutants could be made"
+    for document in Path(figures.output).glob("*/testingTargets.json"):
         validate_output(document)
-    missed_top1 = "\n".join(_row(m) for m in report.misses(1))
-    assert report.top(1) >= 0.9, f"top-1 rate {report.top(1):.0%}; not ranked first:\n{missed_top1}"
-    missed_top3 = "\n".join(_row(m) for m in report.misses(3))
-    assert report.top(3) == 1.0, f"top-3 rate {report.top(3):.0%}; not in the top three:\n{missed_top3}"
+    missed_top1 = "\n".join(_row(m) for m in figures.misses(1))
+    assert figures.top(1) >= 0.9, f"top-1 rate {figures.top(1):.0%}; not ranked first:\n{missed_top1}"
+    missed_top3 = "\n".join(_row(m) for m in figures.misses(3))
+    assert figures.top(3) == 1.0, f"top-3 rate {figures.top(3):.0%}; not in the top three:\n{missed_top3}"
 
 
 def test_commits_without_python_changes_give_no_targets(tmp_path: Path) -> None:

@@ -9,16 +9,21 @@ import time
 from pathlib import Path
 
 import jsonschema
+import msgspec
 import orjson
 import pytest
 from tests.conftest import SCHEMAS, validate_output
 from tests.statics.versions import make_version
 
 from histeg.errors import HistegError
-from histeg.runs.commands import main_command, pytest_command, shell_command, trace_commands
-from histeg.runs.runner import RUNS, TRACE_CONFIG, TraceOptions, run_traces, write_trace_config
+from histeg.records.runs import Runs, TraceConfig, TraceHeader
+from histeg.runs.commands import command_line, main_command, pytest_command, shell_command, trace_commands
+from histeg.runs.runner import RUNS, TRACE_CONFIG, TraceOptions, reusable_runs, run_traces, write_trace_config
+from histeg.tracing import activation
+from histeg.tracing.format import read_meta
 from histeg.store import OutputStore
-from histeg.traces import Trace, read_trace
+from histeg.tracing.call_tree import Trace
+from histeg.tracing.reader import read_trace
 
 CALC = {
     "src/calc/__init__.py": "",
@@ -115,6 +120,38 @@ def test_trace_configs_follow_the_version_settings(tmp_path: Path) -> None:
     jsonschema.validate(command_config, schema)
     assert command_config["label"] == "unit_tests"
     assert command_config["trace_dir"] == str((store.traces(0) / "run-1").resolve())
+
+
+def test_the_files_the_tracer_shares_with_histeg_round_trip_through_their_records(tmp_path: Path) -> None:
+    """traceConfig.json and the trace headers are read and written by the tracer as plain JSON: their records
+    must read what the tracer's side reads and writes, key for key."""
+    store = make_version(tmp_path, PASSING)
+    run_traces(store, 0, [pytest_command(["tests"])], timeout=120, options=TraceOptions(values="repr", repr_types=("calc.ops.Thing",)))
+    config_path = store.traces(0) / "run-1" / f"pytest.{TRACE_CONFIG}"
+    config = TraceConfig.read(config_path)
+    assert config.to_builtins() == orjson.loads(config_path.read_bytes())
+    assert config.to_builtins() == activation.TraceConfig.read(config_path).to_json()
+    assert (config.values, config.repr_types, config.label) == ("repr", ["calc.ops.Thing"], "pytest")
+    [trace_file] = Runs.read(store.file(0, RUNS)).trace_files
+    meta = read_meta(str(store.version_dir(0) / trace_file))
+    header = msgspec.convert(meta, TraceHeader)
+    assert header.sealed and header.label == "pytest" and header.values == "repr"
+    assert msgspec.to_builtins(header) == meta
+    (tmp_path / "old.json").write_bytes(config_path.read_bytes().replace(b'"configVersion": 2', b'"configVersion": 1'))
+    with pytest.raises(HistegError, match="has config version 1, this histeg reads version 2"):
+        TraceConfig.read(tmp_path / "old.json")
+
+
+def test_runs_are_reused_only_when_made_alike_and_readable(tmp_path: Path) -> None:
+    store = make_version(tmp_path, PASSING)
+    commands = [pytest_command(["tests"])]
+    first = run_traces(store, 0, commands, timeout=120)
+    assert reusable_runs(store, 0, commands, 1, TraceOptions()) == first == Runs.read(store.file(0, RUNS))
+    assert reusable_runs(store, 0, commands, 2, TraceOptions()) is None
+    assert reusable_runs(store, 0, commands, 1, TraceOptions(values="off")) is None
+    assert reusable_runs(store, 0, [pytest_command(["tests"], options=["-x"])], 1, TraceOptions()) is None
+    store.file(0, RUNS).write_bytes(store.file(0, RUNS).read_bytes().replace(b'"schemaVersion": 1', b'"schemaVersion": 0'))
+    assert reusable_runs(store, 0, commands, 1, TraceOptions()) is None, "a runs.json of another histeg version is traced again"
 
 
 def test_failing_suite_is_tolerated_and_still_traced(tmp_path: Path) -> None:
@@ -258,9 +295,9 @@ def test_bad_arguments_are_one_line_errors(tmp_path: Path) -> None:
 def test_command_list_and_labels() -> None:
     commands = trace_commands(["tests", "more_tests"], run_main=["pkg.cli", "pkg.cli"], run=["make check && ./run all"])
     assert [c.label for c in commands] == ["pytest", "main-pkg.cli", "main-pkg.cli-2", "run-make_check_._run_all"]
-    assert commands[0].argv("py") == ["py", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", "more_tests"]
-    assert commands[1].argv("py") == ["py", "-m", "pkg.cli"]
-    assert commands[3].argv("py") == ["/bin/sh", "-c", "make check && ./run all"]
+    assert command_line(commands[0], "py") == ["py", "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests", "more_tests"]
+    assert command_line(commands[1], "py") == ["py", "-m", "pkg.cli"]
+    assert command_line(commands[3], "py") == ["/bin/sh", "-c", "make check && ./run all"]
     assert [c.kind for c in trace_commands([], run=["x"], with_tests=False)] == ["shell"]
 
 
@@ -289,6 +326,6 @@ def test_command_labels_are_made_alike_every_time() -> None:
     """A label cut at 60 characters just after a '_' must not change when labels are made again (traces are reused by label)."""
     from histeg.runs.commands import TraceCommand, unique_labels
 
-    command = TraceCommand("shell", "run-" + "x" * 55 + " -m pytest", shell="x")
+    command = TraceCommand(kind="shell", label="run-" + "x" * 55 + " -m pytest", shell="x")
     once = unique_labels([command])
     assert unique_labels(once) == once and len(once[0].label) <= 60 and not once[0].label.endswith("_")

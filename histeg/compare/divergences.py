@@ -19,16 +19,27 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgspec
+
 from histeg.compare.calls import CallDivergence, Tree, compare_calls
 from histeg.compare.classes import classify, outcomes_differ
 from histeg.compare.entry_points import EntryKey, EntryRef, entry_points, match_entry_points, read_manual_matching
 from histeg.compare.noise import NoiseMap, Unstable, merge, natures
 from histeg.compare.test_matching import read_renames
 from histeg.errors import HistegError
-from histeg.store import SYNTAX_CHANGES, TRACE_DIVERGENCES, TRACE_MATCHING, VERSION, OutputStore, read_json, write_json
-from histeg.traces import TraceFile, trace_files
-
-SCHEMA_VERSION = 2
+from histeg.records.divergences import (
+    CompleteRuns,
+    DivergenceSummary,
+    EntryPoints,
+    ListedDivergence,
+    Metrics,
+    NestedDivergence,
+    Noise,
+    TargetedReruns,
+    TraceDivergences,
+)
+from histeg.store import SYNTAX_CHANGES, TRACE_DIVERGENCES, TRACE_MATCHING, OutputStore
+from histeg.tracing.reader import TraceFile, trace_files
 
 
 @dataclass
@@ -38,17 +49,17 @@ class Divergence:
     classes: tuple[str, ...] = ()
     """Its divergence classes (``histeg.compare.classes``); empty until classified."""
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "entryPoint": self.entry.to_json(),
-            "function": self.call.function,
-            "callChain": list(self.call.chain),
-            "callPath": list(self.call.path),
-            "kinds": self.call.kinds,
-            "classes": list(self.classes),
-            "metrics": self.call.metrics(),
-            "details": self.call.details,
-        }
+    def record(self) -> ListedDivergence:
+        call = self.call
+        return ListedDivergence(entry_point=self.entry, function=call.function, call_chain=list(call.chain), call_path=list(call.path),
+                                kinds=call.kinds, classes=list(self.classes), metrics=Metrics(**call.metrics()), details=call.details,
+                                children=[])
+
+    def nested(self) -> NestedDivergence:
+        """Its record below a divergent caller: the entry point and the path are the caller's."""
+        call = self.call
+        return NestedDivergence(function=call.function, call_chain=list(call.chain), kinds=call.kinds, classes=list(self.classes),
+                                metrics=Metrics(**call.metrics()), details=call.details, children=[])
 
 
 @dataclass
@@ -64,8 +75,12 @@ class Confirmation:
     seconds: float = 0.0
     """Re-running the divergent entry points on both versions and comparing the re-runs."""
 
+    def record(self) -> TargetedReruns:
+        return TargetedReruns(runs=self.runs, entry_points=self.entry_points, complete_runs=CompleteRuns(old=self.complete[0], new=self.complete[1]))
+
     def to_json(self) -> dict[str, Any]:
-        return {"runs": self.runs, "entryPoints": self.entry_points, "completeRuns": {"old": self.complete[0], "new": self.complete[1]}}
+        """For documents that are not records yet."""
+        return msgspec.to_builtins(self.record())  # type: ignore[no-any-return]
 
 
 @dataclass
@@ -243,8 +258,7 @@ def compare_versions(store: OutputStore, index: int, with_sections: bool = True,
                      confirm_runs: int = 0, confirm: Confirm | None = None) -> VersionComparison:
     """``confirm`` re-runs entry points of a version (``confirmed_runs`` by default) when
     ``confirm_runs`` > 0; the divergent entry points of run 1 are re-run on both versions."""
-    version = read_json(store.file(index, VERSION))
-    against = version.get("comparingAgainstIndex")
+    against = store.version(index).comparing_against_index
     if against is None:
         raise HistegError(f"version {index} has no predecessor to compare with")
     started = time.perf_counter()
@@ -314,7 +328,7 @@ def confirmed_runs(store: OutputStore, index: int, wanted: dict[str, set[str]], 
     made now where missing, as loaded runs."""
     from histeg.runs.confirm import confirm, usable_traces
 
-    paired_with = read_json(store.file(other, VERSION))["identifier"]
+    paired_with = store.version(other).identifier
     confirmations = confirm(store, index, wanted, runs, paired_with)
     loaded = []
     for batches in usable_traces(store, index, confirmations, paired_with):
@@ -331,54 +345,50 @@ MAX_TREE_DEPTH = 100
 their ``callChain`` still tells where they were. JSON writers refuse deeper nesting."""
 
 
-def _tree(divergences: list[Divergence]) -> list[dict[str, Any]]:
+def _tree(divergences: list[Divergence]) -> list[ListedDivergence]:
     """Divergences nested under their nearest divergent ancestor, per entry point."""
     by_entry: dict[EntryKey, list[Divergence]] = {}
     for divergence in divergences:
         by_entry.setdefault(divergence.entry, []).append(divergence)
-    result = []
-    for entry, items in sorted(by_entry.items()):
-        places: dict[tuple[int, ...], tuple[list[dict[str, Any]], int]] = {}  # path -> (where its descendants go, depth)
-        roots: list[dict[str, Any]] = []
-        for item in sorted(items, key=lambda d: d.call.path):
-            node = {k: v for k, v in item.to_json().items() if k not in ("entryPoint", "callPath")} | {"children": []}
+    roots: list[ListedDivergence] = []
+    for entry in sorted(by_entry):
+        places: dict[tuple[int, ...], tuple[list[NestedDivergence], int]] = {}  # path -> (where its descendants go, depth)
+        for item in sorted(by_entry[entry], key=lambda d: d.call.path):
             path = item.call.path
             parent = next((places[path[:cut]] for cut in range(len(path) - 1, -1, -1) if path[:cut] in places), None)
-            container, depth = (roots, 0) if parent is None else (parent[0], parent[1] + 1)
+            if parent is None:
+                root = item.record()
+                roots.append(root)
+                places[path] = (root.children, 0)
+                continue
+            container, depth = parent[0], parent[1] + 1
+            node = item.nested()
             container.append(node)
-            places[path] = (node["children"] if depth < MAX_TREE_DEPTH else container, depth)
-        result.append({"entryPoint": entry.to_json(), "divergences": roots})
-    return result
+            places[path] = (node.children if depth < MAX_TREE_DEPTH else container, depth)
+    return roots
 
 
-def noise_json(comparison: VersionComparison) -> list[dict[str, Any]]:
+def _noise(comparison: VersionComparison) -> list[Noise]:
     """Every (entry point, function) found unstable between runs of one version, and how."""
-    return [{"entryPoint": entry.to_json(), "function": function, "kinds": sorted(found.kinds), "natures": sorted(found.natures)}
+    return [Noise(entry_point=entry, function=function, kinds=sorted(found.kinds), natures=sorted(found.natures))  # type: ignore[arg-type]
             for (entry, function), found in sorted(comparison.unstable.items(), key=lambda item: item[0])]
 
 
 def write_divergences(store: OutputStore, comparison: VersionComparison, flat: bool) -> Path:
-    version = read_json(store.file(comparison.index, VERSION))
-    data = {
-        "schemaVersion": SCHEMA_VERSION,
-        "identifier": version["identifier"],
-        "comparingAgainstVersion": version["comparingAgainstVersion"],
-        "layout": "flat" if flat else "tree",
-        "entryPoints": {
-            "matched": comparison.matched,
-            "onlyInOld": [key.to_json() for key in comparison.only_old],
-            "onlyInNew": [key.to_json() for key in comparison.only_new],
-        },
-        "divergences": [d.to_json() for d in comparison.divergences] if flat else _tree(comparison.divergences),
-        "noise": noise_json(comparison),
-        "confirmation": comparison.confirmation.to_json(),
-        "summary": {
-            "divergences": len(comparison.divergences),
-            "divergentFunctions": len({d.call.function for d in comparison.divergences}),
-            "noise": len(comparison.noise),
-            "noisyFunctions": sorted({function for _, function in comparison.unstable}),
-        },
-    }
+    version = store.version(comparison.index)
+    divergences = comparison.divergences
+    summary = DivergenceSummary(divergences=len(divergences), divergent_functions=len({d.call.function for d in divergences}),
+                                noise=len(comparison.noise), noisy_functions=sorted({function for _, function in comparison.unstable}))
+    document = TraceDivergences(
+        identifier=version.identifier,
+        comparing_against_version=version.comparing_against_version,  # type: ignore[arg-type]  # compared: it has one
+        layout="flat" if flat else "tree",
+        entry_points=EntryPoints(matched=comparison.matched, only_in_old=comparison.only_old, only_in_new=comparison.only_new),
+        divergences=[d.record() for d in divergences] if flat else _tree(divergences),
+        noise=_noise(comparison),
+        confirmation=comparison.confirmation.record(),
+        summary=summary,
+    )
     path = store.file(comparison.index, TRACE_DIVERGENCES)
-    write_json(path, data)
+    document.write(path)
     return path

@@ -14,31 +14,10 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from histeg.compare.test_matching import cases_of, follow_cases, match_test_cases
-from histeg.errors import HistegError
-from histeg.store import read_json
-from histeg.traces import TraceFile
-
-
-@dataclass(frozen=True, order=True)
-class EntryKey:
-    command: str
-    label: str
-    phase: str
-    root: str
-    occurrence: int
-
-    def to_json(self) -> dict[str, Any]:
-        return {"command": self.command, "label": self.label, "phase": self.phase, "root": self.root, "occurrence": self.occurrence}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> EntryKey:
-        try:
-            return cls(data["command"], data.get("label", ""), data.get("phase", ""), data["root"], int(data.get("occurrence", 0)))
-        except (KeyError, TypeError, ValueError) as exc:
-            raise HistegError(f"malformed entry point in a trace matching file: {exc}") from None
+from histeg.records.divergences import EntryKey, TraceMatching
+from histeg.tracing.reader import TraceFile
 
 
 @dataclass(frozen=True)
@@ -116,7 +95,4 @@ def match_entry_points(old: Mapping[EntryKey, EntryRef] | Iterable[EntryKey], ne
 
 def read_manual_matching(path: Path) -> list[tuple[EntryKey, EntryKey]]:
     """``traceMatching.json``: ``{"pairs": [{"old": key, "new": key}, ...]}``."""
-    data = read_json(path)
-    if not isinstance(data, dict) or not isinstance(data.get("pairs"), list):
-        raise HistegError(f"{path} must hold an object with a 'pairs' list")
-    return [(EntryKey.from_json(pair["old"]), EntryKey.from_json(pair["new"])) for pair in data["pairs"]]
+    return [(pair.old, pair.new) for pair in TraceMatching.read(path).pairs]

@@ -18,18 +18,19 @@ the same digest on both sides, is paired from the trace index alone.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from histeg.errors import HistegError
-from histeg.store import read_json
+import msgspec
+
+from histeg.records.divergences import EntryKey
+from histeg.records.syntax import SyntaxChanges
 from histeg.tracing.records import Value
 
 if TYPE_CHECKING:
-    from histeg.compare.entry_points import EntryKey, EntryRef
+    from histeg.compare.entry_points import EntryRef
 
 CALL_PHASE = "call"
 MAX_SIMILARITY_PAIRS = 250_000
@@ -74,17 +75,14 @@ def read_renames(path: Path) -> dict[str, str]:
     A missing file (the syntax step did not run) gives no renames: matching falls back to ids."""
     if not path.is_file():
         return {}
-    data = read_json(path)
-    if not isinstance(data, dict) or not isinstance(data.get("files"), list):
-        raise HistegError(f"{path} is not a syntaxChanges.json file")
     renames: dict[str, str] = {}
-    for entry in data["files"]:
-        old_module, new_module = entry.get("oldModule"), entry.get("newModule")
-        if entry.get("status") == "renamed" and old_module and new_module and old_module != new_module:
+    for entry in SyntaxChanges.read(path).files:
+        old_module, new_module = entry.old_module, entry.new_module
+        if entry.status == "renamed" and old_module and new_module and old_module != new_module:
             renames.setdefault(old_module, new_module)
-        for change in entry.get("changes", ()):
-            old, new = change.get("oldEntity"), change.get("entity")
-            if change.get("type") in ("rename", "move") and change.get("level") in ("function", "class") and old and new and old != new:
+        for change in entry.changes:
+            old, new = change.old_entity, change.entity
+            if change.type in ("rename", "move") and change.level in ("function", "class") and old and new and old != new:
                 renames[old] = new
     return renames
 
@@ -339,7 +337,7 @@ def follow_cases(case_pairs: Iterable[tuple[Case, Case]], old: Iterable[EntryKey
         if target is None or key in taken_old:
             continue
         for root in dict.fromkeys((translate(key.root, renames or {}), key.root)):
-            candidate = dataclasses.replace(key, label=target[1], root=root)
+            candidate = msgspec.structs.replace(key, label=target[1], root=root)
             if candidate in new_free:
                 pairs.append((key, candidate))
                 new_free.discard(candidate)

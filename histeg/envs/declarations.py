@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import re
 import tomllib
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 
 from histeg.envs.poetry import poetry_requirement
+from histeg.records.build import Declarations
 
 TEST_EXTRAS = ("test", "tests", "testing", "dev")
 """Optional-dependency extras and dependency groups that hold what the tests need."""
@@ -31,29 +31,10 @@ KEY_VERSION = 1
 """Part of every environment key: bump when what goes into an environment changes."""
 
 
-@dataclass(frozen=True)
-class Declarations:
-    """A version's declared needs; two versions with equal declarations share an environment."""
-
-    requirements: tuple[str, ...]
-    """Sorted requirement strings for the environment (pytest added when absent)."""
-    requires_python: str | None = None
-    name: str | None = None
-    installable: bool = False
-    """It declares a build (``[build-system]``, ``setup.py`` or ``setup.cfg``): it is installed per version."""
-    scm: str | None = None
-    """The tool deriving its version from git, if any."""
-    sources: tuple[str, ...] = field(default=())
-    """The files the declarations were read from."""
-
-    def key(self, python_version: str, extra: str = "") -> str:
-        """The environment's name: what goes into it and the interpreter's version."""
-        text = "\n".join([str(KEY_VERSION), python_version, *self.requirements, "--", extra])
-        return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"requirements": list(self.requirements), "requiresPython": self.requires_python, "name": self.name,
-                "installable": self.installable, "scm": self.scm, "from": list(self.sources)}
+def environment_key(declarations: Declarations, python_version: str, extra: str = "") -> str:
+    """The environment's name: what goes into it and the interpreter's version."""
+    text = "\n".join([str(KEY_VERSION), python_version, *declarations.requirements, "--", extra])
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 class DeclarationError(ValueError):
@@ -84,8 +65,8 @@ def read_declarations(snapshot: Path) -> Declarations:
         scm = "setuptools-scm"
     installable = "build-system" in pyproject or (snapshot / "setup.py").is_file() or (snapshot / "setup.cfg").is_file()
     requires_python = project.get("requires-python") or _poetry_python(_poetry(pyproject))
-    return Declarations(tuple(sorted(requirements)), requires_python if isinstance(requires_python, str) else None,
-                        name if isinstance(name, str) else None, installable, scm, tuple(sources))
+    return Declarations(requirements=tuple(sorted(requirements)), requires_python=requires_python if isinstance(requires_python, str) else None,
+                        name=name if isinstance(name, str) else None, installable=installable, scm=scm, sources=tuple(sources))
 
 
 def _toml(path: Path) -> dict[str, Any]:

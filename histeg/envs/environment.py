@@ -16,17 +16,16 @@ import os
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from histeg.envs.declarations import Declarations
+from histeg.envs.declarations import environment_key
 from histeg.envs.interpreter import Interpreter
 from histeg.envs.uv import last_error, run_uv
 from histeg.errors import HistegError
-from histeg.store import force_rmtree, write_json
+from histeg.records.build import Declarations, Environment, EnvironmentMark
+from histeg.store import force_rmtree
 
-MARK = "histeg-environment.json"
+MARK = EnvironmentMark.FILE
 REQUIREMENTS = "histeg-requirements.txt"
 
 
@@ -46,26 +45,6 @@ def default_root() -> Path:
     return Path(cache) / "histeg" / "environments"
 
 
-@dataclass(frozen=True)
-class Environment:
-    """Where a version's tests run: a shared environment, or the user's interpreter as it is."""
-
-    python: str
-    version: str
-    key: str | None = None
-    """None: the user's own interpreter (``--python``)."""
-    created: bool = False
-    seconds: float = 0.0
-
-    @property
-    def bin_dir(self) -> Path:
-        return Path(self.python).parent
-
-    def to_json(self) -> dict[str, Any]:
-        return {"python": self.python, "pythonVersion": self.version, "key": self.key, "shared": self.key is not None,
-                "created": self.created, "seconds": round(self.seconds, 3)}
-
-
 @contextmanager
 def _locked(path: Path) -> Iterator[None]:
     with path.open("a") as handle:
@@ -78,7 +57,7 @@ def _locked(path: Path) -> Iterator[None]:
 
 def ensure_environment(root: Path, declarations: Declarations, interpreter: Interpreter, log: Path, build_command: str | None = None) -> Environment:
     """The environment for ``declarations`` on ``interpreter``, made when missing; uv's output goes to ``log``."""
-    key = declarations.key(interpreter.version, extra=build_command or "")
+    key = environment_key(declarations, interpreter.version, extra=build_command or "")
     path = root / key
     python = path / "bin" / "python"
     try:
@@ -89,7 +68,7 @@ def ensure_environment(root: Path, declarations: Declarations, interpreter: Inte
         if (path / MARK).is_file() and python.exists():
             with log.open("a", encoding="utf-8") as handle:
                 handle.write(f"reusing environment {path}\n")
-            return Environment(str(python), interpreter.version, key)
+            return Environment(python=str(python), version=interpreter.version, key=key, shared=True, created=False, seconds=0.0)
         if path.exists():
             force_rmtree(path)  # left half-made by a run that died
         started = time.monotonic()
@@ -105,24 +84,25 @@ def ensure_environment(root: Path, declarations: Declarations, interpreter: Inte
         if not done.ok:
             force_rmtree(path)
             raise BuildFailure(f"cannot install the declared requirements: {last_error(done.output)}")
-        seconds = time.monotonic() - started
-        write_json(path / MARK, {"key": key, "python": interpreter.path, "pythonVersion": interpreter.version,
-                                 "declarations": declarations.to_json(), "buildCommand": build_command, "seconds": round(seconds, 3)})
-        return Environment(str(python), interpreter.version, key, created=True, seconds=seconds)
+        seconds = round(time.monotonic() - started, 3)
+        EnvironmentMark(key=key, python=interpreter.path, python_version=interpreter.version, declarations=declarations,
+                        build_command=build_command, seconds=seconds).write(path / MARK)
+        return Environment(python=str(python), version=interpreter.version, key=key, shared=True, created=True, seconds=seconds)
 
 
-def activated(environment: Environment, base: dict[str, str], shims: Path) -> dict[str, str]:
-    """``base`` with ``python``, ``python3`` and ``pip`` meaning the environment's interpreter
-    (through links in ``shims`` when the interpreter is not a virtual environment's)."""
+def activated(python: str, base: dict[str, str], shims: Path) -> dict[str, str]:
+    """``base`` with ``python``, ``python3`` and ``pip`` meaning the interpreter ``python``
+    (through links in ``shims`` when it is not a virtual environment's)."""
     env = dict(base)
-    entries = [str(environment.bin_dir)]
-    venv = environment.bin_dir.parent
+    bin_dir = Path(python).parent
+    entries = [str(bin_dir)]
+    venv = bin_dir.parent
     if (venv / "pyvenv.cfg").is_file():
         env["VIRTUAL_ENV"] = str(venv)
     else:
         env.pop("VIRTUAL_ENV", None)
-    if not (environment.bin_dir / "python").exists() or (environment.bin_dir / "python").resolve() != Path(environment.python).resolve():
-        _write_shims(shims, environment.python)
+    if not (bin_dir / "python").exists() or (bin_dir / "python").resolve() != Path(python).resolve():
+        _write_shims(shims, python)
         entries.insert(0, str(shims))
     env.pop("PYTHONHOME", None)
     rest = [part for part in env.get("PATH", os.defpath).split(os.pathsep) if part and part not in entries]

@@ -7,11 +7,11 @@ import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from histeg.envs.environment import Environment, activated
+from histeg.envs.environment import activated
 from histeg.envs.project import overlay_generated
-from histeg.store import read_json
+from histeg.records.build import Build
 
-BUILD = "build.json"
+BUILD = Build.FILE
 SHIMS = ".bin"
 """In the version folder: ``python``/``pip`` links when the interpreter is not a virtual environment's."""
 
@@ -28,7 +28,7 @@ class Runtime:
 
     def environment(self, base: dict[str, str]) -> dict[str, str]:
         """``base`` with the environment activated and the installed project after the sources on ``PYTHONPATH``."""
-        env = activated(Environment(self.python, ""), base, self.version_dir / SHIMS)
+        env = activated(self.python, base, self.version_dir / SHIMS)
         if self.site is not None:
             parts = [part for part in env.get("PYTHONPATH", "").split(os.pathsep) if part]
             env["PYTHONPATH"] = os.pathsep.join([*parts, str(self.site)])
@@ -40,13 +40,15 @@ class Runtime:
 
 def runtime_of(version_dir: Path) -> Runtime:
     """The version's runtime from its build record; histeg's own interpreter when it was never built
-    (``histeg exec`` on an output folder made by an older histeg, library callers)."""
+    (``histeg exec`` on an output folder made by an older histeg, library callers). A damaged or older
+    build record is a one-line error."""
     record = version_dir / BUILD
-    data = read_json(record) if record.is_file() else {}
-    environment = data.get("environment") or {}
-    project = data.get("project") or {}
-    if not environment.get("python"):
+    if not record.is_file():
         return Runtime(sys.executable, version_dir)
-    site = version_dir / "site" if project.get("installed") else None
-    return Runtime(environment["python"], version_dir, site, list(project.get("generated", [])), tuple(data.get("pytestArgs", [])),
-                   data.get("inputs"))
+    build = Build.read(record)
+    if build.environment is None:
+        return Runtime(sys.executable, version_dir)
+    project = build.project
+    site = version_dir / "site" if project is not None and project.installed else None
+    return Runtime(build.environment.python, version_dir, site, list(project.generated) if project else [], tuple(build.pytest_args),
+                   build.inputs)

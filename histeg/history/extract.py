@@ -10,17 +10,17 @@ from typing import Any
 from histeg import __version__
 from histeg.config import VersionSettings, read_toml_table, resolve_version_settings
 from histeg.errors import HistegError
-from histeg.history.commits import CommitRecord, list_commits
+from histeg.history.commits import list_commits
 from histeg.history.file_changes import file_changes
 from histeg.history.git import GitRepository
 from histeg.history.revisions import first_parent_chain, resolve, select_versions
 from histeg.history.snapshot import write_snapshot
 from histeg.history.source import MIRROR_DIR, Source, open_source, root_commits
 from histeg.options import RunOptions
+from histeg.records.history import Commit, FileChanges, History, Repository, SkippedEntry, Version
 from histeg.report.console import Console
-from histeg.store import FILE_CHANGES, LOCK_FILE, VERSION, OutputStore, read_json, write_json
-
-SCHEMA_VERSION = 1
+from histeg.settings.model import Settings
+from histeg.store import FILE_CHANGES, LOCK_FILE, VERSION, OutputStore
 
 
 @dataclass
@@ -71,25 +71,17 @@ def _ownership_check(store: OutputStore) -> Callable[[GitRepository], None]:
     def check(mirror: GitRepository) -> None:
         if not store.history_path.exists():
             return
-        previous = read_json(store.history_path).get("repository", {})
-        if set(previous.get("rootCommits", [])).isdisjoint(root_commits(mirror)):
-            raise HistegError(
-                f"output directory {store.root} holds results of another repository ({previous.get('location', 'unknown')}); "
-                "choose another --out"
-            )
+        previous = History.read(store.history_path).repository
+        if set(previous.root_commits).isdisjoint(root_commits(mirror)):
+            raise HistegError(f"output directory {store.root} holds results of another repository ({previous.location}); choose another --out")
 
     return check
 
 
-def _history_document(source: Source, branch: str, tip: str, commits: list[CommitRecord]) -> dict[str, Any]:
-    roots = root_commits(source.mirror)
-    shallow = source.mirror.is_shallow()
-    return {
-        "schemaVersion": SCHEMA_VERSION,
-        "histegVersion": __version__,
-        "repository": {"location": source.location, "isUrl": source.is_url, "branch": branch, "tip": tip, "rootCommits": roots, "shallow": shallow},
-        "commits": [commit.to_json() for commit in commits],
-    }
+def _history_document(source: Source, branch: str, tip: str, commits: list[Commit]) -> History:
+    repository = Repository(location=source.location, is_url=source.is_url, branch=branch, tip=tip,
+                            root_commits=root_commits(source.mirror), shallow=source.mirror.is_shallow())
+    return History(histeg_version=__version__, repository=repository, commits=commits)
 
 
 def _git_version(repo: GitRepository, identifier: str) -> dict[str, Any]:
@@ -99,23 +91,28 @@ def _git_version(repo: GitRepository, identifier: str) -> dict[str, Any]:
     return {"gitDescribe": describe or None, "gitCommits": int(repo.text("rev-list", "--count", identifier).strip() or 0)}
 
 
-def _version_document(commit: CommitRecord, predecessor: CommitRecord | None, settings: VersionSettings, skipped: list[dict[str, str]],
-                      git_version: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "schemaVersion": SCHEMA_VERSION,
-        "index": commit.index,
-        "identifier": commit.identifier,
-        "shortIdentifier": commit.identifier[:12],
-        "author": commit.author,
-        "date": commit.date,
-        "msg": commit.message,
-        "comparingAgainstVersion": predecessor.identifier if predecessor else None,
-        "comparingAgainstIndex": predecessor.index if predecessor else None,
-        "snapshot": "snapshot",
-        **settings.to_json(),
-        "skippedEntries": skipped,
-        **git_version,
-    }
+def _version_document(commit: Commit, predecessor: Commit | None, settings: VersionSettings, skipped: list[dict[str, str]],
+                      git_version: dict[str, Any]) -> Version:
+    return Version(
+        index=commit.index,
+        identifier=commit.identifier,
+        short_identifier=commit.identifier[:12],
+        author=commit.author,
+        date=commit.date,
+        msg=commit.msg,
+        comparing_against_version=predecessor.identifier if predecessor else None,
+        comparing_against_index=predecessor.index if predecessor else None,
+        sources_in=settings.sources,
+        tests_in=settings.tests,
+        command_to_build=settings.build_command,
+        ignored_modules_by_prefix=settings.ignore.prefixes,
+        ignored_modules_by_suffix=settings.ignore.suffixes,
+        ignored_directories=settings.ignore.directories,
+        ignored_functions_by_name=settings.ignore.functions,
+        skipped_entries=[SkippedEntry(path=entry["path"], reason=entry["reason"]) for entry in skipped],
+        git_describe=git_version["gitDescribe"],
+        git_commits=git_version["gitCommits"],
+    )
 
 
 def _project_table(snapshot: Path, identifier: str) -> tuple[str, dict[str, Any]]:
@@ -129,35 +126,33 @@ def _project_table(snapshot: Path, identifier: str) -> tuple[str, dict[str, Any]
         return origin, {}  # a broken pyproject of an old version must not stop the analysis
 
 
-def _is_current(store: OutputStore, commit: CommitRecord, predecessor: CommitRecord | None, config: dict[str, Any]) -> bool:
+def _is_current(store: OutputStore, commit: Commit, predecessor: Commit | None, user: Settings) -> bool:
     if not store.has_version(commit.index):
         return False
-    stored = read_json(store.file(commit.index, VERSION))
-    expected_settings = resolve_version_settings(store.snapshot(commit.index), _project_table(store.snapshot(commit.index), commit.identifier), ("configuration", config))
+    try:
+        stored = Version.read(store.file(commit.index, VERSION))
+    except HistegError:  # written by another histeg version, or damaged: extract it again
+        return False
+    expected_settings = resolve_version_settings(store.snapshot(commit.index), _project_table(store.snapshot(commit.index), commit.identifier), user)
     return (
-        stored.get("identifier") == commit.identifier
-        and stored.get("comparingAgainstVersion") == (predecessor.identifier if predecessor else None)
-        and VersionSettings.from_json(stored) == expected_settings
-        and "gitCommits" in stored
+        stored.identifier == commit.identifier
+        and stored.comparing_against_version == (predecessor.identifier if predecessor else None)
+        and VersionSettings.of(stored) == expected_settings
         and store.file(commit.index, FILE_CHANGES).is_file()
     )
 
 
-def _extract_version(store: OutputStore, repo: GitRepository, commit: CommitRecord, predecessor: CommitRecord | None, config: dict[str, Any], replace: bool) -> None:
+def _extract_version(store: OutputStore, repo: GitRepository, commit: Commit, predecessor: Commit | None, user: Settings, replace: bool) -> None:
     with store.building_version(commit.index, replace=replace) as scratch:
         snapshot = scratch / "snapshot"
         snapshot.mkdir()
         report = write_snapshot(repo, commit.identifier, snapshot)
-        settings = resolve_version_settings(snapshot, _project_table(snapshot, commit.identifier), ("configuration", config))
+        settings = resolve_version_settings(snapshot, _project_table(snapshot, commit.identifier), user)
         base = predecessor.identifier if predecessor else repo.empty_tree()
         changes = file_changes(repo, base, commit.identifier)
-        write_json(scratch / FILE_CHANGES, {
-            "schemaVersion": SCHEMA_VERSION,
-            "identifier": commit.identifier,
-            "comparingAgainstVersion": predecessor.identifier if predecessor else None,
-            "changes": [change.to_json() for change in changes],
-        })
-        write_json(scratch / VERSION, _version_document(commit, predecessor, settings, report.skipped, _git_version(repo, commit.identifier)))
+        FileChanges(identifier=commit.identifier, comparing_against_version=predecessor.identifier if predecessor else None,
+                    changes=changes).write(scratch / FILE_CHANGES)
+        _version_document(commit, predecessor, settings, report.skipped, _git_version(repo, commit.identifier)).write(scratch / VERSION)
 
 
 def extract(options: RunOptions, console: Console) -> ExtractResult:
@@ -170,20 +165,20 @@ def extract(options: RunOptions, console: Console) -> ExtractResult:
         tip = resolve(repo, branch)
         console.detail(f"reading the history of {branch} in {source.location}")
         commits = list_commits(repo, tip)
-        write_json(store.history_path, _history_document(source, branch, tip, commits))
+        _history_document(source, branch, tip, commits).write(store.history_path)
         by_id = {commit.identifier: commit for commit in commits}
         identifiers = first_parent_chain(repo, tip) if options.all_versions else select_versions(repo, options.versions, tip)
         for identifier in identifiers:
             if identifier not in by_id:
                 raise HistegError(f"revision {identifier[:12]} is not in the history of '{branch}'; choose the branch with --branch")
         result = ExtractResult(store.root, source.location, branch, len(commits))
-        previous: CommitRecord | None = None
+        previous: Commit | None = None
         for identifier in console.progress(identifiers, len(identifiers), "extracting versions"):
             commit = by_id[identifier]
-            if not options.override and _is_current(store, commit, previous, options.config):
+            if not options.override and _is_current(store, commit, previous, options.settings):
                 status = "reused"
             else:
-                _extract_version(store, repo, commit, previous, options.config, replace=True)
+                _extract_version(store, repo, commit, previous, options.settings, replace=True)
                 status = "extracted"
             console.detail(f"{status} version {commit.index} ({commit.identifier[:12]})")
             result.versions.append(ExtractedVersion(commit.index, identifier, previous.index if previous else None, status))

@@ -2,35 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Any
-
 from histeg.history.git import GitRepository
+from histeg.records.history import FileChange
 
 _STATUS = {"A": "added", "D": "removed", "M": "modified", "T": "modified", "R": "renamed", "C": "added"}
-
-
-@dataclass(frozen=True)
-class FileChange:
-    type: str
-    old_path: str | None
-    new_path: str | None
-    binary: bool
-    similarity: int | None
-
-    @property
-    def python(self) -> bool:
-        return any(path is not None and path.endswith(".py") for path in (self.old_path, self.new_path))
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "type": self.type,
-            "oldPath": self.old_path,
-            "newPath": self.new_path,
-            "python": self.python,
-            "binary": self.binary,
-            "similarity": self.similarity,
-        }
 
 
 def _fields(raw: bytes) -> list[str]:
@@ -76,5 +51,7 @@ def file_changes(repo: GitRepository, old: str, new: str) -> list[FileChange]:
             old_path = None if kind == "added" else path
             new_path = None if kind == "removed" else path
             similarity = None
-        changes.append(FileChange(kind, old_path, new_path, (new_path or old_path) in binary or old_path in binary, similarity))
+        python = any(path is not None and path.endswith(".py") for path in (old_path, new_path))
+        changes.append(FileChange(type=kind, old_path=old_path, new_path=new_path, python=python,
+                                  binary=(new_path or old_path) in binary or old_path in binary, similarity=similarity))
     return sorted(changes, key=lambda change: change.new_path or change.old_path or "")

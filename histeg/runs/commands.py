@@ -11,52 +11,39 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
 
-CommandKind = Literal["pytest", "main", "shell"]
+import msgspec
+
+from histeg.records.runs import CommandKind, TraceCommand
+
+__all__ = ["CommandKind", "TraceCommand", "command_line", "main_command", "pytest_command", "shell_command", "trace_commands", "unique_labels"]
+
 PYTEST_FLAGS = ("-q", "-p", "no:cacheprovider")
 
 
-@dataclass(frozen=True)
-class TraceCommand:
-    kind: CommandKind
-    label: str
-    args: tuple[str, ...] = ()
-    """pytest: test directories and options; main: the module's arguments."""
-    module: str | None = None
-    shell: str | None = None
-
-    def argv(self, python: str, pytest_args: Sequence[str] = ()) -> list[str]:
-        """The process to start; a shell command is passed to ``/bin/sh -c``. ``pytest_args``
-        come from the version's build (options that neutralise reports written into the run folder)."""
-        if self.kind == "pytest":
-            return [python, "-m", "pytest", *PYTEST_FLAGS, *pytest_args, *self.args]
-        if self.kind == "main":
-            assert self.module is not None
-            return [python, "-m", self.module, *self.args]
-        assert self.shell is not None
-        return ["/bin/sh", "-c", self.shell]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"kind": self.kind, "label": self.label, "args": list(self.args), "module": self.module, "shell": self.shell}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TraceCommand:
-        return cls(data["kind"], data["label"], tuple(data.get("args", ())), data.get("module"), data.get("shell"))
+def command_line(command: TraceCommand, python: str, pytest_args: Sequence[str] = ()) -> list[str]:
+    """The process to start; a shell command is passed to ``/bin/sh -c``. ``pytest_args``
+    come from the version's build (options that neutralise reports written into the run folder)."""
+    if command.kind == "pytest":
+        return [python, "-m", "pytest", *PYTEST_FLAGS, *pytest_args, *command.args]
+    if command.kind == "main":
+        assert command.module is not None
+        return [python, "-m", command.module, *command.args]
+    assert command.shell is not None
+    return ["/bin/sh", "-c", command.shell]
 
 
 def pytest_command(test_dirs: Sequence[str], label: str = "pytest", options: Sequence[str] = ()) -> TraceCommand:
     """``options``: the user's own pytest options (``--ignore=tests/slow``, ``-m "not network"``)."""
-    return TraceCommand("pytest", label, (*options, *test_dirs))
+    return TraceCommand(kind="pytest", label=label, args=(*options, *test_dirs))
 
 
 def main_command(module: str, args: Sequence[str] = ()) -> TraceCommand:
-    return TraceCommand("main", f"main-{module}", tuple(args), module=module)
+    return TraceCommand(kind="main", label=f"main-{module}", args=tuple(args), module=module)
 
 
 def shell_command(command: str) -> TraceCommand:
-    return TraceCommand("shell", f"run-{command}", shell=command)
+    return TraceCommand(kind="shell", label=f"run-{command}", shell=command)
 
 
 def trace_commands(
@@ -81,5 +68,5 @@ def unique_labels(commands: Iterable[TraceCommand]) -> list[TraceCommand]:
             n += 1
             label = f"{base}-{n}"
         seen.add(label)
-        result.append(TraceCommand(command.kind, label, command.args, command.module, command.shell))
+        result.append(msgspec.structs.replace(command, label=label))
     return result

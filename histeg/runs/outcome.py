@@ -10,16 +10,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Literal
 
-from histeg.runs.commands import TraceCommand
+from histeg.records.runs import NOT_COMPLETE, Outcome, TraceCommand
 from histeg.runs.process import ProcessResult
 
-Outcome = Literal["passed", "failed", "error", "timeout", "truncated", "broken"]
-"""``truncated``: the traced process ended without closing its trace; ``broken``: the tracer
-lost its sys.monitoring tool id. Neither run's traces are complete."""
-NOT_COMPLETE: frozenset[str] = frozenset({"error", "timeout", "truncated", "broken"})
-"""Outcomes whose runs fail their version and are never reused as good."""
+__all__ = ["NOT_COMPLETE", "Outcome", "Verdict", "judge", "pytest_counts"]
 
 PYTEST_ERRORS = {2: "pytest was interrupted", 3: "pytest hit an internal error", 4: "pytest usage error", 5: "pytest collected no tests"}
 _SUMMARY = re.compile(r"^=*\s*((?:\d+ [a-z]+(?: [a-z]+)?(?:, )?)+|no tests ran)(?: in [\d.]+s)?(?: \([^)]*\))?\s*=*$")

@@ -17,119 +17,37 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+
+import msgspec
 
 from histeg.config import VersionSettings
 from histeg.envs.runtime import Runtime, runtime_of
 from histeg.errors import HistegError
-from histeg.runs.commands import TraceCommand, pytest_command, unique_labels
-from histeg.runs.outcome import NOT_COMPLETE, Outcome, Verdict, judge
+from histeg.records.history import Version
+from histeg.records.runs import Confirmations, Run, Runs, TraceCommand, TraceConfig, TraceHeader, TraceOptions
+from histeg.runs.commands import command_line, pytest_command, unique_labels
+from histeg.runs.outcome import NOT_COMPLETE, Verdict, judge
 from histeg.runs.process import DEFAULT_GRACE_SECONDS, run_process
 from histeg.runs.workdir import fresh_copy
-from histeg.store import VERSION, OutputStore, read_json, write_json
-from histeg.tracing.activation import TraceConfig, traced_environment
+from histeg.store import OutputStore
+from histeg.tracing.activation import TraceConfig as TracerConfig
+from histeg.tracing.activation import traced_environment
 from histeg.tracing.format import FORMAT_VERSION, read_meta, read_status
 from histeg.tracing.seal import seal
-from histeg.tracing.values import DEFAULT_REDACT
 
-RUNS = "runs.json"
-CONFIRMATIONS = "confirmations.json"
+__all__ = ["CONFIRMATIONS", "RUNS", "RUN_DIR", "TRACE_CONFIG", "Launch", "TraceOptions", "base_environment", "reusable_runs", "run_traces", "trace_config",
+           "version_settings", "write_trace_config"]
+
+RUNS = Runs.FILE
+CONFIRMATIONS = Confirmations.FILE
 """The targeted re-runs of a version (``histeg.runs.confirm``): they live and die with its traces."""
-TRACE_CONFIG = "traceConfig.json"
+TRACE_CONFIG = TraceConfig.FILE
 TRACE_SUFFIX = ".htrace"
 RUN_DIR = ".run"
 """The fresh copy of the snapshot a run works in, inside the version directory."""
 DEFAULT_TIMEOUT_SECONDS = 600.0
-SCHEMA_VERSION = 1
-
-
-@dataclass
-class RunRecord:
-    repetition: int
-    command: TraceCommand
-    argv: list[str]
-    exit_code: int | None
-    outcome: Outcome
-    message: str | None
-    duration: float
-    timed_out: bool
-    tests: dict[str, int] | None
-    traces: list[str]
-    """Complete trace files written by the run, relative to the version directory."""
-    log: str
-    incomplete: list[str] = field(default_factory=list)
-    """Trace files of child processes that ended without closing them (``os._exit``): not used."""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "repetition": self.repetition,
-            "command": self.command.to_json(),
-            "argv": self.argv,
-            "exitCode": self.exit_code,
-            "outcome": self.outcome,
-            "message": self.message,
-            "durationSeconds": round(self.duration, 3),
-            "timedOut": self.timed_out,
-            "tests": self.tests,
-            "traces": self.traces,
-            "incompleteTraces": self.incomplete,
-            "log": self.log,
-        }
-
-
-@dataclass
-class RunsSummary:
-    index: int
-    runs: list[RunRecord] = field(default_factory=list)
-
-    @property
-    def errors(self) -> list[RunRecord]:
-        """Runs that say the version is broken (cannot start, pytest exit 2-5, killed, timed out)
-        or whose traces cannot be trusted (truncated, the tracer lost its tool id)."""
-        return [run for run in self.runs if run.outcome in NOT_COMPLETE]
-
-    @property
-    def failures(self) -> list[RunRecord]:
-        """Runs whose tests failed: tolerated, their traces are used like any other."""
-        return [run for run in self.runs if run.outcome == "failed"]
-
-    @property
-    def trace_files(self) -> list[str]:
-        return [path for run in self.runs for path in run.traces]
-
-    def to_json(self, identifier: str, repeat: int, timeout: float, python: str, options: TraceOptions, build: str | None) -> dict[str, Any]:
-        return {
-            "schemaVersion": SCHEMA_VERSION,
-            "identifier": identifier,
-            "traceFormat": FORMAT_VERSION,
-            "traceOptions": options.to_json(),
-            "repeat": repeat,
-            "timeoutSeconds": timeout,
-            "python": python,
-            "build": build,
-            "runs": [run.to_json() for run in self.runs],
-        }
-
-
-@dataclass(frozen=True)
-class TraceOptions:
-    """What the user chose about tracing; every run of a version records them."""
-
-    values: str = "structural"
-    repr_types: tuple[str, ...] = ()
-    redact: tuple[str, ...] = DEFAULT_REDACT
-    tracer: str = "auto"
-    line_budget: int = 64
-
-    def to_json(self) -> dict[str, Any]:
-        return {"values": self.values, "reprTypes": list(self.repr_types), "redact": list(self.redact), "tracer": self.tracer,
-                "lineBudget": self.line_budget}
-
-    @classmethod
-    def from_json(cls, data: dict[str, Any]) -> TraceOptions:
-        return cls(data["values"], tuple(data["reprTypes"]), tuple(data["redact"]), data["tracer"], data["lineBudget"])
 
 
 def trace_config(
@@ -148,17 +66,18 @@ def trace_config(
         values=options.values,
         repr_types=list(options.repr_types),
         redact=list(options.redact),
+        value_budget=TracerConfig.value_budget,
+        line_budget=options.line_budget,
         label=label,
         tracer=options.tracer,
-        line_budget=options.line_budget,
         select=str(select.resolve()) if select is not None else None,
         select_parent=os.getpid() if select is not None else None,
     )
 
 
-def version_settings(store: OutputStore, index: int) -> tuple[dict[str, Any], VersionSettings]:
-    version = read_json(store.file(index, VERSION))
-    return version, VersionSettings.from_json(version)
+def version_settings(store: OutputStore, index: int) -> tuple[Version, VersionSettings]:
+    version = store.version(index)
+    return version, VersionSettings.of(version)
 
 
 def write_trace_config(store: OutputStore, index: int, options: TraceOptions = TraceOptions()) -> Path:
@@ -166,7 +85,7 @@ def write_trace_config(store: OutputStore, index: int, options: TraceOptions = T
     in its run directory ``OUT/<index>/.run`` (``histeg exec`` makes that fresh copy)."""
     _, settings = version_settings(store, index)
     path = store.file(index, TRACE_CONFIG)
-    write_json(path, trace_config(store.version_dir(index) / RUN_DIR, settings, store.traces(index), options).to_json())
+    trace_config(store.version_dir(index) / RUN_DIR, settings, store.traces(index), options).write(path)
     return path
 
 
@@ -180,7 +99,7 @@ def run_traces(
     python: str | None = None,
     options: TraceOptions = TraceOptions(),
     grace: float = DEFAULT_GRACE_SECONDS,
-) -> RunsSummary:
+) -> Runs:
     """Run every command ``repeat`` times under the tracer, each in a fresh copy of the snapshot;
     default: the version's pytest suite."""
     if repeat < 1:
@@ -199,14 +118,34 @@ def run_traces(
     store.file(index, CONFIRMATIONS).unlink(missing_ok=True)
     shutil.rmtree(store.traces(index), ignore_errors=True)
     launch = Launch(store, index, settings, runtime, python, options, timeout, grace)
-    summary = RunsSummary(index)
+    runs = []
     for repetition in range(1, repeat + 1):
         run_dir = store.traces(index) / f"run-{repetition}"
         run_dir.mkdir(parents=True)
-        for command in commands:
-            summary.runs.append(launch.run(command, repetition, run_dir))
-    write_json(store.file(index, RUNS), summary.to_json(version["identifier"], repeat, timeout, python, options, runtime.build))
-    return summary
+        runs += [launch.run(Run, command, repetition, run_dir) for command in commands]
+    record = Runs(identifier=version.identifier, trace_format=FORMAT_VERSION, trace_options=options, repeat=repeat, timeout_seconds=timeout,
+                  python=python, build=runtime.build, runs=runs)
+    record.write(store.file(index, RUNS))
+    return record
+
+
+def reusable_runs(store: OutputStore, index: int, commands: Sequence[TraceCommand], repeat: int, options: TraceOptions) -> Runs | None:
+    """The version's recorded runs when they were made alike (same commands, repetitions, trace format,
+    tracing options and build) and all completed; None: trace again, also when ``runs.json`` is missing,
+    damaged or written by another histeg version."""
+    try:
+        previous = Runs.read(store.file(index, RUNS))
+    except HistegError:
+        return None
+    same_commands = {_encoded(run.command) for run in previous.runs} == {_encoded(command) for command in commands}
+    same_tracing = previous.trace_format == FORMAT_VERSION and _encoded(previous.trace_options) == _encoded(options)
+    same_build = previous.build == runtime_of(store.version_dir(index)).build
+    complete = not previous.errors
+    return previous if previous.repeat == repeat and same_commands and same_tracing and same_build and complete else None
+
+
+def _encoded(record: msgspec.Struct) -> bytes:
+    return msgspec.json.encode(record)
 
 
 @dataclass
@@ -223,16 +162,17 @@ class Launch:
     timeout: float
     grace: float = DEFAULT_GRACE_SECONDS
 
-    def run(self, command: TraceCommand, repetition: int, run_dir: Path, select: Path | None = None, work_name: str = RUN_DIR) -> RunRecord:
-        """``select``: a file of pytest node ids the run is limited to; ``work_name``: the folder of the
-        version's fresh copy (runs at the same time need one each)."""
+    def run[R: Run](self, kind: type[R], command: TraceCommand, repetition: int, run_dir: Path, select: Path | None = None,
+                    work_name: str = RUN_DIR) -> R:
+        """``kind``: the record, ``Rerun`` for re-runs; ``select``: a file of pytest node ids the run is limited to;
+        ``work_name``: the folder of the version's fresh copy (runs at the same time need one each)."""
         store, index = self.store, self.index
         work = store.version_dir(index) / work_name
         snapshot = store.snapshot(index)
         config_path = run_dir / f"{command.label}.{TRACE_CONFIG}"
-        write_json(config_path, trace_config(work, self.settings, run_dir, self.options, command.label, select).to_json())
+        trace_config(work, self.settings, run_dir, self.options, command.label, select).write(config_path)
         before = set(run_dir.glob(f"*{TRACE_SUFFIX}"))
-        argv = command.argv(self.python, self.runtime.pytest_args)
+        argv = command_line(command, self.python, self.runtime.pytest_args)
         with fresh_copy(snapshot, work):
             self.runtime.prepare(work)
             env = traced_environment(config_path, base_environment(work, self.settings, self.runtime))
@@ -250,10 +190,11 @@ class Launch:
                     verdict = Verdict("broken", f"trace {path.name} is damaged: {exc}", verdict.tests)
         log = run_dir / f"{command.label}.log"
         log.write_text(_log_text(argv, result.exit_code, verdict.outcome, result.stdout_tail, result.stderr_tail), encoding="utf-8")
-        return RunRecord(
-            repetition, command, argv, result.exit_code, verdict.outcome, verdict.message, result.duration,
-            result.timed_out, verdict.tests, [_relative(store, index, p) for p in complete], _relative(store, index, log),
-            [_relative(store, index, p) for p in incomplete],
+        return kind(
+            repetition=repetition, command=command, argv=argv, exit_code=result.exit_code, outcome=verdict.outcome, message=verdict.message,
+            duration_seconds=round(result.duration, 3), timed_out=result.timed_out, tests=verdict.tests,
+            traces=[_relative(store, index, p) for p in complete], incomplete_traces=[_relative(store, index, p) for p in incomplete],
+            log=_relative(store, index, log),
         )
 
 
@@ -268,13 +209,25 @@ def _check_traces(produced: list[Path], verdict: Verdict) -> tuple[list[Path], l
     truncated = [path for path, state in status.items() if state == "truncated"]
     if not truncated:
         return produced, [], verdict
-    pids = {read_meta(str(path)).get("pid") for path in produced}
-    top = [path for path in truncated if read_meta(str(path)).get("ppid") not in pids]
+    headers = {path: _header(path) for path in produced}
+    pids = {header.pid for header in headers.values() if header is not None}
+    top = [path for path in truncated if (header := headers[path]) is None or header.ppid not in pids]
     complete = [path for path in produced if status[path] == "complete"]
     if top and verdict.outcome not in NOT_COMPLETE:
         return complete, truncated, Verdict("truncated", f"the traced process ended without closing its trace {top[0].name} "
                                             "(os._exit or a signal)", verdict.tests)
     return complete, truncated, verdict
+
+
+def _header(path: Path) -> TraceHeader | None:
+    """The trace's header; None when the file is cut before its end (the process died at its start)."""
+    meta = read_meta(str(path))
+    if not meta:
+        return None
+    try:
+        return msgspec.convert(meta, TraceHeader)
+    except msgspec.ValidationError as exc:
+        raise HistegError(f"trace {path} has a header this histeg does not know: {exc}") from None
 
 
 def base_environment(work: Path, settings: VersionSettings, runtime: Runtime) -> dict[str, str]:

@@ -2,8 +2,10 @@
 
 Nodes are identifiers of the function table; an edge ``caller -> callee``
 carries ``kind`` (``static``, ``dynamic`` or ``both``) and the caller's lines
-of the static call sites. Stored as explicit JSON (``callGraph.json``) rather
-than networkx's node-link format, whose keys change between releases.
+of the static call sites. The static graph is stored as explicit JSON
+(``callGraph.json``) rather than networkx's node-link format, whose keys change
+between releases; dynamic edges are added when it is read
+(``histeg.statics.observed``).
 """
 
 from __future__ import annotations
@@ -14,10 +16,10 @@ from typing import Any
 
 import networkx as nx
 
+from histeg.atomic import read_json
 from histeg.errors import HistegError
 from histeg.statics.callsites import add_static_edges
 from histeg.statics.functions import FunctionTable
-from histeg.store import read_json
 
 SCHEMA_VERSION = 1
 CALL_SITE_COUNTS = ("total", "resolved", "external", "unresolved")

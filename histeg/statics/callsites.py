@@ -14,19 +14,10 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from histeg.statics.functions import SCOPE_NODES, Definition, FunctionTable, definition_time_expressions
-from histeg.statics.resolve import (
-    EXTERNAL,
-    OTHER,
-    Function,
-    Klass,
-    ProjectIndex,
-    Scope,
-    identifier_of,
-)
+from histeg.statics.functions import SCOPE_NODES, Definition, FunctionTable
+from histeg.statics.resolve import EXTERNAL, Function, Klass, ProjectIndex, Scope, identifier_of, scoped_nodes
 
 CONSTRUCTION_METHODS = ("__new__", "__init__")
-COMPREHENSIONS = (ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
 
 
 @dataclass
@@ -59,37 +50,15 @@ def add_static_edges(graph: nx.DiGraph, table: FunctionTable) -> Counter[str]:
 def _walk(index: ProjectIndex, sink: EdgeSink, definition: Definition, scope: Scope) -> None:
     assert definition.record is not None
     caller = definition.record.identifier
-    stack: list[tuple[ast.AST, Scope]] = [(node, scope) for node in reversed(definition.node.body)]
-    while stack:
-        node, current = stack.pop()
-        children: list[ast.AST] = []
+    for node, current in scoped_nodes(definition, scope):
         if isinstance(node, SCOPE_NODES):
             if isinstance(node, ast.ClassDef):
                 sink.add(caller, identifier_of(index.definitions[id(node)]), node.lineno)
             for decorator in node.decorator_list:
                 if not isinstance(decorator, ast.Call):
                     _call(index, sink, caller, decorator, current, decorator.lineno)
-            children = list(definition_time_expressions(node))
-        elif isinstance(node, ast.Lambda):
-            children = [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
-            inner = _transparent(current, [a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)])
-            stack.append((node.body, inner))
-        elif isinstance(node, COMPREHENSIONS):
-            targets = [n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)]
-            inner = _transparent(current, targets)
-            stack.extend((child, inner) for child in reversed(list(ast.iter_child_nodes(node))))
-        else:
-            if isinstance(node, ast.Call):
-                _call(index, sink, caller, node.func, current, node.lineno)
-            children = list(ast.iter_child_nodes(node))
-        stack.extend((child, current) for child in reversed(children))
-
-
-def _transparent(parent: Scope, names: list[str]) -> Scope:
-    scope = Scope("transparent", parent.module, parent, method_of=None)
-    for name in names:
-        scope.bind(name, OTHER)
-    return scope
+        elif isinstance(node, ast.Call):
+            _call(index, sink, caller, node.func, current, node.lineno)
 
 
 def _call(index: ProjectIndex, sink: EdgeSink, caller: str, func: ast.expr, scope: Scope, line: int) -> None:

@@ -10,19 +10,20 @@ its bare name, and a decorated definition starts at its first decorator.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from histeg.config import VersionSettings
 from histeg.naming import identifier
-from histeg.statics.scope import SourceFile, is_ignored_function, source_files
+from histeg.statics.scope import SourceFile, source_files
 
 Kind = Literal["module", "class", "function", "method"]
 DefinitionNode = ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
 SCOPE_NODES = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
-OWN_SCOPE_EXPRESSIONS = (ast.Lambda, ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
+COMPREHENSIONS = (ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
+OWN_SCOPE_EXPRESSIONS = (ast.Lambda, *COMPREHENSIONS)
 
 
 @dataclass(frozen=True)
@@ -138,7 +139,7 @@ def _definitions(source: SourceFile, tree: ast.Module, text: bytes, settings: Ve
         for node in (node for node in nodes if isinstance(node, SCOPE_NODES)):
             qualname = _qualname(scope, node.name, declared_global)
             record = None
-            if not (isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and is_ignored_function(node.name, qualname, settings.ignore)):
+            if not (isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef) and settings.ignore.ignores(qualname=qualname)):
                 record = _record(source, scope, node, qualname)
             definition = Definition(record, node, scope, source, qualname)
             found.append(definition)
@@ -176,13 +177,14 @@ def _qualname(scope: Definition, name: str, declared_global: set[str]) -> str:
     return f"{scope.qualname}.{name}"
 
 
-def scope_nodes(body: list[ast.stmt]) -> Iterator[ast.AST]:
-    """Every node whose code runs in this scope; nested definitions are yielded but not entered.
+def scope_nodes(body: Iterable[ast.AST]) -> Iterator[ast.AST]:
+    """Every node whose code runs in this scope, in source order; nested definitions are yielded but not entered.
 
     Decorators, defaults and class bases of nested definitions run here and are
-    entered; lambdas and comprehensions have scopes of their own and are not.
+    entered; lambdas and comprehensions have scopes of their own and are yielded,
+    not entered (``histeg.statics.resolve.scoped_nodes`` enters them).
     """
-    stack: list[ast.AST] = list(reversed(body))
+    stack: list[ast.AST] = list(reversed(list(body)))
     while stack:
         node = stack.pop()
         yield node

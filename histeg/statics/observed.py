@@ -1,13 +1,24 @@
-"""Dynamic call edges: the caller/callee pairs the traces of a version actually show."""
+"""Dynamic call edges: the caller/callee pairs the traces of a version actually show.
+
+They are merged into the static graph when it is read, never written into
+``callGraph.json``: that file is what the sources say and is written once, by
+``instrument``, while the traces listed in ``runs.json`` are the one record of
+what ran. A version traced again so brings its new edges and drops the old
+ones, and neither step rewrites the other's file.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-from histeg.statics.callgraph import add_dynamic_edges, call_graph_to_json, load_call_graph
-from histeg.store import CALL_GRAPH, OutputStore, read_json, write_json
-from histeg.traces import TraceFile
+import networkx as nx
+
+from histeg.atomic import read_json
+from histeg.runs.runner import RUNS
+from histeg.statics.callgraph import add_dynamic_edges, load_call_graph
+from histeg.store import CALL_GRAPH, OutputStore
+from histeg.tracing.reader import TraceFile
 
 
 def observed_calls(trace_paths: Iterable[Path]) -> Iterator[tuple[str, str]]:
@@ -19,11 +30,10 @@ def observed_calls(trace_paths: Iterable[Path]) -> Iterator[tuple[str, str]]:
             yield functions[caller].ident, functions[callee].ident
 
 
-def add_observed_edges(store: OutputStore, index: int, trace_paths: Iterable[Path]) -> int:
-    """Merge the traces' call edges into ``callGraph.json``; returns how many were new."""
-    path = store.file(index, CALL_GRAPH)
-    graph = load_call_graph(path)
-    added = add_dynamic_edges(graph, set(observed_calls(trace_paths)))
-    identifier = read_json(path).get("identifier")
-    write_json(path, {**call_graph_to_json(graph), "identifier": identifier})
-    return added
+def observed_call_graph(store: OutputStore, index: int) -> nx.DiGraph:
+    """The static call graph of version ``index`` with the calls of the traces its runs wrote."""
+    graph = load_call_graph(store.file(index, CALL_GRAPH))
+    runs = read_json(store.file(index, RUNS))["runs"]
+    traces = [store.version_dir(index) / path for run in runs for path in run["traces"]]
+    add_dynamic_edges(graph, dict.fromkeys(observed_calls(traces)))
+    return graph

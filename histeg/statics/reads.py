@@ -26,7 +26,7 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 from histeg.statics.functions import Definition, FunctionTable
-from histeg.statics.resolve import UNKNOWN, Entity, Instance, Klass, ProjectIndex, identifier_of, scoped_nodes
+from histeg.statics.resolve import UNKNOWN, ProjectIndex, class_of, identifier_of, scoped_nodes
 
 Resolution = Literal["name", "attribute", "instance attribute"]
 """How a read was resolved statically: a plain name, ``<resolved receiver>.NAME``, ``<instance attribute>.NAME``."""
@@ -69,44 +69,30 @@ def _reads_of(index: ProjectIndex, candidates: _Candidates, definition: Definiti
         if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
             found.resolved.update(dict.fromkeys(index.name_places(node.id, scope), "name"))
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Load):
-            receiver = index.expression(node.value, scope)
-            how: Resolution = "attribute"
-            if receiver is UNKNOWN and isinstance(node.value, ast.Attribute):
-                holder = index.expression(node.value.value, scope)
-                if (holder_class := _class_of(holder)) is not None:
-                    receiver, how = index.instance_attribute(holder_class, node.value.attr), "instance attribute"
+            receiver, held = index.receiver(node, scope)
+            how: Resolution = "instance attribute" if held else "attribute"
             if places := index.member_places(receiver, node.attr):
                 found.resolved.update(dict.fromkeys(places, how))
             elif receiver is UNKNOWN:
                 found.candidates.update(candidates.holding(node.attr))
-            elif (receiver_class := _class_of(receiver)) is not None:
+            elif (receiver_class := class_of(receiver)) is not None:
                 found.candidates.update(candidates.holding(node.attr, below=receiver_class))
     for value in found.resolved:
         found.candidates.pop(value, None)
     return found
 
 
-def _class_of(entity: Entity) -> str | None:
-    match entity:
-        case Instance(klass) | Klass(klass):
-            return klass
-    return None
-
-
 class _Candidates:
-    """Per attribute name, the class attributes of that name and the classes whose instances carry each."""
+    """Per attribute name, the values of that name a receiver of unknown class may read, with their witnesses."""
 
     def __init__(self, index: ProjectIndex) -> None:
         self.index = index
-        self._carriers: dict[str, dict[str, list[str]]] = {}
-        self._bound: set[str] | None = None
-        """Names bound in some class body: any other name has no candidates."""
 
     def holding(self, name: str, below: str | None = None) -> dict[str, frozenset[str]]:
         """Value -> witnesses (methods of the carrying classes), for the values ``name`` may read; only
         those carried by subclasses of ``below`` when given (``self.NAME`` in a base class, say)."""
         found: dict[str, frozenset[str]] = {}
-        for value, classes in self._carried(name).items():
+        for value, classes in self.index.carriers(name).items():
             if below is not None:
                 classes = [klass for klass in classes if below in self.index.mro(klass)[0]]
             if classes:
@@ -121,15 +107,3 @@ class _Candidates:
             if methods := self.index.methods(owner):
                 return [identifier_of(method.definition) for method in methods if method.definition is not None]
         return []
-
-    def _carried(self, name: str) -> dict[str, list[str]]:
-        """Value -> the project classes whose attribute ``name`` it is (the defining class and subclasses inheriting it)."""
-        if self._bound is None:
-            self._bound = {bound for info in self.index.classes.values() for bound in info.scope.bindings}
-        if name not in self._carriers:
-            carriers: dict[str, list[str]] = {}
-            for klass in self.index.classes if name in self._bound else ():
-                for value in self.index.class_places(klass, name):
-                    carriers.setdefault(value, []).append(klass)
-            self._carriers[name] = carriers
-        return self._carriers[name]

@@ -16,13 +16,13 @@ what a value-only change changes (``histeg.statics.reads``).
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Literal
 
 from histeg.naming import identifier
-from histeg.statics.functions import SCOPE_NODES, Definition, FunctionTable, ParsedModule, definition_time_expressions, scope_nodes
+from histeg.statics.functions import COMPREHENSIONS, SCOPE_NODES, Definition, FunctionTable, ParsedModule, scope_nodes
 
 
 class Opaque(Enum):
@@ -67,7 +67,6 @@ class Super:
 Entity = Function | Klass | Instance | Module | Super | Opaque
 
 BindingKind = Literal["def", "class", "import", "from", "alias", "other", "instance", "classobj"]
-COMPREHENSIONS = (ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
 LITERALS = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp)
 
 
@@ -127,6 +126,9 @@ class ProjectIndex:
         self._mro: dict[str, tuple[list[str], bool]] = {}
         self._resolving: set[tuple[str, str]] = set()
         self._methods: dict[str, list[Scope]] | None = None
+        self._carriers: dict[str, dict[str, list[str]]] = {}
+        self._class_bound: set[str] | None = None
+        """Names bound in some class body: any other name is no class's attribute."""
         for parsed in table.modules:
             self._index_module(parsed)
 
@@ -416,6 +418,29 @@ class ProjectIndex:
                 found |= self.member_places(self.module_entity(binding.target), binding.name)
         return found
 
+    def carriers(self, name: str) -> dict[str, list[str]]:
+        """Place -> the project classes whose attribute ``name`` reads it: the class binding it and the subclasses inheriting it."""
+        if self._class_bound is None:
+            self._class_bound = {bound for info in self.classes.values() for bound in info.scope.bindings}
+        if name not in self._carriers:
+            carriers: dict[str, list[str]] = {}
+            for klass in self.classes if name in self._class_bound else ():
+                for place in self.class_places(klass, name):
+                    carriers.setdefault(place, []).append(klass)
+            self._carriers[name] = carriers
+        return self._carriers[name]
+
+    def receiver(self, node: ast.Attribute, scope: Scope) -> tuple[Entity, bool]:
+        """What the receiver of ``node`` denotes, and whether it is an instance attribute: a receiver that is
+        itself an attribute of a project instance or class and otherwise unknown (``self.locale`` in
+        ``self.locale.NAMES``) is what the methods of that class assign to it."""
+        found = self.expression(node.value, scope)
+        if found is UNKNOWN and isinstance(node.value, ast.Attribute):
+            holder = class_of(self.expression(node.value.value, scope))
+            if holder is not None:
+                return self.instance_attribute(holder, node.value.attr), True
+        return found, False
+
     def instance_attribute(self, klass: str, name: str) -> Entity:
         """What ``self.name`` holds in instances of ``klass``, judged by the methods along its MRO that
         assign it: one project class (``self.name = Locale()``, an annotation, an annotated parameter),
@@ -481,25 +506,29 @@ class ProjectIndex:
         return UNKNOWN
 
 
+def class_of(entity: Entity) -> str | None:
+    """The project class whose attributes ``entity.NAME`` reads: an instance's class or the class itself."""
+    match entity:
+        case Instance(klass) | Klass(klass):
+            return klass
+    return None
+
+
 def scoped_nodes(definition: Definition, scope: Scope) -> Iterator[tuple[ast.AST, Scope]]:
     """Every node whose code runs in the definition's own code, with the scope its names are read in:
     lambdas and comprehensions bind their parameters and targets in scopes of their own."""
-    stack: list[tuple[ast.AST, Scope]] = [(node, scope) for node in reversed(getattr(definition.node, "body", []))]
-    while stack:
-        node, current = stack.pop()
-        yield node, current
-        if isinstance(node, SCOPE_NODES):
-            children: list[ast.AST] = list(definition_time_expressions(node))
-        elif isinstance(node, ast.Lambda):
-            children = [*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]
-            stack.append((node.body, _transparent(current, [a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)])))
+    return _scoped(_body(definition.node), scope)
+
+
+def _scoped(nodes: Iterable[ast.AST], scope: Scope) -> Iterator[tuple[ast.AST, Scope]]:
+    for node in scope_nodes(nodes):
+        yield node, scope
+        if isinstance(node, ast.Lambda):
+            yield from _scoped([*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)], scope)
+            yield from _scoped([node.body], _transparent(scope, [a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)]))
         elif isinstance(node, COMPREHENSIONS):
-            inner = _transparent(current, [n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)])
-            stack.extend((child, inner) for child in reversed(list(ast.iter_child_nodes(node))))
-            continue
-        else:
-            children = list(ast.iter_child_nodes(node))
-        stack.extend((child, current) for child in reversed(children))
+            inner = _transparent(scope, [n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)])
+            yield from _scoped(ast.iter_child_nodes(node), inner)
 
 
 def _transparent(parent: Scope, names: list[str]) -> Scope:

@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from histeg.config import IgnoreSettings, VersionSettings
+from histeg.config import VersionSettings
 from histeg.tracing.selection import Selector
 
 
@@ -23,11 +23,6 @@ class SourceFile:
     module: str
     is_package: bool
     """An ``__init__.py``: relative imports start from the module itself."""
-
-
-def is_ignored_function(name: str, qualname: str, ignore: IgnoreSettings) -> bool:
-    """As the tracer decides: by the function's own name or by its qualified name."""
-    return name in ignore.functions or qualname in ignore.functions
 
 
 def source_files(snapshot: Path, settings: VersionSettings) -> list[SourceFile]:

@@ -1,48 +1,19 @@
-"""The records of step 4: what changed, where, how much it may matter.
+"""The changes of step 4 while they are found: what changed, where, how much it may matter.
 
-``syntaxChanges.json`` is a list of files, each with its changes; a change
-names the entity it affects with the identifiers of :mod:`histeg.naming`
-so that the impact mapping can join it with traces and the call graph.
+They carry what pairing needs and the file never holds (the name a statement
+binds, the definition's subtree, code not yet capped); ``record()`` gives
+their form in ``syntaxChanges.json`` (:mod:`histeg.records.syntax`), where a
+change names the entity it affects with the identifiers of
+:mod:`histeg.naming` so that the impact mapping can join it with traces and
+the call graph.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
-Level = Literal["function", "class", "module"]
-ChangeType = Literal["addition", "removal", "modification", "move", "rename"]
-Significance = Literal["none", "low", "medium", "high", "crucial"]
-
-LEVELS: tuple[Level, ...] = ("function", "class", "module")
-CHANGE_TYPES: tuple[ChangeType, ...] = ("addition", "removal", "modification", "move", "rename")
-SIGNIFICANCES: tuple[Significance, ...] = ("none", "low", "medium", "high", "crucial")
-CODE_TYPES = (
-    "assertion",
-    "assignment",
-    "baseClass",
-    "call",
-    "class",
-    "condition",
-    "constant",
-    "context",
-    "decorator",
-    "docstring",
-    "exception",
-    "function",
-    "import",
-    "loop",
-    "module",
-    "parameter",
-    "return",
-    "returnType",
-    "statement",
-)
-
-MAX_CODE = 400
-"""Characters of code kept in ``before``/``after``."""
-MAX_EDITS = 20
-"""Edit actions listed per change."""
+from histeg.records.syntax import MAX_CODE, MAX_EDITS, Change, ChangedFile, ChangeType, CodeType, FileStatus, Level, Significance
 
 
 def cap(text: str | None, limit: int = MAX_CODE) -> str | None:
@@ -61,7 +32,7 @@ class SyntaxChange:
     klass: str | None
     """The enclosing (or changed) class's identifier."""
     type: ChangeType
-    code_type: str
+    code_type: CodeType
     significance: Significance
     before: str | None
     after: str | None
@@ -81,32 +52,13 @@ class SyntaxChange:
     fingerprint: Any = field(default=None, repr=False, compare=False)
     """Internal: the definition's subtree, to pair removed and added definitions across files."""
 
-    def to_json(self) -> dict[str, Any]:
-        data: dict[str, Any] = {
-            "id": self.id,
-            "level": self.level,
-            "entity": self.entity,
-            "oldEntity": self.old_entity,
-            "function": self.function,
-            "class": self.klass,
-            "type": self.type,
-            "codeType": self.code_type,
-            "significance": self.significance,
-            "before": cap(self.before),
-            "after": cap(self.after),
-            "oldLines": list(self.old_lines) if self.old_lines else None,
-            "newLines": list(self.new_lines) if self.new_lines else None,
-            "oldPath": self.old_path,
-            "newPath": self.new_path,
-        }
-        if self.type == "rename" or self.old_name is not None:
-            data["oldName"] = self.old_name
-            data["newName"] = self.new_name
-        data["edits"] = self.edits[:MAX_EDITS]
-        return data
-
-
-FileStatus = Literal["added", "removed", "modified", "renamed"]
+    def record(self) -> Change:
+        return Change(
+            id=self.id, level=self.level, entity=self.entity, old_entity=self.old_entity, function=self.function, klass=self.klass,
+            type=self.type, code_type=self.code_type, significance=self.significance, before=cap(self.before), after=cap(self.after),
+            old_lines=self.old_lines, new_lines=self.new_lines, old_path=self.old_path, new_path=self.new_path,
+            old_name=self.old_name, new_name=self.new_name, edits=self.edits[:MAX_EDITS],
+        )
 
 
 @dataclass
@@ -130,17 +82,9 @@ class FileSyntaxChanges:
         for index, change in enumerate(self.changes):
             change.id = index
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "status": self.status,
-            "oldPath": self.old_path,
-            "newPath": self.new_path,
-            "oldModule": self.old_module,
-            "newModule": self.new_module,
-            "parseErrors": self.parse_errors,
-            "decodeErrors": self.decode_errors,
-            "tooLarge": self.too_large,
-            "message": self.message,
-            "editScriptLength": self.edit_script_length,
-            "changes": [change.to_json() for change in self.changes],
-        }
+    def record(self) -> ChangedFile:
+        return ChangedFile(
+            status=self.status, old_path=self.old_path, new_path=self.new_path, old_module=self.old_module, new_module=self.new_module,
+            parse_errors=self.parse_errors, decode_errors=self.decode_errors, too_large=self.too_large, message=self.message,
+            edit_script_length=self.edit_script_length, changes=[change.record() for change in self.changes],
+        )

@@ -5,10 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+import msgspec
 
+from histeg.atomic import dump_json
 from histeg.errors import HistegError
 from histeg.naming import module_name
-from histeg.store import dump_json
 from histeg.syntax.changes import SyntaxChange
 from histeg.syntax.classify import FileContext
 from histeg.syntax.diff import diff_sources
@@ -59,7 +60,7 @@ def diff(old: Path, new: Path, json_output: bool, no_renames: bool, module: str 
         raise HistegError(result.result.message or f"{new} is too large")
     pair_moved_definitions([result])
     if json_output:
-        click.echo(dump_json(result.result.to_json()).decode(), nl=False)
+        click.echo(dump_json(msgspec.to_builtins(result.result.record())).decode(), nl=False)
         return
     flags = [flag for flag, on in (("parse errors", result.result.parse_errors), ("decode errors", result.result.decode_errors)) if on]
     if flags:

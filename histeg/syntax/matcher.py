@@ -29,7 +29,6 @@ from histeg.syntax.mapping import MappingStore
 from histeg.syntax.tree import Node, Tree
 from histeg.syntax.zhang_shasha import ZhangShasha
 
-
 OWNED = frozenset({"block"})
 """Containers without identity of their own: mapped only as the body of partner statements."""
 
@@ -53,9 +52,6 @@ class MatcherOptions:
     max_size: int = 100
     max_ambiguous_pairs: int = 10_000
     """Above this many candidate pairs for one hash, candidates are paired in order of position."""
-
-    def to_json(self) -> dict[str, float | int]:
-        return {"minHeight": self.min_height, "minDice": self.min_dice, "maxSize": self.max_size}
 
 
 def match(src: Tree, dst: Tree, options: MatcherOptions | None = None) -> MappingStore:

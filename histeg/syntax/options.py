@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
 
+from histeg.records.syntax import AnalysisOptions
 from histeg.syntax.matcher import MatcherOptions
 from histeg.syntax.parse import DEFAULT_MAX_BYTES
 
@@ -19,5 +19,7 @@ class SyntaxOptions:
     max_bytes: int = DEFAULT_MAX_BYTES
     """Larger files are flagged ``tooLarge`` and reported as one module modification."""
 
-    def to_json(self) -> dict[str, Any]:
-        return {**self.matcher.to_json(), "renames": self.renames, "maxBytes": self.max_bytes}
+    def record(self) -> AnalysisOptions:
+        matcher = self.matcher
+        return AnalysisOptions(min_height=matcher.min_height, min_dice=matcher.min_dice, max_size=matcher.max_size,
+                               renames=self.renames, max_bytes=self.max_bytes)

@@ -10,7 +10,7 @@ ChangeDistiller lacks: a changed constant or class attribute is *high*
 
 from __future__ import annotations
 
-from histeg.syntax.changes import Significance
+from histeg.records.syntax import Significance
 
 _BY_CODE_TYPE: dict[str, dict[str, Significance]] = {
     # code type: {change type: significance}; "*" is any other change type

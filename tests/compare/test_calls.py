@@ -13,7 +13,7 @@ from typing import Any
 from histeg.compare.calls import CallDivergence, Tree, compare_calls
 from histeg.compare.divergences import compare_entry_points
 from histeg.compare.entry_points import EntryRef
-from histeg.traces import TraceFile
+from histeg.tracing.reader import TraceFile
 from tests.tracing.trace_builder import UNRECORDED, Entry, Fn, Node, Val, write_trace
 
 F = Fn("m:f", "m.py", 1, (2, 3, 4), ("x",))
@@ -79,19 +79,23 @@ def test_lines_are_compared_as_positions(tmp_path: Path) -> None:
 
 
 def test_runaway_recursion_still_writes_a_divergence_tree() -> None:
+    import msgspec
+
+    from histeg.atomic import dump_json
     from histeg.compare.calls import CallDivergence
     from histeg.compare.divergences import MAX_TREE_DEPTH, Divergence, _tree
     from histeg.compare.entry_points import EntryKey
-    from histeg.store import dump_json
 
     entry = EntryKey("pytest", "t::test", "call", "t:test", 0)
     chain = [Divergence(entry, CallDivergence("m:f", ("t:test",) + ("m:f",) * depth, (0,) * depth, returns=1)) for depth in range(400)]
     tree = _tree(chain)
-    dump_json(tree)  # orjson refuses more than 255 levels
-    depth, node = 0, tree[0]["divergences"][0]
-    while node["children"]:
+    dump_json(msgspec.to_builtins(tree))  # orjson, which writes the records, refuses more than 255 levels
+    [root] = tree
+    assert root.entry_point == entry and root.call_path == []
+    depth, node = 0, root
+    while node.children:
         depth += 1
         last = node
-        node = node["children"][0]
+        node = node.children[0]
     assert depth == MAX_TREE_DEPTH
-    assert len(last["children"]) == 400 - MAX_TREE_DEPTH
+    assert len(last.children) == 400 - MAX_TREE_DEPTH

@@ -25,7 +25,9 @@ import pytest
 
 from histeg.compare.divergences import compare_entry_points
 from histeg.compare.entry_points import EntryRef
-from histeg.traces import Call, TraceFile, Value, read_trace
+from histeg.tracing.call_tree import Call
+from histeg.tracing.reader import TraceFile, read_trace
+from histeg.tracing.records import Value
 from tests.tracing.trace_builder import UNRECORDED, Entry, Fn, Node, Resume, Step, Val, Yield, write_trace
 
 Found = tuple[str, tuple[int, ...], list[str]]

@@ -13,7 +13,6 @@ Versions of one small project, each traced by ``histeg analyze``:
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,7 @@ import pytest
 from histeg.compare.divergences import Comparer, load_run, run_directories
 from histeg.compare.entry_points import EntryKey, EntryMatching, EntryRef, match_entry_points, read_manual_matching
 from histeg.compare.test_matching import cases_of, pair_cases, read_renames, split_node_id, translate
+from histeg.records.divergences import ManualPair, TraceMatching
 from histeg.store import SYNTAX_CHANGES, OutputStore
 from tests.conftest import GitRepo, run_histeg
 
@@ -180,7 +180,7 @@ def test_manual_pairs_come_first_and_are_left_out_of_value_matching(store: Outpu
     key = EntryKey("pytest", "tests/test_scale.py::test_scale[item0]", "call", "tests.test_scale:test_scale", 0)
     assert key in old and key in new
     manual = tmp_path / "traceMatching.json"
-    manual.write_text(json.dumps({"pairs": [{"old": key.to_json(), "new": key.to_json()}]}))
+    TraceMatching(pairs=[ManualPair(old=key, new=key)]).write(manual)
     matching = match_entry_points(old, new, read_manual_matching(manual))
     assert matching.pairs[0] == (key, key)
     assert scale_ids(labels(matching)) == {"[item0]": "[item0]", "[item1]": "[item2]", "[item2]": "[item3]"}
@@ -203,7 +203,7 @@ def test_value_rule_decodes_only_what_it_needs(store: OutputStore, monkeypatch: 
     """Cases with identical entry points under the same id are paired from the index; the rest
     are decoded once each for their values."""
     decoded: list[tuple[str, int]] = []
-    from histeg.traces import TraceFile
+    from histeg.tracing.reader import TraceFile
 
     columns = TraceFile.columns
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from histeg.envs.declarations import DeclarationError, read_declarations
+from histeg.envs.declarations import DeclarationError, environment_key, read_declarations
 from histeg.envs.interpreter import Interpreter, fits
 from histeg.envs.poetry import poetry_requirement
 from histeg.envs.scm import scm_version
@@ -49,7 +49,7 @@ lint = ["mypy"]
 def test_equal_declarations_share_a_key_and_the_interpreter_version_splits_it(tmp_path: Path) -> None:
     one = read_declarations(_snapshot(tmp_path / "a", {"pyproject.toml": '[project]\nname = "a"\ndependencies = ["six", "attrs"]\n'}))
     two = read_declarations(_snapshot(tmp_path / "b", {"pyproject.toml": '[project]\nname = "a"\ndependencies = ["attrs", "six"]\n# a comment\n'}))
-    assert one.key("3.12.1") == two.key("3.12.1") != one.key("3.13.0")
+    assert environment_key(one, "3.12.1") == environment_key(two, "3.12.1") != environment_key(one, "3.13.0")
     assert not one.installable and one.scm is None
     assert read_declarations(tmp_path / "nothing").requirements == ("pytest",)
 

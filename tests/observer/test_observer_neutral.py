@@ -27,7 +27,9 @@ from typing import Any
 import pytest
 from tests.conftest import CliResult, GitRepo, run_histeg, validate_output
 
-from histeg.traces import Call, Trace, Value, read_trace
+from histeg.tracing.call_tree import Call, Trace
+from histeg.tracing.reader import read_trace
+from histeg.tracing.records import Value
 
 pytestmark = pytest.mark.slow  # traces real suites with and without histeg, coverage.py alongside
 

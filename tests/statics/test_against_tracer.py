@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from tests.conftest import validate_output
-from tests.statics.versions import make_version
-
+from histeg.runs.commands import shell_command
 from histeg.runs.runner import run_traces
 from histeg.statics.callgraph import add_dynamic_edges, load_call_graph
 from histeg.statics.export import export_static_facts
+from histeg.statics.observed import observed_call_graph
 from histeg.store import CALL_GRAPH, FUNCTIONS
-from histeg.traces import Call, read_trace
+from histeg.tracing.call_tree import Call
+from histeg.tracing.reader import read_trace
+from tests.conftest import validate_output
+from tests.statics.versions import make_version
 
 PROJECT = {
     "src/zoo/__init__.py": "from .animals import Animal, Dog\n",
@@ -109,3 +111,17 @@ def test_traced_functions_are_in_the_table_and_calls_become_edges(tmp_path: Path
     assert kinds["zoo.animals:Animal.speak", "zoo.animals:Animal.sound"] == "both"
     assert added == sum(1 for edge, kind in kinds.items() if kind == "dynamic")
     assert {edge for edge, kind in kinds.items() if kind in ("static", "both")} == static
+
+    stored = store.file(0, CALL_GRAPH).read_bytes()
+    observed = observed_call_graph(store, 0)  # the edges in the traces' indexes, as the decoded calls show them
+    assert {edge: observed.edges[edge]["kind"] for edge in observed.edges} == kinds
+    assert store.file(0, CALL_GRAPH).read_bytes() == stored
+    validate_output(store.file(0, CALL_GRAPH))
+
+    # traced again with a program that never makes a Dog: the calls only the old traces showed are gone
+    cat_only = shell_command("python -c 'import zoo; zoo.Animal(\"cat\").speak()'")
+    assert [run.outcome for run in run_traces(store, 0, [cat_only], timeout=120).runs] == ["passed"]
+    again = observed_call_graph(store, 0)
+    assert not again.has_edge("zoo.animals:Animal.speak", "zoo.animals:Dog.sound")
+    assert again.edges["zoo.animals:Animal.speak", "zoo.animals:Animal.sound"]["kind"] == "both"
+    assert again.edges["zoo.animals:Dog.speak", "zoo.animals:Animal.speak"]["kind"] == "static"

@@ -14,7 +14,7 @@ from tests.statics.versions import make_version
 from histeg.config import VersionSettings
 from histeg.statics.export import export_static_facts
 from histeg.statics.functions import read_function_table
-from histeg.store import FUNCTIONS, VERSION, read_json
+from histeg.store import FUNCTIONS
 
 SHAPES = '''
 import functools
@@ -214,7 +214,7 @@ def _cpython_code_objects(snapshot: Path, modules: list[str]) -> Counter[tuple[s
 
 def test_identifiers_and_first_lines_match_cpython(tmp_path: Path) -> None:
     store = make_version(tmp_path, FILES, ignore_functions=())
-    settings = VersionSettings.from_json(read_json(store.file(0, VERSION)))
+    settings = VersionSettings.of(store.version(0))
     table = read_function_table(store.snapshot(0), settings)
     ours = Counter((r.identifier, r.first_line) for r in table.records)
     modules = sorted({r.module for r in table.records})

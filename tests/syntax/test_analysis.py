@@ -3,41 +3,29 @@
 from __future__ import annotations
 
 from pathlib import Path
-from textwrap import dedent
-from typing import Any
+from typing import Any, Literal
 
 import pytest
-from tests.conftest import validate_output
 
-from histeg.config import DEFAULT_IGNORED_FUNCTIONS
 from histeg.errors import HistegError
-from histeg.store import FILE_CHANGES, VERSION, OutputStore, write_json
-from histeg.syntax.analysis import analyze_version
+from histeg.records.history import FileChange, FileChanges
+from histeg.records.syntax import SyntaxChanges
+from histeg.store import FILE_CHANGES, OutputStore
+from histeg.syntax.analysis import analyze_version, stored_changes
 from histeg.syntax.options import SyntaxOptions
+from tests.conftest import validate_output
+from tests.statics.versions import make_version, version_sha
 
 
-def _version(store: OutputStore, index: int, files: dict[str, str | bytes], changes: list[dict[str, Any]], against: int | None, ignore_dirs: tuple[str, ...] = ()) -> None:
-    for name, content in files.items():
-        target = store.snapshot(index) / name
-        target.parent.mkdir(parents=True, exist_ok=True)
-        if isinstance(content, bytes):
-            target.write_bytes(content)
-        else:
-            target.write_text(dedent(content).lstrip("\n"), encoding="utf-8")
-    sha, base = f"{index + 1:040x}", (f"{against + 1:040x}" if against is not None else None)
-    write_json(store.file(index, VERSION), {
-        "schemaVersion": 1, "index": index, "identifier": sha, "shortIdentifier": sha[:7], "author": "Ada",
-        "date": "2024-01-01T00:00:00+00:00", "msg": "m", "comparingAgainstVersion": base, "comparingAgainstIndex": against,
-        "snapshot": "snapshot", "sourcesIn": ["src"], "testsIn": ["tests"], "commandToBuild": None,
-        "ignoredModulesByPrefix": [], "ignoredModulesBySuffix": [], "ignoredDirectories": list(ignore_dirs),
-        "ignoredFunctionsByName": list(DEFAULT_IGNORED_FUNCTIONS),
-    })  # fmt: skip
-    write_json(store.file(index, FILE_CHANGES), {"schemaVersion": 1, "identifier": sha, "comparingAgainstVersion": base, "changes": changes})
+def _version(store: OutputStore, index: int, files: dict[str, str | bytes], changes: list[FileChange], against: int | None, ignore_dirs: tuple[str, ...] = ()) -> None:
+    make_version(store.root, files, index=index, against=against, ignore_directories=ignore_dirs)
+    base = version_sha(against) if against is not None else None
+    FileChanges(identifier=version_sha(index), comparing_against_version=base, changes=changes).write(store.file(index, FILE_CHANGES))
 
 
-def _change(kind: str, old: str | None, new: str | None) -> dict[str, Any]:
+def _change(kind: Literal["added", "removed", "modified", "renamed"], old: str | None, new: str | None) -> FileChange:
     path = new or old or ""
-    return {"type": kind, "oldPath": old, "newPath": new, "python": path.endswith(".py"), "binary": False, "similarity": 90 if kind == "renamed" else None}
+    return FileChange(type=kind, old_path=old, new_path=new, python=path.endswith(".py"), binary=False, similarity=90 if kind == "renamed" else None)
 
 
 HELPER = """
@@ -100,6 +88,20 @@ def test_version_changes_validate_and_pair_a_cross_file_move(store: OutputStore)
     assert [f["newPath"] for f in data["files"]] == ["src/shop/util.py", "src/shop/prices.py", "src/shop/stock.py", "tests/test_prices.py"]
     for entry in data["files"]:
         assert [c["id"] for c in entry["changes"]] == list(range(len(entry["changes"])))
+
+
+def test_a_stored_file_is_reused_only_when_this_histeg_reads_it(store: OutputStore) -> None:
+    assert stored_changes(store, 1) is None
+    path = analyze_version(store, 1)
+    stored = stored_changes(store, 1)
+    assert stored is not None and stored == SyntaxChanges.read(path)
+    assert stored.summary.changes == sum(len(f.changes) for f in stored.files) == 5
+    move = next(c for f in stored.files for c in f.changes if c.type == "move")
+    assert (move.old_entity, move.entity, move.old_name, move.new_name) == ("shop.prices:helper", "shop.util:helper", None, None)
+    path.write_text(path.read_text().replace('"schemaVersion": 2', '"schemaVersion": 1'))
+    assert stored_changes(store, 1) is None, "written by an older histeg: computed again"
+    path.write_text("{")
+    assert stored_changes(store, 1) is None, "damaged: computed again"
 
 
 def test_first_version_is_all_additions(store: OutputStore) -> None:

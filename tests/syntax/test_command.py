@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import jsonschema
+
 from tests.conftest import SCHEMAS, run_histeg
 
 
@@ -25,8 +26,9 @@ def test_human_readable_and_json(tmp_path: Path) -> None:
     as_json = run_histeg("diff", "--json", "--module", "pkg.mod", old, new)
     data = json.loads(as_json.stdout)
     file_schema = json.loads((SCHEMAS / "syntaxChanges.schema.json").read_text())
-    jsonschema.validate(data, {"$schema": file_schema["$schema"], "$defs": file_schema["$defs"], "$ref": "#/$defs/file"})
+    jsonschema.validate(data, {"$schema": file_schema["$schema"], "$defs": file_schema["$defs"], "$ref": "#/$defs/ChangedFile"})
     assert {c["entity"] for c in data["changes"]} == {"pkg.mod:WIN", "pkg.mod:pay"}
+    assert {(c["type"], c["oldName"], c["newName"]) for c in data["changes"]} == {("modification", None, None), ("rename", "x", "amount")}
     no_renames = json.loads(run_histeg("diff", "--json", "--no-renames", old, new).stdout)
     assert "rename" not in {c["type"] for c in no_renames["changes"]}
 

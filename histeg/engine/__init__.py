@@ -1,0 +1,1 @@
+"""The pipeline as a list of steps with declared inputs; reuse is decided in ``engine.runner`` alone."""

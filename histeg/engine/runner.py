@@ -1,0 +1,68 @@
+"""The one place that decides whether a step's stored result is reused or computed again."""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from histeg import __version__
+from histeg.engine.fingerprint import fingerprint
+from histeg.engine.step import Step, StepResult
+from histeg.errors import HistegError
+from histeg.records.steps import StepState, StepStates
+from histeg.store import OutputStore
+
+
+def read_states(store: OutputStore, index: int) -> StepStates:
+    """The stored step states; an absent, damaged or older file means nothing is known, so everything runs."""
+    try:
+        return StepStates.read(store.file(index, StepStates.FILE))
+    except HistegError:
+        return StepStates(steps={})
+
+
+def step_inputs(step: Step, context: Any, index: int, states: StepStates) -> dict[str, Any]:
+    upstream = {name: (states.steps[name].fingerprint if name in states.steps else None) for name in step.upstream}
+    return {"histeg": __version__, "step": step.name, "upstream": upstream, **step.inputs(context, index)}
+
+
+def reusable(step: Step, context: Any, index: int, states: StepStates, key: str) -> StepState | None:
+    previous = states.steps.get(step.name)
+    if context.override or previous is None or previous.status != "ok" or previous.fingerprint != key:
+        return None
+    directory = context.store.version_dir(index)
+    if not all((directory / name).exists() for name in step.outputs):
+        return None
+    if step.still_valid is not None and not step.still_valid(context, index):
+        return None
+    return previous
+
+
+def run_step(step: Step, context: Any, index: int) -> StepResult:
+    """Run ``step`` on version ``index`` unless its stored result is still valid; record what it ran from."""
+    store: OutputStore = context.store
+    states = read_states(store, index)
+    inputs = step_inputs(step, context, index, states)
+    key = fingerprint(inputs)
+    previous = reusable(step, context, index, states, key)
+    if previous is not None:
+        return StepResult({**previous.summary, "reused": True})
+    started = time.perf_counter()
+    try:
+        result = step.run(context, index)
+    except BaseException:
+        _record(store, index, step.name, StepState(fingerprint=key, status="failed", seconds=time.perf_counter() - started, inputs=inputs, summary={}))
+        raise
+    summary = {**result.summary, "reused": False}
+    status = "ok" if result.failure is None else "failed"
+    _record(store, index, step.name, StepState(fingerprint=key, status=status, seconds=round(time.perf_counter() - started, 3), inputs=inputs, summary=summary))
+    return StepResult(summary, result.failure)
+
+
+def _record(store: OutputStore, index: int, name: str, state: StepState) -> None:
+    """Re-read before writing: the step may have rewritten the version directory meanwhile."""
+    if not store.version_dir(index).is_dir():
+        return
+    states = read_states(store, index)
+    states.steps[name] = state
+    states.write(store.file(index, StepStates.FILE))
