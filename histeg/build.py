@@ -25,13 +25,25 @@ import msgspec
 from histeg import __version__
 from histeg.config import VersionSettings
 from histeg.envs.declarations import DeclarationError, read_declarations
-from histeg.envs.environment import BuildFailure, activated, default_root, ensure_environment
+from histeg.envs.environment import (
+    BuildFailure,
+    activated,
+    default_root,
+    ensure_environment,
+)
 from histeg.envs.interpreter import choose, user_interpreter
 from histeg.envs.project import install_project
 from histeg.envs.runtime import BUILD, SHIMS
 from histeg.envs.scm import pretend_environment, scm_version
 from histeg.errors import HistegError
-from histeg.records.build import Build, BuildStatus, Declarations, Environment, Neutralised, Project
+from histeg.records.build import (
+    Build,
+    BuildStatus,
+    Declarations,
+    Environment,
+    Neutralised,
+    Project,
+)
 from histeg.records.history import Version
 from histeg.runs.process import pinned_environment, run_process
 from histeg.store import OutputStore
@@ -53,31 +65,6 @@ class BuildRequest:
     timeout: float = DEFAULT_BUILD_TIMEOUT
 
 
-@dataclass
-class BuildResult:
-    """A version's build record, and whether it was an earlier build's, taken as it is."""
-
-    record: Build
-    reused: bool = False
-
-    @property
-    def usable(self) -> bool:
-        return self.record.status == SUCCEEDED
-
-    @property
-    def status(self) -> BuildStatus:
-        return self.record.status
-
-    @property
-    def reason(self) -> str | None:
-        return self.record.reason
-
-    @property
-    def environment(self) -> Environment | None:
-        """The environment this build made or took; None when nothing was built (an earlier build was reused)."""
-        return None if self.reused else self.record.environment
-
-
 def _inputs(settings: VersionSettings, request: BuildRequest, declarations: Declarations | None, describe: str | None) -> str:
     """A fingerprint of everything a build depends on: equal fingerprints, same build."""
     text = "\n".join(map(str, (__version__, Build.schema_version_expected(), settings.build_command, request.python, request.environments,
@@ -85,21 +72,17 @@ def _inputs(settings: VersionSettings, request: BuildRequest, declarations: Decl
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
-def _reusable(path: Path, inputs: str) -> Build | None:
-    if not path.is_file():
-        return None
+def environment_exists(store: OutputStore, index: int) -> bool:
+    """A successful build stays valid while its interpreter is there: shared environments may be removed by the user."""
     try:
-        previous = Build.read(path)
-    except HistegError:  # written by another histeg version, or damaged: build again
-        return None
-    if previous.inputs != inputs or previous.status != SUCCEEDED:
-        return None
-    if previous.environment is None or not Path(previous.environment.python).exists():
-        return None  # the shared environment was removed since: make it again
-    return previous
+        record = Build.read(store.file(index, BUILD))
+    except HistegError:
+        return False
+    return record.environment is not None and Path(record.environment.python).exists()
 
 
-def build_version(store: OutputStore, index: int, request: BuildRequest = BuildRequest(), override: bool = False) -> BuildResult:
+def build_version(store: OutputStore, index: int, request: BuildRequest = BuildRequest()) -> Build:
+    """Build the version and write ``build.json``; whether an earlier build is still good is the engine's decision."""
     version = store.version(index)
     settings = VersionSettings.of(version)
     snapshot, log, path = store.snapshot(index), store.file(index, BUILD_LOG), store.file(index, BUILD)
@@ -109,9 +92,6 @@ def build_version(store: OutputStore, index: int, request: BuildRequest = BuildR
     except DeclarationError as exc:
         declarations, error = None, f"cannot read the version's declarations: {exc}"
     inputs = _inputs(settings, request, declarations, version.git_describe)
-    previous = None if override else _reusable(path, inputs)
-    if previous is not None:
-        return BuildResult(previous, reused=True)
     log.write_text("", encoding="utf-8")
     started = time.monotonic()
     record = Build(index=index, status=FAILED, reason=error, command=settings.build_command, exit_code=None, seconds=0.0, log=BUILD_LOG,
@@ -124,7 +104,7 @@ def build_version(store: OutputStore, index: int, request: BuildRequest = BuildR
             record.status, record.reason = FAILED, str(exc)
     record.seconds = round(time.monotonic() - started, 3)
     record.write(path)
-    return BuildResult(record)
+    return record
 
 
 def _build(store: OutputStore, index: int, version: Version, settings: VersionSettings, declarations: Declarations,

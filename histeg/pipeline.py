@@ -1,9 +1,10 @@
-"""Runs the pipeline steps in order and reports what each produced.
+"""The pipeline: extraction, then the list of per-version steps in data-flow order.
 
-Every step command runs the steps before it first; their results are cached
-in the output directory, so this costs little when they are already there.
-Static results (extraction, build, static facts, syntax changes) are reused
-unless ``--override``; traces are reused while the trace options are the same.
+Each step declares what its result depends on (the version, the settings it
+reads, its upstream steps' results, the predecessor's results) and
+``histeg.engine.runner`` alone decides, from the fingerprint of those inputs,
+whether a stored result is reused or computed again. A step command runs the
+steps before it too; what is still valid costs a fingerprint.
 """
 
 from __future__ import annotations
@@ -14,20 +15,35 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
 import orjson
 
 from histeg.atomic import read_json
-from histeg.build import BuildRequest, build_version
+from histeg.build import BUILD_LOG, BuildRequest, build_version, environment_exists
+from histeg.engine.fingerprint import file_digest
+from histeg.engine.runner import results, run_step
+from histeg.engine.step import Step, StepResult
 from histeg.envs.environment import default_root
 from histeg.errors import EXIT_OK, EXIT_SOME_VERSIONS_FAILED, HistegError
 from histeg.history.extract import ExtractResult, extract
 from histeg.options import RunOptions
+from histeg.records.history import Version
 from histeg.report.console import Console
 from histeg.settings.model import Settings
 from histeg.settings.record import record_settings
-from histeg.store import CALL_GRAPH, FUNCTIONS, OutputStore
+from histeg.settings.show import settings_json
+from histeg.store import (
+    CALL_GRAPH,
+    FUNCTIONS,
+    SYNTAX_CHANGES,
+    TESTING_TARGETS,
+    TRACE_DIVERGENCES,
+    TRACE_MATCHING,
+    OutputStore,
+)
 
-STEPS = ("extract", "build", "instrument", "analyze", "compute")
+COMMANDS = ("extract", "build", "instrument", "analyze", "compute")
+"""The step commands, each running the steps before it."""
 
 
 def emit_json(summary: dict[str, Any]) -> None:
@@ -61,6 +77,19 @@ class Context:
     def fail(self, index: int, reason: str) -> None:
         self.run.failed[index] = reason
         self.console.warn(f"version {index}: {reason}; it is skipped by later steps")
+
+    @property
+    def override(self) -> bool:
+        return self.options.override
+
+    def run_step(self, step: Step, index: int) -> dict[str, Any]:
+        note = step.skip(self, index) if step.skip is not None else None
+        if note is not None:
+            return {"skipped": note}
+        result = run_step(step, self, index)
+        if result.failure is not None:
+            self.fail(index, result.failure)
+        return result.summary
 
     def usable(self) -> list[int]:
         return [index for index in self.versions if index not in self.run.failed]
@@ -97,82 +126,11 @@ def build_request(settings: Settings) -> BuildRequest:
                         timeout=settings.build_timeout)
 
 
-def _build(context: Context, index: int) -> dict[str, Any]:
-    result = build_version(context.store, index, build_request(context.options.settings), override=context.options.override)
-    if not result.usable:
-        context.fail(index, f"build {result.status}: {result.reason} (see {context.store.file(index, 'build.log')})")
-    summary: dict[str, Any] = {"status": result.status, "reused": result.reused}
-    if result.environment is not None:
-        summary |= {"environment": result.environment.key, "python": result.environment.version, "created": result.environment.created}
-    return summary
-
-
-def _instrument(context: Context, index: int) -> dict[str, Any]:
-    from histeg.runs.runner import write_trace_config
-    from histeg.statics.export import export_static_facts
-
-    store = context.store
-    reused = not context.options.override and store.file(index, FUNCTIONS).is_file() and store.file(index, CALL_GRAPH).is_file()
-    if not reused:
-        export_static_facts(store, index)
-    wanted = _trace_settings(context.options)
-    write_trace_config(store, index, wanted["options"])
-    return {"reused": reused, "functions": len(read_json(store.file(index, FUNCTIONS)).get("functions", []))}
-
-
-def _syntax(context: Context, index: int) -> dict[str, Any]:
-    from histeg.records.syntax import SyntaxChanges
-    from histeg.syntax.analysis import analyze_version, stored_changes
-
-    stored = None if context.options.override else stored_changes(context.store, index)
-    changes = stored or SyntaxChanges.read(analyze_version(context.store, index))
-    return {"reused": stored is not None, "changes": changes.summary.changes}
-
-
 def trace_options(settings: Settings) -> Any:
     from histeg.runs.runner import TraceOptions
 
     return TraceOptions(values=settings.values, repr_types=settings.repr_types, redact=settings.redact, tracer=settings.tracer,
                         line_budget=settings.line_budget)
-
-
-def _trace_settings(options: RunOptions) -> dict[str, Any]:
-    settings = options.settings
-    return {
-        "repeat": settings.repeat,
-        "timeout": settings.timeout,
-        "run-main": list(settings.run_main),
-        "run": list(settings.run),
-        "tests": settings.run_tests,
-        "pytest-args": list(settings.pytest_args),
-        "options": trace_options(settings),
-    }
-
-
-def _traces(context: Context, index: int) -> dict[str, Any]:
-    from histeg.runs.commands import trace_commands
-    from histeg.runs.runner import reusable_runs, run_traces, version_settings
-
-    store = context.store
-    wanted = _trace_settings(context.options)
-    record_settings(store, index, context.options.settings, "traces")
-    _, settings = version_settings(store, index)
-    commands = trace_commands(settings.tests, wanted["run-main"], wanted["run"], with_tests=wanted["tests"],
-                              pytest_options=wanted["pytest-args"])
-    if not commands:
-        raise HistegError("nothing to trace: no tests directory and no --run/--run-main command")
-    previous = None if context.options.override else reusable_runs(store, index, commands, wanted["repeat"], wanted["options"])
-    if previous is not None:
-        return {"reused": True, "runs": len(previous.runs)}
-    summary = run_traces(
-        store, index, commands, repeat=wanted["repeat"], timeout=wanted["timeout"], options=wanted["options"]
-    )
-    for run in summary.failures:
-        context.console.warn(f"version {index}: {run.command.label} (run {run.repetition}) {run.outcome}: {run.message or 'some tests failed'}")
-    if summary.errors:
-        first = summary.errors[0]
-        context.fail(index, f"trace run {first.command.label} {first.outcome}: {first.message} (see {store.version_dir(index) / first.log})")
-    return {"reused": False, "runs": len(summary.runs), "outcomes": sorted({run.outcome for run in summary.runs})}
 
 
 def impact_options(settings: Settings) -> Any:
@@ -190,38 +148,160 @@ def impact_options(settings: Settings) -> Any:
     )
 
 
-def _targets(context: Context, index: int, settings: Any) -> dict[str, Any]:
+# --- what the steps' results depend on ------------------------------------------------------------
+
+_NOT_INPUTS = frozenset({"index", "msg", "author", "date", "comparingAgainstVersion", "comparingAgainstIndex"})
+
+
+def snapshot_inputs(version: Version) -> dict[str, Any]:
+    """The commit and the per-version settings extraction resolved for it; which version it is compared with is not among them."""
+    return {key: value for key, value in msgspec.to_builtins(version).items() if key not in _NOT_INPUTS}
+
+
+def _settings_values(settings: Settings, step: str) -> dict[str, Any]:
+    return {key: entry["value"] for key, entry in settings_json(settings, step).items()}  # type: ignore[arg-type]
+
+
+def _predecessor(context: Context, index: int) -> tuple[int | None, Version | None]:
+    against = context.store.version(index).comparing_against_index
+    return against, (context.store.version(against) if against is not None else None)
+
+
+def _build_inputs(context: Context, index: int) -> dict[str, Any]:
+    request = build_request(context.options.settings)
+    return {"version": snapshot_inputs(context.store.version(index)), "python": request.python, "environments": request.environments}
+
+
+def _statics_inputs(context: Context, index: int) -> dict[str, Any]:
+    return {"version": snapshot_inputs(context.store.version(index))}
+
+
+def _trace_config_inputs(context: Context, index: int) -> dict[str, Any]:
+    return {"version": snapshot_inputs(context.store.version(index)), "options": trace_options(context.options.settings)}
+
+
+def _syntax_inputs(context: Context, index: int) -> dict[str, Any]:
+    _, old = _predecessor(context, index)
+    return {"version": snapshot_inputs(context.store.version(index)), "against": snapshot_inputs(old) if old is not None else None}
+
+
+def _traces_inputs(context: Context, index: int) -> dict[str, Any]:
+    from histeg.tracing.format import FORMAT_VERSION
+
+    return {"version": snapshot_inputs(context.store.version(index)), "settings": _settings_values(context.options.settings, "traces"),
+            "traceFormat": FORMAT_VERSION}
+
+
+def _targets_inputs(context: Context, index: int) -> dict[str, Any]:
+    against, old = _predecessor(context, index)
+    return {
+        "version": snapshot_inputs(context.store.version(index)),
+        "against": None if against is None else {"version": snapshot_inputs(old), "results": results(context.store, against)},  # type: ignore[arg-type]
+        "settings": _settings_values(context.options.settings, "targets"),
+        "traceMatching": file_digest(context.store.file(index, TRACE_MATCHING)),
+    }
+
+
+# --- what the steps do -----------------------------------------------------------------------------
+
+def _build(context: Context, index: int) -> StepResult:
+    record = build_version(context.store, index, build_request(context.options.settings))
+    summary: dict[str, Any] = {"status": record.status}
+    if record.environment is not None:
+        environment = record.environment
+        summary |= {"environment": environment.key, "python": environment.version, "created": environment.created}
+    if record.status != "succeeded":
+        return StepResult(summary, f"build {record.status}: {record.reason} (see {context.store.file(index, BUILD_LOG)})")
+    return StepResult(summary)
+
+
+def _statics(context: Context, index: int) -> StepResult:
+    from histeg.statics.export import export_static_facts
+
+    export_static_facts(context.store, index)
+    return StepResult({"functions": len(read_json(context.store.file(index, FUNCTIONS)).get("functions", []))})
+
+
+def _trace_config(context: Context, index: int) -> StepResult:
+    from histeg.runs.runner import write_trace_config
+
+    write_trace_config(context.store, index, trace_options(context.options.settings))
+    return StepResult({})
+
+
+def _syntax(context: Context, index: int) -> StepResult:
+    from histeg.records.syntax import SyntaxChanges
+    from histeg.syntax.analysis import analyze_version
+
+    return StepResult({"changes": SyntaxChanges.read(analyze_version(context.store, index)).summary.changes})
+
+
+def _traces(context: Context, index: int) -> StepResult:
+    from histeg.runs.commands import trace_commands
+    from histeg.runs.runner import run_traces
+
+    store, settings = context.store, context.options.settings
+    record_settings(store, index, settings, "traces")
+    version_tests = store.version(index).tests_in
+    commands = trace_commands(version_tests, settings.run_main, settings.run, with_tests=settings.run_tests,
+                              pytest_options=settings.pytest_args)
+    if not commands:
+        raise HistegError("nothing to trace: no tests directory and no --run/--run-main command")
+    runs = run_traces(store, index, commands, repeat=settings.repeat, timeout=settings.timeout, options=trace_options(settings))
+    for run in runs.failures:
+        context.console.warn(f"version {index}: {run.command.label} (run {run.repetition}) {run.outcome}: {run.message or 'some tests failed'}")
+    summary = {"runs": len(runs.runs), "outcomes": sorted({run.outcome for run in runs.runs})}
+    if runs.errors:
+        first = runs.errors[0]
+        return StepResult(summary, f"trace run {first.command.label} {first.outcome}: {first.message} (see {store.version_dir(index) / first.log})")
+    return StepResult(summary)
+
+
+def _first_version(context: Context, index: int) -> str | None:
+    return "first version in the list: nothing to compare with" if context.store.version(index).comparing_against_index is None else None
+
+
+def _targets(context: Context, index: int) -> StepResult:
     from histeg.impact.step import compute_targets
 
-    against = context.store.version(index).comparing_against_index
-    if against is None:
-        return {"targets": None, "note": "first version in the list: nothing to compare with"}
+    against, _ = _predecessor(context, index)
     if against in context.run.failed:
         raise HistegError(f"its predecessor, version {against}, failed")
     record_settings(context.store, index, context.options.settings, "targets")
-    return compute_targets(context.store, index, settings)
+    return StepResult(compute_targets(context.store, index, impact_options(context.options.settings)))
 
 
-def run_pipeline(options: RunOptions, console: Console, until: str = STEPS[-1]) -> PipelineRun:
-    """Run the steps up to and including ``until``."""
+BUILD = Step("build", "building versions", ("build.json",), (), _build_inputs, _build,
+             still_valid=lambda context, index: environment_exists(context.store, index))
+STATICS = Step("statics", "exporting static facts", (FUNCTIONS, CALL_GRAPH), (), _statics_inputs, _statics)
+TRACE_CONFIG = Step("traceConfig", "writing trace configurations", ("traceConfig.json",), (), _trace_config_inputs, _trace_config)
+SYNTAX = Step("syntax", "analysing syntax changes", (SYNTAX_CHANGES,), (), _syntax_inputs, _syntax)
+TRACES = Step("traces", "tracing versions", ("runs.json", "traces"), ("build",), _traces_inputs, _traces)
+TARGETS = Step("targets", "ranking testing targets", (TESTING_TARGETS, TRACE_DIVERGENCES), ("syntax", "statics", "traces"),
+               _targets_inputs, _targets, skip=_first_version)
+
+PIPELINE: dict[str, tuple[Step, ...]] = {
+    "extract": (),
+    "build": (BUILD,),
+    "instrument": (BUILD, STATICS, TRACE_CONFIG),
+    "analyze": (BUILD, STATICS, TRACE_CONFIG, SYNTAX, TRACES),
+    "compute": (BUILD, STATICS, TRACE_CONFIG, SYNTAX, TRACES, TARGETS),
+}
+"""What each command runs, in order; a version a step fails is skipped by the steps after it."""
+
+
+def run_pipeline(options: RunOptions, console: Console, until: str = COMMANDS[-1]) -> PipelineRun:
+    """Extract, then run the steps of command ``until`` on every extracted version."""
     run = PipelineRun()
     extracted = _extract_step(options, console)
     run.steps["extract"] = extracted.to_json()
     context = Context(options, console, OutputStore(options.out), run, [v.index for v in extracted.versions])
-    if STEPS.index(until) >= STEPS.index("build"):
-        run.steps["build"] = context.each("building versions", lambda i: _build(context, i))
-    if STEPS.index(until) >= STEPS.index("instrument"):
-        run.steps["instrument"] = context.each("exporting static facts", lambda i: _instrument(context, i))
-    if STEPS.index(until) >= STEPS.index("analyze"):
-        run.steps["syntax"] = context.each("analysing syntax changes", lambda i: _syntax(context, i))
-        run.steps["traces"] = context.each("tracing versions", lambda i: _traces(context, i))
-    if STEPS.index(until) >= STEPS.index("compute"):
-        settings = impact_options(options.settings)
-        run.steps["targets"] = context.each("ranking testing targets", lambda i: _targets(context, i, settings))
-        for item in run.steps["targets"]:
-            if item.get("targets") is not None:
-                top = ", ".join(item["top"]) or "none"
-                console.info(f"version {item['index']}: {item['targets']} testing target(s); top: {top}")
+    for step in PIPELINE[until]:
+        run.steps[step.name] = context.each(step.doing, lambda i, step=step: context.run_step(step, i))
+    for item in run.steps.get("targets", []):
+        if "targets" in item:
+            top = ", ".join(item["top"]) or "none"
+            console.info(f"version {item['index']}: {item['targets']} testing target(s); top: {top}")
     return run
 
 

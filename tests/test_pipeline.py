@@ -46,7 +46,7 @@ def test_analyze_traces_every_version_and_isolates_failures(make_repo, histeg, t
     assert observed_call_graph(OutputStore(out), 0).edges["tests.test_lib:test_double", "lib:double"]["kind"] == "both"
     assert len(list((out / "1" / "traces" / "run-1").glob("*.htrace"))) == 1
     again = json.loads(histeg(*args).stdout)
-    assert all(step["reused"] for name in ("instrument", "syntax") for step in again["steps"][name])
+    assert all(step["reused"] for name in ("build", "statics", "traceConfig", "syntax") for step in again["steps"][name])
     # traces of complete runs are reused; the version whose run timed out is traced again, never taken as good
     assert [step["reused"] for step in again["steps"]["traces"]] == [True, True, False, True]
 
@@ -58,8 +58,12 @@ def test_trace_options_change_only_the_traces(make_repo, histeg, tmp_path: Path)
     base = ("analyze", "--repo", str(repo.path), "--all", "--out", str(out), "--json")
     assert histeg(*base).code == 0
     repeated = json.loads(histeg(*base, "--repeat", "2").stdout)
-    assert repeated["steps"]["syntax"][0]["reused"] and repeated["steps"]["instrument"][0]["reused"]
-    assert repeated["steps"]["traces"][0] == {"index": 0, "reused": False, "runs": 2, "outcomes": ["passed"]}
+    assert all(repeated["steps"][name][0]["reused"] for name in ("build", "statics", "traceConfig", "syntax"))
+    traces = repeated["steps"]["traces"][0]
+    assert traces.pop("seconds") > 0
+    assert traces == {"index": 0, "reused": False, "runs": 2, "outcomes": ["passed"]}
+    states = validate_output(out / "0" / "steps.json")["steps"]
+    assert states["traces"]["inputs"]["settings"]["repeat"] == 2 and states["traces"]["inputs"]["upstream"] == {"build": states["build"]["result"]}
     assert sorted(p.name for p in (out / "0" / "traces").iterdir() if p.is_dir()) == ["run-1", "run-2"]
 
 

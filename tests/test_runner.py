@@ -12,18 +12,30 @@ import jsonschema
 import msgspec
 import orjson
 import pytest
-from tests.conftest import SCHEMAS, validate_output
-from tests.statics.versions import make_version
 
 from histeg.errors import HistegError
 from histeg.records.runs import Runs, TraceConfig, TraceHeader
-from histeg.runs.commands import command_line, main_command, pytest_command, shell_command, trace_commands
-from histeg.runs.runner import RUNS, TRACE_CONFIG, TraceOptions, reusable_runs, run_traces, write_trace_config
-from histeg.tracing import activation
-from histeg.tracing.format import read_meta
+from histeg.runs.commands import (
+    command_line,
+    main_command,
+    pytest_command,
+    shell_command,
+    trace_commands,
+)
+from histeg.runs.runner import (
+    RUNS,
+    TRACE_CONFIG,
+    TraceOptions,
+    run_traces,
+    write_trace_config,
+)
 from histeg.store import OutputStore
+from histeg.tracing import activation
 from histeg.tracing.call_tree import Trace
+from histeg.tracing.format import read_meta
 from histeg.tracing.reader import read_trace
+from tests.conftest import SCHEMAS, validate_output
+from tests.statics.versions import make_version
 
 CALC = {
     "src/calc/__init__.py": "",
@@ -140,18 +152,6 @@ def test_the_files_the_tracer_shares_with_histeg_round_trip_through_their_record
     (tmp_path / "old.json").write_bytes(config_path.read_bytes().replace(b'"configVersion": 2', b'"configVersion": 1'))
     with pytest.raises(HistegError, match="has config version 1, this histeg reads version 2"):
         TraceConfig.read(tmp_path / "old.json")
-
-
-def test_runs_are_reused_only_when_made_alike_and_readable(tmp_path: Path) -> None:
-    store = make_version(tmp_path, PASSING)
-    commands = [pytest_command(["tests"])]
-    first = run_traces(store, 0, commands, timeout=120)
-    assert reusable_runs(store, 0, commands, 1, TraceOptions()) == first == Runs.read(store.file(0, RUNS))
-    assert reusable_runs(store, 0, commands, 2, TraceOptions()) is None
-    assert reusable_runs(store, 0, commands, 1, TraceOptions(values="off")) is None
-    assert reusable_runs(store, 0, [pytest_command(["tests"], options=["-x"])], 1, TraceOptions()) is None
-    store.file(0, RUNS).write_bytes(store.file(0, RUNS).read_bytes().replace(b'"schemaVersion": 1', b'"schemaVersion": 0'))
-    assert reusable_runs(store, 0, commands, 1, TraceOptions()) is None, "a runs.json of another histeg version is traced again"
 
 
 def test_failing_suite_is_tolerated_and_still_traced(tmp_path: Path) -> None:

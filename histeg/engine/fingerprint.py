@@ -10,9 +10,13 @@ from typing import Any
 import orjson
 
 
+def canonical(inputs: Mapping[str, Any]) -> dict[str, Any]:
+    """The inputs as plain JSON data (paths as text, records as their JSON): what is fingerprinted and stored."""
+    return orjson.loads(orjson.dumps(inputs, option=orjson.OPT_NON_STR_KEYS, default=_plain))
+
+
 def fingerprint(inputs: Mapping[str, Any]) -> str:
-    canonical = orjson.dumps(inputs, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=_plain)
-    return hashlib.sha256(canonical).hexdigest()
+    return hashlib.sha256(orjson.dumps(inputs, option=orjson.OPT_SORT_KEYS | orjson.OPT_NON_STR_KEYS, default=_plain)).hexdigest()
 
 
 def file_digest(path: Path) -> str | None:

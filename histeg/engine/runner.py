@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
 from histeg import __version__
-from histeg.engine.fingerprint import fingerprint
-from histeg.engine.step import Step, StepResult
+from histeg.engine.fingerprint import canonical, fingerprint
+from histeg.engine.step import Step, StepContext, StepResult
 from histeg.errors import HistegError
 from histeg.records.steps import StepState, StepStates
 from histeg.store import OutputStore
@@ -21,12 +22,17 @@ def read_states(store: OutputStore, index: int) -> StepStates:
         return StepStates(steps={})
 
 
+def results(store: OutputStore, index: int) -> dict[str, str]:
+    """The result id of each step that last succeeded on version ``index``: what a step reading them depends on."""
+    return {name: state.result for name, state in read_states(store, index).steps.items() if state.status == "ok"}
+
+
 def step_inputs(step: Step, context: Any, index: int, states: StepStates) -> dict[str, Any]:
-    upstream = {name: (states.steps[name].fingerprint if name in states.steps else None) for name in step.upstream}
-    return {"histeg": __version__, "step": step.name, "upstream": upstream, **step.inputs(context, index)}
+    upstream = {name: (states.steps[name].result if name in states.steps else None) for name in step.upstream}
+    return canonical({"histeg": __version__, "step": step.name, "upstream": upstream, **step.inputs(context, index)})
 
 
-def reusable(step: Step, context: Any, index: int, states: StepStates, key: str) -> StepState | None:
+def reusable(step: Step, context: StepContext, index: int, states: StepStates, key: str) -> StepState | None:
     previous = states.steps.get(step.name)
     if context.override or previous is None or previous.status != "ok" or previous.fingerprint != key:
         return None
@@ -38,25 +44,28 @@ def reusable(step: Step, context: Any, index: int, states: StepStates, key: str)
     return previous
 
 
-def run_step(step: Step, context: Any, index: int) -> StepResult:
+def run_step(step: Step, context: StepContext, index: int) -> StepResult:
     """Run ``step`` on version ``index`` unless its stored result is still valid; record what it ran from."""
-    store: OutputStore = context.store
+    store = context.store
     states = read_states(store, index)
     inputs = step_inputs(step, context, index, states)
     key = fingerprint(inputs)
     previous = reusable(step, context, index, states, key)
     if previous is not None:
-        return StepResult({**previous.summary, "reused": True})
+        return StepResult({**previous.summary, "reused": True, "seconds": 0.0})
     started = time.perf_counter()
+    result_id = fingerprint({"fingerprint": key, "started": time.time_ns(), "pid": os.getpid()})
     try:
         result = step.run(context, index)
     except BaseException:
-        _record(store, index, step.name, StepState(fingerprint=key, status="failed", seconds=time.perf_counter() - started, inputs=inputs, summary={}))
+        _record(store, index, step.name, StepState(fingerprint=key, result=result_id, status="failed",
+                                                   seconds=round(time.perf_counter() - started, 3), inputs=inputs, summary={}))
         raise
-    summary = {**result.summary, "reused": False}
+    seconds = round(time.perf_counter() - started, 3)
     status = "ok" if result.failure is None else "failed"
-    _record(store, index, step.name, StepState(fingerprint=key, status=status, seconds=round(time.perf_counter() - started, 3), inputs=inputs, summary=summary))
-    return StepResult(summary, result.failure)
+    _record(store, index, step.name, StepState(fingerprint=key, result=result_id, status=status, seconds=seconds, inputs=inputs,
+                                               summary=result.summary))
+    return StepResult({**result.summary, "reused": False, "seconds": seconds}, result.failure)
 
 
 def _record(store: OutputStore, index: int, name: str, state: StepState) -> None:

@@ -8,23 +8,18 @@ failed last time.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
-from histeg.records.history import Version
 from histeg.store import OutputStore
 
 
 class StepContext(Protocol):
-    """What a step may look at: the output directory, the settings, its neighbours' results."""
+    """What the runner needs of a run: where results live and whether the user asked to recompute them."""
 
     store: OutputStore
     override: bool
-
-    def version(self, index: int) -> Version: ...
-
-    def fingerprints(self, index: int) -> Mapping[str, str]: ...
 
 
 @dataclass(frozen=True)
@@ -44,9 +39,11 @@ class Step:
     outputs: tuple[str, ...]
     """Files or folders the step writes in the version directory; reuse needs all of them."""
     upstream: tuple[str, ...]
-    """Steps of the same version whose results it reads; their fingerprints are part of its inputs."""
+    """Steps of the same version whose results it reads; their result ids are part of its inputs."""
     inputs: Callable[[Any, int], dict[str, Any]]
-    """Everything else the result depends on: settings, files the user wrote, the predecessor's fingerprints."""
+    """Everything else the result depends on: the version, the settings, the predecessor's result ids, files the user wrote."""
     run: Callable[[Any, int], StepResult]
     still_valid: Callable[[Any, int], bool] | None = None
     """A check of state outside the output directory (a shared environment may have been removed)."""
+    skip: Callable[[Any, int], str | None] | None = None
+    """Why the step does not apply to a version (the first version has nothing to compare with), or ``None``."""

@@ -26,7 +26,15 @@ from histeg.config import VersionSettings
 from histeg.envs.runtime import Runtime, runtime_of
 from histeg.errors import HistegError
 from histeg.records.history import Version
-from histeg.records.runs import Confirmations, Run, Runs, TraceCommand, TraceConfig, TraceHeader, TraceOptions
+from histeg.records.runs import (
+    Confirmations,
+    Run,
+    Runs,
+    TraceCommand,
+    TraceConfig,
+    TraceHeader,
+    TraceOptions,
+)
 from histeg.runs.commands import command_line, pytest_command, unique_labels
 from histeg.runs.outcome import NOT_COMPLETE, Verdict, judge
 from histeg.runs.process import DEFAULT_GRACE_SECONDS, run_process
@@ -37,7 +45,7 @@ from histeg.tracing.activation import traced_environment
 from histeg.tracing.format import FORMAT_VERSION, read_meta, read_status
 from histeg.tracing.seal import seal
 
-__all__ = ["CONFIRMATIONS", "RUNS", "RUN_DIR", "TRACE_CONFIG", "Launch", "TraceOptions", "base_environment", "reusable_runs", "run_traces", "trace_config",
+__all__ = ["CONFIRMATIONS", "RUNS", "RUN_DIR", "TRACE_CONFIG", "Launch", "TraceOptions", "base_environment", "run_traces", "trace_config",
            "version_settings", "write_trace_config"]
 
 RUNS = Runs.FILE
@@ -127,25 +135,6 @@ def run_traces(
                   python=python, build=runtime.build, runs=runs)
     record.write(store.file(index, RUNS))
     return record
-
-
-def reusable_runs(store: OutputStore, index: int, commands: Sequence[TraceCommand], repeat: int, options: TraceOptions) -> Runs | None:
-    """The version's recorded runs when they were made alike (same commands, repetitions, trace format,
-    tracing options and build) and all completed; None: trace again, also when ``runs.json`` is missing,
-    damaged or written by another histeg version."""
-    try:
-        previous = Runs.read(store.file(index, RUNS))
-    except HistegError:
-        return None
-    same_commands = {_encoded(run.command) for run in previous.runs} == {_encoded(command) for command in commands}
-    same_tracing = previous.trace_format == FORMAT_VERSION and _encoded(previous.trace_options) == _encoded(options)
-    same_build = previous.build == runtime_of(store.version_dir(index)).build
-    complete = not previous.errors
-    return previous if previous.repeat == repeat and same_commands and same_tracing and same_build and complete else None
-
-
-def _encoded(record: msgspec.Struct) -> bytes:
-    return msgspec.json.encode(record)
 
 
 @dataclass

@@ -47,17 +47,6 @@ def _file_pairs(store: OutputStore, index: int, against: int | None) -> list[tup
     return pairs
 
 
-def stored_changes(store: OutputStore, index: int) -> SyntaxChanges | None:
-    """The version's syntax changes as an earlier run wrote them; None when they are to be computed."""
-    path = store.file(index, SYNTAX_CHANGES)
-    if not path.is_file():
-        return None
-    try:
-        return SyntaxChanges.read(path)
-    except HistegError:  # written by another histeg version, or damaged: computed again
-        return None
-
-
 def analyze_version(store: OutputStore, index: int, options: SyntaxOptions | None = None) -> Path:
     """Compute and write the version's syntax changes; returns the file written."""
     options = options or SyntaxOptions()

@@ -8,10 +8,11 @@ from typing import Any, Literal
 import pytest
 
 from histeg.errors import HistegError
+from histeg.records.base import SchemaVersionError
 from histeg.records.history import FileChange, FileChanges
 from histeg.records.syntax import SyntaxChanges
 from histeg.store import FILE_CHANGES, OutputStore
-from histeg.syntax.analysis import analyze_version, stored_changes
+from histeg.syntax.analysis import analyze_version
 from histeg.syntax.options import SyntaxOptions
 from tests.conftest import validate_output
 from tests.statics.versions import make_version, version_sha
@@ -22,11 +23,9 @@ def _version(store: OutputStore, index: int, files: dict[str, str | bytes], chan
     base = version_sha(against) if against is not None else None
     FileChanges(identifier=version_sha(index), comparing_against_version=base, changes=changes).write(store.file(index, FILE_CHANGES))
 
-
 def _change(kind: Literal["added", "removed", "modified", "renamed"], old: str | None, new: str | None) -> FileChange:
     path = new or old or ""
     return FileChange(type=kind, old_path=old, new_path=new, python=path.endswith(".py"), binary=False, similarity=90 if kind == "renamed" else None)
-
 
 HELPER = """
 def helper(values, limit):
@@ -51,7 +50,6 @@ V1 = {
     "docs/notes.md": "more notes\n",
 }
 
-
 @pytest.fixture
 def store(tmp_path: Path) -> OutputStore:
     store = OutputStore(tmp_path / "out")
@@ -65,10 +63,8 @@ def store(tmp_path: Path) -> OutputStore:
     ], 0)  # fmt: skip
     return store
 
-
 def _all(data: dict[str, Any]) -> set[tuple[str, str, str]]:
     return {(c["entity"], c["type"], c["codeType"]) for f in data["files"] for c in f["changes"]}
-
 
 def test_version_changes_validate_and_pair_a_cross_file_move(store: OutputStore) -> None:
     path = analyze_version(store, 1, SyntaxOptions())
@@ -89,20 +85,15 @@ def test_version_changes_validate_and_pair_a_cross_file_move(store: OutputStore)
     for entry in data["files"]:
         assert [c["id"] for c in entry["changes"]] == list(range(len(entry["changes"])))
 
-
-def test_a_stored_file_is_reused_only_when_this_histeg_reads_it(store: OutputStore) -> None:
-    assert stored_changes(store, 1) is None
+def test_the_written_file_reads_back_as_its_record_and_an_older_one_is_refused(store: OutputStore) -> None:
     path = analyze_version(store, 1)
-    stored = stored_changes(store, 1)
-    assert stored is not None and stored == SyntaxChanges.read(path)
+    stored = SyntaxChanges.read(path)
     assert stored.summary.changes == sum(len(f.changes) for f in stored.files) == 5
     move = next(c for f in stored.files for c in f.changes if c.type == "move")
     assert (move.old_entity, move.entity, move.old_name, move.new_name) == ("shop.prices:helper", "shop.util:helper", None, None)
     path.write_text(path.read_text().replace('"schemaVersion": 2', '"schemaVersion": 1'))
-    assert stored_changes(store, 1) is None, "written by an older histeg: computed again"
-    path.write_text("{")
-    assert stored_changes(store, 1) is None, "damaged: computed again"
-
+    with pytest.raises(SchemaVersionError, match="schema version 1"):
+        SyntaxChanges.read(path)
 
 def test_first_version_is_all_additions(store: OutputStore) -> None:
     data = validate_output(analyze_version(store, 0))
@@ -113,7 +104,6 @@ def test_first_version_is_all_additions(store: OutputStore) -> None:
         ("shop.stock:Stock", "addition", "class"),
         ("tests.test_prices:", "addition", "module"),
     }
-
 
 def test_ignored_directories_and_flags(tmp_path: Path) -> None:
     store = OutputStore(tmp_path / "out")
@@ -128,7 +118,6 @@ def test_ignored_directories_and_flags(tmp_path: Path) -> None:
     big = validate_output(analyze_version(store, 1, SyntaxOptions(max_bytes=5)))
     assert big["files"][0]["tooLarge"] and big["options"]["maxBytes"] == 5
 
-
 def test_renamed_file_and_removed_file(tmp_path: Path) -> None:
     store = OutputStore(tmp_path / "out")
     _version(store, 0, {"src/old.py": "def f():\n    return 1\n", "src/gone.py": "class Gone:\n    pass\n"}, [], None)
@@ -139,7 +128,6 @@ def test_renamed_file_and_removed_file(tmp_path: Path) -> None:
     assert _all(data) == {("new:f", "modification", "return"), ("gone:", "removal", "module"), ("gone:Gone", "removal", "class")}
     renamed = next(f for f in data["files"] if f["status"] == "renamed")
     assert (renamed["oldModule"], renamed["newModule"], renamed["changes"][0]["oldEntity"]) == ("old", "new", "old:f")
-
 
 def test_missing_inputs_are_one_line_errors(tmp_path: Path) -> None:
     store = OutputStore(tmp_path / "out")
