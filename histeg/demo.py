@@ -1,4 +1,4 @@
-"""``histeg demo``: build a bundled sample repository and run the pipeline on it."""
+"""The demo: build a bundled sample repository and compute its testing targets."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 from histeg.errors import HistegError
 from histeg.history.git import GitRepository
-from histeg.options import RunOptions
-from histeg.pipeline import emit_json, run_pipeline
+from histeg.pipeline import PipelineRun
+from histeg.project import Project
 from histeg.report.console import Console
 from histeg.samples import build_sample
 
@@ -22,8 +22,9 @@ def _sample_repository(base: Path, sample: str) -> Path:
     return build_sample(sample, repo)
 
 
-def run_demo(directory: Path | None, sample: str, json_output: bool) -> None:
-    console = Console(1)
+def run_demo(directory: Path | None, sample: str, console: Console) -> tuple[Path, PipelineRun]:
+    """The sample repository built under ``directory`` (a new temporary one when None) and the run on all its versions.
+    The demo's settings are histeg's defaults: a ``histeg.toml`` where it is started plays no part."""
     base = directory if directory is not None else Path(tempfile.mkdtemp(prefix="histeg-demo-"))
     try:
         base.mkdir(parents=True, exist_ok=True)
@@ -31,8 +32,7 @@ def run_demo(directory: Path | None, sample: str, json_output: bool) -> None:
         raise HistegError(f"cannot create demo directory {base}: {exc.strerror}") from None
     repo = _sample_repository(base, sample)
     console.info(f"built sample repository '{sample}' in {repo}")
-    options = RunOptions(repo=str(repo), out=base / "out", all_versions=True, json_output=False)
-    run = run_pipeline(options, console)
-    console.info(f"results are in {options.out} (one directory per version; start with {options.out / 'history.json'})")
-    if json_output:
-        emit_json({"repository": str(repo), **run.to_json()})
+    project = Project(repo, out=base / "out", all=True, read_config=False)
+    run = project.compute(console=console)
+    console.info(f"results are in {project.store.root} (one directory per version; start with {project.store.history_path})")
+    return repo, run

@@ -9,14 +9,12 @@ steps before it too; what is still valid costs a fingerprint.
 
 from __future__ import annotations
 
-import sys
 import traceback
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import msgspec
-import orjson
 
 from histeg.atomic import read_json
 from histeg.build import BUILD_LOG, BuildRequest, build_version, environment_exists
@@ -44,10 +42,6 @@ from histeg.store import (
 
 COMMANDS = ("extract", "build", "instrument", "analyze", "compute")
 """The step commands, each running the steps before it."""
-
-
-def emit_json(summary: dict[str, Any]) -> None:
-    sys.stdout.write(orjson.dumps(summary).decode() + "\n")
 
 
 @dataclass
@@ -303,14 +297,3 @@ def run_pipeline(options: RunOptions, console: Console, until: str = COMMANDS[-1
             top = ", ".join(item["top"]) or "none"
             console.info(f"version {item['index']}: {item['targets']} testing target(s); top: {top}")
     return run
-
-
-def run_command(options: RunOptions, until: str) -> int:
-    """Entry point of the step commands: run, print, return the exit code."""
-    console = Console(options.verbosity)
-    run = run_pipeline(options, console, until)
-    if run.failed:
-        console.info(f"{len(run.failed)} version(s) failed: " + ", ".join(str(i) for i in sorted(run.failed)))
-    if options.json_output:
-        emit_json(run.to_json())
-    return run.exit_code

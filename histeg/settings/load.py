@@ -23,7 +23,8 @@ from histeg.settings.table import BY_KEY, OPTIONS, Option
 
 @dataclass(frozen=True)
 class FlagValue:
-    """A flag the user typed: ``raw`` as click parsed it, or the preset's value (``--no-tests``)."""
+    """A flag the user typed: ``raw`` as click parsed it, or (``preset``) a value already typed: a preset's
+    (``--no-tests``) or a Python argument's."""
 
     flag: str
     raw: Any
@@ -61,7 +62,7 @@ def load_settings(flags: Mapping[str, FlagValue] | None = None, cwd: Path | None
     values: dict[str, Any] = {option.key: option.default for option in OPTIONS}
     origins: dict[str, str] = {}
     given = flags.get("config")
-    explicit = convert(BY_KEY["config"], given.raw, given.flag, from_flag=True) if given is not None else None
+    explicit = None if given is None else given.raw if given.preset else convert(BY_KEY["config"], given.raw, given.flag, from_flag=True)
     path = user_file(explicit, cwd) if read_file or explicit is not None else None
     if path is not None:
         values["config"], origins["config"] = path, given.flag if given is not None else DEFAULT
@@ -74,6 +75,22 @@ def load_settings(flags: Mapping[str, FlagValue] | None = None, cwd: Path | None
             origins[key] = value.flag
     _check_together(values, origins)
     return Settings(**{option.name: values[option.key] for option in OPTIONS}, origins=origins)
+
+
+def python_arguments(values: Mapping[str, Any]) -> dict[str, FlagValue]:
+    """Keyword arguments of the Python API (``build_timeout=60``), checked like a file's keys and taking
+    precedence like flags; ``Path`` and tuples are accepted where a file has text and lists."""
+    names = {option.name: option for option in OPTIONS}
+    found: dict[str, FlagValue] = {}
+    for name, raw in values.items():
+        option = names.get(name)
+        origin = f"argument {name}"
+        if option is None:
+            close = difflib.get_close_matches(name, list(names), n=1)
+            raise HistegError(f"{origin}: unknown setting{f'; did you mean {close[0]!r}?' if close else ''}")
+        plain = str(raw) if isinstance(raw, Path) else list(raw) if isinstance(raw, (tuple, set, frozenset)) else raw
+        found[option.key] = FlagValue(origin, convert(option, plain, origin), preset=True)
+    return found
 
 
 def default_settings() -> Settings:

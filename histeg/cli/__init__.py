@@ -1,0 +1,48 @@
+"""Command line: a thin layer over ``histeg.project``, one module per group of commands.
+
+Errors a user can fix are one line on stderr with exit code 2; ``--json``
+puts a machine-readable summary on stdout and everything else on stderr.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from histeg import __version__
+from histeg.cli.demo import demo
+from histeg.cli.diff import diff
+from histeg.cli.steps import config_command, step_commands
+from histeg.cli.trace import exec_command, trace
+from histeg.errors import EXIT_BAD_INPUT, HistegError
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="histeg")
+def cli() -> None:
+    """histeg: what to test after each change of a Python project."""
+
+
+for command in (*step_commands(), config_command, demo, trace, exec_command, diff):
+    cli.add_command(command)
+
+
+def main(argv: list[str] | None = None) -> None:
+    try:
+        cli.main(args=argv, prog_name="histeg", standalone_mode=False)
+    except HistegError as exc:
+        click.echo(f"histeg: error: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except click.exceptions.Abort:
+        click.echo("histeg: interrupted", err=True)
+        sys.exit(130)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(EXIT_BAD_INPUT)
+    except KeyboardInterrupt:
+        click.echo("histeg: interrupted", err=True)
+        sys.exit(130)
+    sys.exit(0)

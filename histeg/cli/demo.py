@@ -1,0 +1,22 @@
+"""``histeg demo``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+
+@click.command()
+@click.option("--dir", "directory", type=click.Path(path_type=Path), help="Where to build the sample repository and results (default: a new temporary directory).")
+@click.option("--sample", default="casino", show_default=True, help="Which bundled sample repository.")
+@click.option("--json", "json_output", is_flag=True, help="Print a JSON summary on stdout.")
+def demo(directory: Path | None, sample: str, json_output: bool) -> None:
+    """Build a bundled sample repository and run the pipeline on it."""
+    from histeg.cli.steps import emit_json
+    from histeg.demo import run_demo
+    from histeg.report.console import Console
+
+    repo, run = run_demo(directory, sample, Console(1))
+    if json_output:
+        emit_json({"repository": str(repo), **run.to_json()})

@@ -1,0 +1,147 @@
+"""The Python API: a repository, an output directory, and what histeg computed for each version, as typed records.
+
+    import histeg
+    project = histeg.Project("path/to/repo", out="results", repeat=1)
+    run = project.compute(["v1.0..HEAD"])
+    for version in project.versions():
+        if version.testing_targets is not None:
+            print(version.identifier, [t.identifier for t in version.testing_targets.targets[:3]])
+
+Settings are the keyword arguments, by the names ``histeg config`` shows with
+``-`` written ``_``; they are checked like the command line's, before any
+work, and ``[tool.histeg]`` of ``config=`` (or ``./histeg.toml``) is read
+under them. The command line is a thin layer over this module.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+from functools import cached_property
+from pathlib import Path
+from typing import Any, TypeVar
+
+from histeg.errors import HistegError
+from histeg.options import RunOptions
+from histeg.pipeline import COMMANDS, PipelineRun, run_pipeline
+from histeg.records.base import Record
+from histeg.records.build import Build
+from histeg.records.divergences import TraceDivergences
+from histeg.records.history import FileChanges, History, Version
+from histeg.records.runs import Runs
+from histeg.records.statics import CallGraph, Functions
+from histeg.records.steps import StepStates
+from histeg.records.syntax import SyntaxChanges
+from histeg.records.targets import TestingTargets
+from histeg.report.console import Console
+from histeg.settings.load import load_settings, python_arguments
+from histeg.settings.model import Settings
+from histeg.store import OutputStore
+
+R = TypeVar("R", bound=Record)
+
+
+@dataclass(frozen=True)
+class VersionResults:
+    """One version's results, each read (and checked against its schema version) when first asked for;
+    ``None`` when the step that writes it has not run on this version."""
+
+    store: OutputStore
+    index: int
+
+    @cached_property
+    def version(self) -> Version:
+        return self.store.version(self.index)
+
+    @property
+    def identifier(self) -> str:
+        return self.version.identifier
+
+    @property
+    def directory(self) -> Path:
+        return self.store.version_dir(self.index)
+
+    @cached_property
+    def file_changes(self) -> FileChanges | None:
+        return self._read(FileChanges)
+
+    @cached_property
+    def build(self) -> Build | None:
+        return self._read(Build)
+
+    @cached_property
+    def functions(self) -> Functions | None:
+        return self._read(Functions)
+
+    @cached_property
+    def call_graph(self) -> CallGraph | None:
+        return self._read(CallGraph)
+
+    @cached_property
+    def syntax_changes(self) -> SyntaxChanges | None:
+        return self._read(SyntaxChanges)
+
+    @cached_property
+    def runs(self) -> Runs | None:
+        return self._read(Runs)
+
+    @cached_property
+    def divergences(self) -> TraceDivergences | None:
+        return self._read(TraceDivergences)
+
+    @cached_property
+    def testing_targets(self) -> TestingTargets | None:
+        return self._read(TestingTargets)
+
+    @cached_property
+    def steps(self) -> StepStates | None:
+        return self._read(StepStates)
+
+    def _read(self, record: type[R]) -> R | None:
+        path = self.store.file(self.index, record.FILE)
+        return record.read(path) if path.is_file() else None
+
+
+class Project:
+    """A repository analysed into an output directory."""
+
+    def __init__(self, repo: str | Path, out: str | Path | None = None, *, config: str | Path | None = None, read_config: bool = True,
+                 **settings: Any) -> None:
+        """``read_config=False``: the ``./histeg.toml`` where Python runs plays no part (``config=`` still does)."""
+        given = {"repo": str(repo), **({"out": out} if out is not None else {}), **({"config": config} if config is not None else {}),
+                 **settings}
+        self.settings: Settings = load_settings(python_arguments(given), read_file=read_config)
+        """Every setting in force, with where it came from (``settings.origin(key)``)."""
+
+    @classmethod
+    def of(cls, settings: Settings) -> Project:
+        """A project from settings already checked (the command line's)."""
+        project = cls.__new__(cls)
+        project.settings = settings
+        return project
+
+    @property
+    def store(self) -> OutputStore:
+        return OutputStore(self.settings.out)
+
+    def compute(self, versions: Iterable[str] | None = None, *, until: str = "compute", console: Console | None = None) -> PipelineRun:
+        """Run the pipeline up to step command ``until`` on ``versions`` (revisions or ``A..B`` ranges; ``None``: the
+        project's settings decide, every version when they name none). What is still valid is reused."""
+        if until not in COMMANDS:
+            raise HistegError(f"unknown step '{until}': one of {', '.join(COMMANDS)}")
+        settings = self.settings if versions is None else replace(self.settings, versions=tuple(versions), all=False)
+        options = RunOptions.of(settings)
+        return run_pipeline(options, console or Console(settings.verbosity), until)
+
+    def history(self) -> History:
+        """``history.json``: every commit of the analysed branch (after a first ``compute``)."""
+        return History.read(self.store.history_path)
+
+    def versions(self) -> list[VersionResults]:
+        """Every extracted version, oldest first."""
+        return [VersionResults(self.store, index) for index in self.store.extracted_indices()]
+
+    def version(self, index: int) -> VersionResults:
+        if not self.store.has_version(index):
+            raise HistegError(f"no version {index} in {self.store.root}")
+        return VersionResults(self.store, index)
