@@ -123,15 +123,15 @@ def test_trace_configs_follow_the_version_settings(tmp_path: Path) -> None:
     path = write_trace_config(store, 0, TraceOptions(values="off"))
     config = validate_output(path)
     assert config["root"] == str((store.version_dir(0) / ".run").resolve())
-    assert (config["sources"], config["tests"], config["ignore_prefixes"]) == (["src"], ["tests"], ["calc.legacy"])
-    assert (config["ignore_functions"], config["values"]) == (["__repr__"], "off")
+    assert (config["sources"], config["tests"], config["ignorePrefixes"]) == (["src"], ["tests"], ["calc.legacy"])
+    assert (config["ignoreFunctions"], config["values"]) == (["__repr__"], "off")
     run_traces(store, 0, [pytest_command(["tests"], label="unit tests")], timeout=120)
     per_command = store.traces(0) / "run-1" / f"unit_tests.{TRACE_CONFIG}"
     schema = orjson.loads((SCHEMAS / "traceConfig.schema.json").read_bytes())
     command_config = orjson.loads(per_command.read_bytes())
     jsonschema.validate(command_config, schema)
     assert command_config["label"] == "unit_tests"
-    assert command_config["trace_dir"] == str((store.traces(0) / "run-1").resolve())
+    assert command_config["traceDir"] == str((store.traces(0) / "run-1").resolve())
 
 
 def test_the_files_the_tracer_shares_with_histeg_round_trip_through_their_records(tmp_path: Path) -> None:
@@ -149,9 +149,11 @@ def test_the_files_the_tracer_shares_with_histeg_round_trip_through_their_record
     header = msgspec.convert(meta, TraceHeader)
     assert header.sealed and header.label == "pytest" and header.values == "repr"
     assert msgspec.to_builtins(header) == meta
-    (tmp_path / "old.json").write_bytes(config_path.read_bytes().replace(b'"configVersion": 2', b'"configVersion": 1'))
-    with pytest.raises(HistegError, match="has config version 1, this histeg reads version 2"):
+    (tmp_path / "old.json").write_bytes(config_path.read_bytes().replace(b'"schemaVersion": 3', b'"schemaVersion": 2'))
+    with pytest.raises(HistegError, match="has schema version 2, this histeg reads version 3"):
         TraceConfig.read(tmp_path / "old.json")
+    with pytest.raises(ValueError, match="has schema version 2, this histeg reads version 3"):
+        activation.TraceConfig.read(tmp_path / "old.json")
 
 
 def test_failing_suite_is_tolerated_and_still_traced(tmp_path: Path) -> None:

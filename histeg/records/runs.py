@@ -7,13 +7,11 @@ config and writes the trace headers as plain JSON; these records are histeg's si
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Annotated, Literal, Self
+from typing import Annotated, Literal
 
 import msgspec
 
-from histeg.errors import HistegError
-from histeg.records.base import Part, Record, SchemaVersionError
+from histeg.records.base import Part, Record
 from histeg.records.types import CommitId, Count, Seconds
 from histeg.tracing.values import DEFAULT_REDACT
 
@@ -145,15 +143,12 @@ class Confirmations(Record, kw_only=True):
     batches: list[Batch]
 
 
-class TraceConfig(Record, kw_only=True, rename=None):
-    """What the tracer instruments in a run and where it writes the traces. Any process started with the tracer's hook directory first on PYTHONPATH and HISTEG_TRACE_CONFIG naming this file traces the version. Per-command copies (traces/run-<k>/<label>.traceConfig.json) differ in trace_dir and label. The keys are the field names of the tracer's own reader, histeg.tracing.activation.TraceConfig."""
-
-    # The tracer reads this file as plain JSON with its dataclass's field names and calls the version configVersion;
-    # camelCase keys need that reader changed at the same time (and configVersion 3).
+class TraceConfig(Record, kw_only=True):
+    """What the tracer instruments in a run and where it writes the traces. Any process started with the tracer's hook directory first on PYTHONPATH and HISTEG_TRACE_CONFIG naming this file traces the version. Per-command copies (traces/run-<k>/<label>.traceConfig.json) differ in traceDir and label. The tracer reads this file with the standard library alone (histeg.tracing.activation.TraceConfig), key for key the same."""
 
     FILE = "traceConfig.json"
     TITLE = "<index>/traceConfig.json"
-    schema_version: Literal[2] = msgspec.field(default=2, name="configVersion")
+    schema_version: Literal[3] = 3
     root: Annotated[str, msgspec.Meta(description=(
         "Absolute path of the directory the run works in: a fresh copy of the version snapshot (<index>/.run). "
         "Recorded strings show it as <root>."))]
@@ -182,25 +177,6 @@ class TraceConfig(Record, kw_only=True, rename=None):
     def __post_init__(self) -> None:
         if self.repr_types and self.values != "repr":
             raise ValueError("repr_types needs values = 'repr'")
-
-    @classmethod
-    def decode(cls, payload: bytes, where: Path | str) -> Self:
-        """Checks ``configVersion`` first, as other records check ``schemaVersion``."""
-        try:
-            version = msgspec.json.decode(payload, type=_ConfigHead).config_version
-        except msgspec.DecodeError as exc:
-            raise HistegError(f"corrupt JSON in {where}: {exc}") from None
-        if version != cls.schema_version_expected():
-            raise SchemaVersionError(f"{where} has config version {version}, this histeg reads version {cls.schema_version_expected()}: "
-                                     "trace the version again")
-        try:
-            return msgspec.json.decode(payload, type=cls)
-        except msgspec.ValidationError as exc:
-            raise HistegError(f"{where} does not match its schema: {exc}") from None
-
-
-class _ConfigHead(msgspec.Struct):
-    config_version: int | None = msgspec.field(default=None, name="configVersion")
 
 
 class TraceHeader(Part, kw_only=True, omit_defaults=True):

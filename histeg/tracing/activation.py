@@ -1,9 +1,10 @@
 """Switching the tracer on: a config file, an environment, and start/stop.
 
 Contract: with ``hook_dir()`` first on ``PYTHONPATH`` and ``HISTEG_TRACE_CONFIG``
-naming a JSON ``TraceConfig``, every Python process (subprocesses included,
-they inherit the environment) traces from start-up and writes
-``<trace_dir>/<pid>-<random>.htrace``. ``start``/``stop`` do the same in-process.
+naming a JSON ``TraceConfig`` (camelCase keys, like every file histeg writes),
+every Python process (subprocesses included, they inherit the environment)
+traces from start-up and writes ``<traceDir>/<pid>-<random>.htrace``.
+``start``/``stop`` do the same in-process.
 """
 
 from __future__ import annotations
@@ -15,11 +16,10 @@ from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
-from histeg.tracing.session import CONFIG_ENV
+from histeg.tracing.session import CONFIG_ENV, CONFIG_VERSION
 from histeg.tracing.values import DEFAULT_REDACT, MODES
 
 HASH_SEED = "0"
-CONFIG_VERSION = 2
 
 
 def hook_dir() -> Path:
@@ -72,15 +72,19 @@ class TraceConfig:
             raise ValueError("repr_types needs values = 'repr'")
 
     def to_json(self) -> dict[str, Any]:
-        return {"configVersion": CONFIG_VERSION, **asdict(self)}
+        return {"schemaVersion": CONFIG_VERSION, **{_camel(name): value for name, value in asdict(self).items()}}
 
     @classmethod
     def from_json(cls, data: Mapping[str, Any]) -> TraceConfig:
-        known = {f.name for f in fields(cls)}
-        missing = [name for name in ("root", "sources", "tests", "trace_dir") if name not in data]
+        """Refuses another version's config outright: its keys may mean something else, so none is read."""
+        version = data.get("schemaVersion")
+        if version != CONFIG_VERSION:
+            raise ValueError(f"trace config has schema version {version}, this histeg reads version {CONFIG_VERSION}")
+        by_key = {_camel(f.name): f.name for f in fields(cls)}
+        missing = [key for key in ("root", "sources", "tests", "traceDir") if key not in data]
         if missing:
             raise ValueError(f"trace config lacks {', '.join(missing)}")
-        return cls(**{key: value for key, value in data.items() if key in known})
+        return cls(**{by_key[key]: value for key, value in data.items() if key in by_key})
 
     def write(self, path: Path) -> None:
         path = Path(path)
@@ -92,6 +96,12 @@ class TraceConfig:
     @classmethod
     def read(cls, path: Path) -> TraceConfig:
         return cls.from_json(json.loads(Path(path).read_text(encoding="utf-8")))
+
+
+def _camel(name: str) -> str:
+    """``trace_dir`` -> ``traceDir``: the keys histeg's records write (msgspec's camel rename), without msgspec."""
+    head, *rest = name.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
 
 
 PYTEST_PLUGIN_MODULE = "histeg_pytest"

@@ -12,6 +12,8 @@ import os
 import sys
 
 CONFIG_ENV = "HISTEG_TRACE_CONFIG"
+CONFIG_VERSION = 3
+"""The ``schemaVersion`` of the trace config this tracer reads: another histeg's keys may differ."""
 
 _collector = None
 _selection: str | None = None
@@ -27,7 +29,9 @@ def begin(settings: dict):  # noqa: ANN201 - returns the Collector
     global _collector, _selection
     if _collector is not None:
         return _collector
-    if settings.get("select") and settings.get("select_parent") in (None, os.getppid()):
+    if settings.get("schemaVersion") != CONFIG_VERSION:
+        raise ValueError(f"trace config has schema version {settings.get('schemaVersion')}, this tracer reads version {CONFIG_VERSION}")
+    if settings.get("select") and settings.get("selectParent") in (None, os.getppid()):
         _selection = settings["select"]
     from histeg.tracing.format import TraceWriter
     from histeg.tracing.monitor import free_tool_id
@@ -39,16 +43,16 @@ def begin(settings: dict):  # noqa: ANN201 - returns the Collector
         settings["root"],
         settings["sources"],
         settings["tests"],
-        settings.get("ignore_prefixes", ()),
-        settings.get("ignore_suffixes", ()),
-        settings.get("ignore_directories", ()),
-        settings.get("ignore_functions", ()),
+        settings.get("ignorePrefixes", ()),
+        settings.get("ignoreSuffixes", ()),
+        settings.get("ignoreDirectories", ()),
+        settings.get("ignoreFunctions", ()),
     )
-    trace_dir = settings["trace_dir"]
+    trace_dir = settings["traceDir"]
     mode = settings.get("values", "structural")
     abstraction = None
     if mode != "off":
-        abstraction = Abstraction(mode, settings.get("repr_types", ()), settings.get("redact", DEFAULT_REDACT), settings["root"])
+        abstraction = Abstraction(mode, settings.get("reprTypes", ()), settings.get("redact", DEFAULT_REDACT), settings["root"])
     implementation = resolve(settings.get("tracer", "auto"))
     os.makedirs(trace_dir, exist_ok=True)
     tool = free_tool_id()
@@ -68,7 +72,7 @@ def begin(settings: dict):  # noqa: ANN201 - returns the Collector
         return TraceWriter(trace_file_name(trace_dir), meta)
 
     collector = make_collector(
-        implementation, selector, new_writer(), abstraction, int(settings.get("value_budget", 64)), tool, int(settings.get("line_budget", 64))
+        implementation, selector, new_writer(), abstraction, int(settings.get("valueBudget", 64)), tool, int(settings.get("lineBudget", 64))
     )
     collector.start()
     _collector = collector

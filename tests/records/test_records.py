@@ -31,14 +31,8 @@ def test_the_check_fails_when_a_schema_is_edited_by_hand(tmp_path: Path) -> None
     assert check.returncode == 1 and name in check.stderr
 
 
-TRACER_KEYS = {"traceConfig.json"}
-"""Read by the tracer as plain JSON with its own dataclass's field names (histeg.tracing.activation.TraceConfig)."""
-
-
 def test_every_record_writes_camel_case_keys_only() -> None:
     for record in all_records().values():
-        if record.FILE in TRACER_KEYS:
-            continue
         for field in record.__struct_encode_fields__:
             assert "_" not in field, f"{record.FILE}: {field}"
 

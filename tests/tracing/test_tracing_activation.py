@@ -80,6 +80,8 @@ def test_environment_contract(tmp_path):
     config.write(tmp_path / "c.json")
     assert TraceConfig.read(tmp_path / "c.json") == config
     assert TraceConfig.from_json(json.loads((tmp_path / "c.json").read_text())).to_json() == config.to_json()
+    written = json.loads((tmp_path / "c.json").read_text())
+    assert (written["schemaVersion"], written["traceDir"], written["ignoreFunctions"]) == (3, "/t", config.ignore_functions)
 
 
 def outcome_lines(stdout: str) -> set[str]:
@@ -160,6 +162,22 @@ def test_broken_config_is_one_line_and_the_program_still_runs(tmp_path):
     env = traced_environment(tmp_path / "bad.json", base_environment(tmp_path))
     out = subprocess.run([sys.executable, "-c", "print('ran')"], env=env, capture_output=True, text=True, check=True)
     assert out.stdout == "ran\n" and out.stderr.count("\n") == 1 and "histeg: tracing disabled" in out.stderr
+
+
+def test_a_config_of_another_schema_version_is_refused_whole(tmp_path):
+    """An older histeg's config (snake_case keys, configVersion 2) is not half-read: no trace, one line naming both versions."""
+    old = {"configVersion": 2, "root": str(tmp_path), "sources": ["src"], "tests": [], "trace_dir": str(tmp_path / "traces")}
+    (tmp_path / "old.json").write_text(json.dumps(old))
+    with pytest.raises(ValueError, match="schema version None, this histeg reads version 3"):
+        TraceConfig.read(tmp_path / "old.json")
+    newer = {**TraceConfig(root=str(tmp_path), sources=["src"], tests=[], trace_dir=str(tmp_path / "traces")).to_json(), "schemaVersion": 4}
+    with pytest.raises(ValueError, match="schema version 4, this histeg reads version 3"):
+        TraceConfig.from_json(newer)
+    env = traced_environment(tmp_path / "old.json", base_environment(tmp_path))
+    out = subprocess.run([sys.executable, "-c", "print('ran')"], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout == "ran\n" and out.stderr.count("\n") == 1
+    assert "histeg: tracing disabled" in out.stderr and "schema version None, this tracer reads version 3" in out.stderr
+    assert not (tmp_path / "traces").exists()
 
 
 LONG_RUN = '''
