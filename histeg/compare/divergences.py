@@ -17,9 +17,6 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
-
-import msgspec
 
 from histeg.compare.calls import CallDivergence, Tree, compare_calls
 from histeg.compare.classes import classify, outcomes_differ
@@ -77,10 +74,6 @@ class Confirmation:
 
     def record(self) -> TargetedReruns:
         return TargetedReruns(runs=self.runs, entry_points=self.entry_points, complete_runs=CompleteRuns(old=self.complete[0], new=self.complete[1]))
-
-    def to_json(self) -> dict[str, Any]:
-        """For documents that are not records yet."""
-        return msgspec.to_builtins(self.record())  # type: ignore[no-any-return]
 
 
 @dataclass

@@ -1,75 +1,85 @@
-"""The JSON documents of a version's ranking (testingTargets.json and the single-source lists).
+"""The records of a version's ranking (testingTargets.json and the single-source lists).
 
-Kept apart from the ranking so that the shape of the files is in one place and the ranking
-itself knows nothing of it.
+Kept apart from the ranking so that the ranking itself knows nothing of the files;
+their shape is in ``histeg.records.targets``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from typing import Any
+from collections.abc import Iterable
 
 from histeg.compare.divergences import VersionComparison
 from histeg.impact.ranking import Ranking
 from histeg.impact.targets import Target, entry_label
-
-SCHEMA_VERSION = 2
-
-
-def targets_document(identifier: str, against: str | None, options: Mapping[str, Any], ranked: Iterable[Target],
-                     sections: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """``against``: the commit compared with; ``sections``: what follows the ranked targets (testingTargets.json only)."""
-    return {
-        "schemaVersion": SCHEMA_VERSION,
-        "identifier": identifier,
-        "comparingAgainstVersion": against,
-        "options": dict(options),
-        "targets": [target.to_json(rank) for rank, target in enumerate(ranked, 1)],
-        **(sections or {}),
-    }
+from histeg.records.targets import (
+    DivergenceTargets,
+    NoiseSection,
+    RankedTarget,
+    RankingOptions,
+    SyntaxTargets,
+    TargetSummary,
+    TestData,
+    TestingTargets,
+    UnmatchedEntryPoints,
+    UnstablePair,
+)
 
 
-def testing_targets_sections(ranking: Ranking, comparison: VersionComparison, test_data: list[str]) -> dict[str, Any]:
-    return {
-        "testCode": [t.to_json(None) for t in ranking.test_code],
-        "otherCode": [t.to_json(None) for t in ranking.other_code],
-        "noise": noise_section(comparison),
-        "testData": {
-            "files": test_data,
-            "divergences": len(ranking.mapped.by_test_data),
-            "functions": sorted({d.call.function for d in ranking.mapped.by_test_data}),
-        },
-        "unmatchedEntryPoints": {"onlyInOld": [k.to_json() for k in comparison.only_old], "onlyInNew": [k.to_json() for k in comparison.only_new]},
-        "summary": summary(ranking.targets, comparison),
-    }
+def ranked(targets: Iterable[Target]) -> list[RankedTarget]:
+    """Ranks from 1, in the order given."""
+    return [target.record(rank) for rank, target in enumerate(targets, 1)]
+
+
+def testing_targets(identifier: str, against: str, options: RankingOptions, ranking: Ranking, comparison: VersionComparison,
+                    test_data: list[str]) -> TestingTargets:
+    """``against``: the commit compared with; ``test_data``: the changed files in the tests directories that are not Python."""
+    return TestingTargets(
+        identifier=identifier,
+        comparing_against_version=against,
+        options=options,
+        targets=ranked(ranking.targets),
+        test_code=[t.record(None) for t in ranking.test_code],
+        other_code=[t.record(None) for t in ranking.other_code],
+        noise=noise_section(comparison),
+        test_data=TestData(files=test_data, divergences=len(ranking.mapped.by_test_data),
+                           functions=sorted({d.call.function for d in ranking.mapped.by_test_data})),
+        unmatched_entry_points=UnmatchedEntryPoints(only_in_old=comparison.only_old, only_in_new=comparison.only_new),
+        summary=summary(ranking.targets, comparison),
+    )
+
+
+def single_source(kind: type[SyntaxTargets | DivergenceTargets], identifier: str, against: str, options: RankingOptions,
+                  targets: list[Target]) -> SyntaxTargets | DivergenceTargets:
+    """The targets from one source alone, ranked among themselves."""
+    return kind(identifier=identifier, comparing_against_version=against, options=options, targets=ranked(targets))
 
 
 def noisy_functions(comparison: VersionComparison) -> list[str]:
     return sorted({function for _, function in comparison.unstable})
 
 
-def noise_section(comparison: VersionComparison) -> dict[str, Any]:
+def noise_section(comparison: VersionComparison) -> NoiseSection:
     """What was set aside as noise: it never reaches the ranking, so it is reported here."""
-    return {
-        "functions": noisy_functions(comparison),
-        "entryPoints": sorted({entry.label or entry.root for entry, _ in comparison.unstable}),
-        "divergences": len(comparison.noise),
-        "unstable": unstable(comparison),
-        "confirmation": comparison.confirmation.to_json(),
-    }
+    return NoiseSection(
+        functions=noisy_functions(comparison),
+        entry_points=sorted({entry.label or entry.root for entry, _ in comparison.unstable}),
+        divergences=len(comparison.noise),
+        unstable=unstable(comparison),
+        confirmation=comparison.confirmation.record(),
+    )
 
 
-def unstable(comparison: VersionComparison) -> list[dict[str, Any]]:
+def unstable(comparison: VersionComparison) -> list[UnstablePair]:
     """Each (entry point, function) that differed between runs of one version, with the nature of the difference."""
-    return [{"entryPoint": entry_label(entry), "function": function, "natures": sorted(found.natures)}
+    return [UnstablePair(entry_point=entry_label(entry), function=function, natures=sorted(found.natures))  # type: ignore[arg-type]
             for (entry, function), found in sorted(comparison.unstable.items(), key=lambda item: item[0])]
 
 
-def summary(targets: list[Target], comparison: VersionComparison) -> dict[str, int]:
-    return {
-        "targets": len(targets),
-        "withImpact": sum(1 for t in targets if t.impact.local or t.impact.non_local),
-        "unmapped": sum(1 for t in targets if t.unmapped),
-        "divergences": len(comparison.divergences),
-        "noise": len(comparison.noise),
-    }
+def summary(targets: list[Target], comparison: VersionComparison) -> TargetSummary:
+    return TargetSummary(
+        targets=len(targets),
+        with_impact=sum(1 for t in targets if t.impact.local or t.impact.non_local),
+        unmapped=sum(1 for t in targets if t.unmapped),
+        divergences=len(comparison.divergences),
+        noise=len(comparison.noise),
+    )

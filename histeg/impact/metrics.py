@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from histeg.compare.divergences import Divergence
 from histeg.impact.mapping import Impact
 from histeg.impact.scaling import Scaling
+from histeg.records.targets import PartName, ValueParts
 
 _COUNTED = ("sections", "distance", "coverage", "returns", "parameters", "calls")
 
@@ -26,11 +27,11 @@ def averages(divergences: Iterable[Divergence], traces: int) -> dict[str, float]
     return {key: value / max(traces, 1) for key, value in totals.items()}
 
 
-def _scaled(prefix: str, values: dict[str, float], scaling: Scaling, metrics: tuple[str, ...]) -> dict[str, float]:
+def _scaled(prefix: str, values: dict[str, float], scaling: Scaling, metrics: tuple[str, ...]) -> dict[PartName, float]:
     def scale(name: str) -> float:
         return getattr(scaling, f"{prefix}_{name}")
 
-    parts = {
+    parts: dict[PartName, float] = {
         "returns": values["returns"] * scale("returns"),
         "parameters": values["parameters"] * scale("parameters"),
         "calls": values["calls"] * scale("calls"),
@@ -48,7 +49,7 @@ def _scaled(prefix: str, values: dict[str, float], scaling: Scaling, metrics: tu
 @dataclass
 class Value:
     total: float
-    parts: dict[str, object]
+    parts: ValueParts
 
 
 _LINE_PARTS = ("sections", "distance", "coverage")
@@ -62,15 +63,15 @@ def target_value(impact: Impact, traces: int, syntax_changes: int, new_class: bo
     hops = [h for _, h in impact.non_local if h is not None]
     mean_distance = sum(hops) / len(hops) if hops else 0.0
     affected = len({d.call.function for d, _ in impact.non_local})
-    extra = {
-        "callDistance": mean_distance * scaling.call_distance,
-        "affectedFunctions": affected * scaling.affected_functions,
-        "syntaxChanges": syntax_changes * scaling.syntax_changes,
-        "newClass": scaling.new_class if new_class else 0.0,
-    }
-    total = sum(local.values()) + sum(non_local.values()) + sum(extra.values())
-    return Value(round(total, 6), {"local": _rounded(local), "nonLocal": _rounded(non_local), **_rounded(extra), "traces": traces})
+    call_distance = mean_distance * scaling.call_distance
+    affected_functions = affected * scaling.affected_functions
+    syntax = syntax_changes * scaling.syntax_changes
+    new = scaling.new_class if new_class else 0.0
+    total = sum(local.values()) + sum(non_local.values()) + sum((call_distance, affected_functions, syntax, new))
+    parts = ValueParts(local=_rounded(local), non_local=_rounded(non_local), call_distance=round(call_distance, 6),
+                       affected_functions=round(affected_functions, 6), syntax_changes=round(syntax, 6), new_class=round(new, 6), traces=traces)
+    return Value(round(total, 6), parts)
 
 
-def _rounded(values: dict[str, float]) -> dict[str, float]:
+def _rounded(values: dict[PartName, float]) -> dict[PartName, float]:
     return {key: round(value, 6) for key, value in values.items()}

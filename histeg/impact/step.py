@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from histeg.atomic import read_json, write_json
+from histeg.atomic import read_json
 from histeg.compare.divergences import (
     VersionComparison,
     compare_versions,
@@ -15,11 +15,7 @@ from histeg.compare.divergences import (
 )
 from histeg.config import VersionSettings
 from histeg.impact.changes import ChangeIndex, index_changes
-from histeg.impact.documents import (
-    noisy_functions,
-    targets_document,
-    testing_targets_sections,
-)
+from histeg.impact.documents import noisy_functions, single_source, testing_targets
 from histeg.impact.ranking import (
     Layout,
     Ranking,
@@ -28,24 +24,17 @@ from histeg.impact.ranking import (
     rank_version,
 )
 from histeg.impact.scaling import Scaling
-from histeg.impact.targets import FunctionInfo, Target, function_table
+from histeg.impact.targets import FunctionInfo, function_table
 from histeg.records.history import Version
+from histeg.records.statics import Functions
 from histeg.records.syntax import SyntaxChanges
+from histeg.records.targets import DivergenceTargets, RankingOptions, SyntaxTargets, TestingTargets
 from histeg.runs.confirm import DEFAULT_CONFIRM_RUNS
 from histeg.statics.callgraph import call_distance
 from histeg.statics.functions import read_function_table
 from histeg.statics.observed import observed_call_graph
 from histeg.statics.reads import ValueReads, value_reads
-from histeg.store import (
-    FILE_CHANGES,
-    FUNCTIONS,
-    SYNTAX_CHANGES,
-    TESTING_TARGETS,
-    OutputStore,
-)
-
-SYNTAX_TARGETS = "syntaxTargets.json"
-DIVERGENCE_TARGETS = "divergenceTargets.json"
+from histeg.store import FILE_CHANGES, SYNTAX_CHANGES, OutputStore
 
 
 @dataclass
@@ -66,9 +55,10 @@ class ImpactOptions:
 
         return self.jobs or min(4, len(os.sched_getaffinity(0)))
 
-    def to_json(self) -> dict[str, Any]:
-        return {"metrics": list(self.metrics), "restrictSyntaxMapping": self.restrict, "confirmRuns": self.confirm,
-                "scaling": self.scaling.to_json()}
+    def record(self) -> RankingOptions:
+        """What the targets files say they were valued with."""
+        return RankingOptions(metrics=list(self.metrics), restrict_syntax_mapping=self.restrict,  # type: ignore[arg-type]
+                              confirm_runs=self.confirm, scaling=self.scaling.to_json())
 
 
 def load_changes(path: Path) -> ChangeIndex:
@@ -83,7 +73,7 @@ def compute_targets(store: OutputStore, index: int, options: ImpactOptions) -> d
     write_divergences(store, comparison, options.flat)
     inputs = _inputs(store, version, comparison)
     ranking = rank_version(inputs, options.scaling, options.metrics, options.restrict)
-    _write(store, version, options, ranking, testing_targets_sections(ranking, comparison, inputs.test_data))
+    _write(store, version, options, ranking, comparison, inputs.test_data)
     seconds = {"compare": round(comparison.compare_seconds + time.perf_counter() - mapping_started, 3),
                "confirm": round(comparison.confirmation.seconds, 3)}
     return {"targets": len(ranking.targets), "top": [t.identifier for t in ranking.targets[:3]], "noise": noisy_functions(comparison),
@@ -108,21 +98,20 @@ def _inputs(store: OutputStore, version: Version, comparison: VersionComparison)
 def _function_table(store: OutputStore, new: int, old: int | None) -> dict[str, FunctionInfo]:
     """New version first: its files and lines win over the old version's."""
     indices = [new] if old is None else [new, old]
-    return function_table(*(read_json(store.file(index, FUNCTIONS)).get("functions", []) for index in indices))
+    return function_table(*(Functions.read(store.file(index, Functions.FILE)).functions for index in indices))
 
 
 def _reads(store: OutputStore, index: int, settings: VersionSettings) -> ValueReads:
     return value_reads(read_function_table(store.snapshot(index), settings))
 
 
-def _write(store: OutputStore, version: Version, options: ImpactOptions, ranking: Ranking, sections: dict[str, Any]) -> None:
-    index = version.index
-
-    def document(targets: list[Target], extra: dict[str, Any] | None = None) -> dict[str, Any]:
-        return targets_document(version.identifier, version.comparing_against_version, options.to_json(), targets, extra)
-
-    write_json(store.file(index, TESTING_TARGETS), document(ranking.targets, sections))
+def _write(store: OutputStore, version: Version, options: ImpactOptions, ranking: Ranking, comparison: VersionComparison,
+           test_data: list[str]) -> None:
+    index, identifier, valued_with = version.index, version.identifier, options.record()
+    against: str = version.comparing_against_version  # type: ignore[assignment]  # compared: it has one
+    testing_targets(identifier, against, valued_with, ranking, comparison, test_data).write(store.file(index, TestingTargets.FILE))
     if options.for_syntax:
-        write_json(store.file(index, SYNTAX_TARGETS), document(ranking.syntax_targets()))
+        single_source(SyntaxTargets, identifier, against, valued_with, ranking.syntax_targets()).write(store.file(index, SyntaxTargets.FILE))
     if options.for_divergence:
-        write_json(store.file(index, DIVERGENCE_TARGETS), document(ranking.divergence_targets()))
+        single_source(DivergenceTargets, identifier, against, valued_with, ranking.divergence_targets()).write(
+            store.file(index, DivergenceTargets.FILE))

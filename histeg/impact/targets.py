@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 from typing import Any
 
+import msgspec
+
 from histeg.compare.classes import CLASSES
 from histeg.compare.divergences import Divergence, VersionComparison
 from histeg.compare.entry_points import EntryKey
@@ -16,6 +18,9 @@ from histeg.impact.metrics import Value, target_value
 from histeg.impact.notes import notes_on
 from histeg.impact.scaling import Scaling
 from histeg.naming import split_identifier
+from histeg.records.divergences import Metrics
+from histeg.records.statics import FunctionRecord
+from histeg.records.targets import DivergenceCounts, LocalDivergence, NonLocalDivergence, RankedTarget, TargetChange
 
 MAX_LISTED = 25
 
@@ -27,12 +32,12 @@ class FunctionInfo:
     lines: tuple[int, int]
 
 
-def function_table(*versions: Iterable[Mapping[str, Any]]) -> dict[str, FunctionInfo]:
+def function_table(*versions: Iterable[FunctionRecord]) -> dict[str, FunctionInfo]:
     """``functions.json`` rows of each version, the new version first: its files and lines win over the old version's."""
     table: dict[str, FunctionInfo] = {}
     for rows in versions:
         for row in rows:
-            table.setdefault(row["identifier"], FunctionInfo(row["kind"], row["file"], (row["firstLine"], row["lastLine"])))
+            table.setdefault(row.identifier, FunctionInfo(row.kind, row.file, (row.first_line, row.last_line)))
     return table
 
 
@@ -65,49 +70,63 @@ class Target:
                 counts[name] += 1
         return counts
 
-    def to_json(self, rank: int | None) -> dict[str, Any]:
+    def record(self, rank: int | None) -> RankedTarget:
+        """``rank``: its place among the ranked targets; ``None`` for test and other code, which is never ranked."""
         module, qualname = split_identifier(self.identifier)
         entry_points = self.entry_points()
-        return {
-            "rank": rank,
-            "identifier": self.identifier,
-            "kind": self.kind,
-            "module": module,
-            "qualname": qualname,
-            "file": self.file,
-            "lines": list(self.lines) if self.lines else None,
-            "value": self.value.total,
-            "parts": self.value.parts,
-            "origin": "unmapped divergence" if self.unmapped else "syntax change",
-            "new": self.new,
-            "syntaxChanges": [_change_summary(c) for c in self.syntax_changes[:MAX_LISTED]],
-            "syntaxChangeCount": len(self.syntax_changes),
-            "localDivergences": [_divergence_summary(d) for d in self.impact.local[:MAX_LISTED]],
-            "localDivergenceCount": len(self.impact.local),
-            "nonLocalDivergences": [_divergence_summary(d) | {"callDistance": h} for d, h in self.impact.non_local[:MAX_LISTED]],
-            "nonLocalDivergenceCount": len(self.impact.non_local),
-            "affectedFunctions": sorted({d.call.function for d, _ in self.impact.non_local}),
-            "entryPoints": entry_points[:MAX_LISTED],
-            "entryPointCount": len(entry_points),
-            "divergenceClasses": self.classes(),
-            "newTestEntryPoints": sorted({entry_label(key) for key in self.new_tests})[:MAX_LISTED],
-            "newTestEntryPointCount": len({entry_label(key) for key in self.new_tests}),
-            "notes": self.notes,
-        }
+        new_tests = sorted({entry_label(key) for key in self.new_tests})
+        return RankedTarget(
+            rank=rank,
+            identifier=self.identifier,
+            kind=self.kind,  # type: ignore[arg-type]  # one of TargetKind, as the table and the changes name kinds
+            module=module,
+            qualname=qualname,
+            file=self.file,
+            lines=self.lines,
+            value=self.value.total,
+            parts=self.value.parts,
+            origin="unmapped divergence" if self.unmapped else "syntax change",
+            new=self.new,
+            syntax_changes=[_change_summary(c) for c in self.syntax_changes[:MAX_LISTED]],
+            syntax_change_count=len(self.syntax_changes),
+            local_divergences=[_local(d) for d in self.impact.local[:MAX_LISTED]],
+            local_divergence_count=len(self.impact.local),
+            non_local_divergences=[_non_local(d, hops) for d, hops in self.impact.non_local[:MAX_LISTED]],
+            non_local_divergence_count=len(self.impact.non_local),
+            affected_functions=sorted({d.call.function for d, _ in self.impact.non_local}),
+            entry_points=entry_points[:MAX_LISTED],
+            entry_point_count=len(entry_points),
+            divergence_classes=msgspec.convert(self.classes(), DivergenceCounts),
+            new_test_entry_points=new_tests[:MAX_LISTED],
+            new_test_entry_point_count=len(new_tests),
+            notes=self.notes,
+        )
 
 
 def entry_label(entry: EntryKey) -> str:
     return entry.label or f"{entry.command}:{entry.root}#{entry.occurrence}"
 
 
-def _change_summary(change: dict[str, Any]) -> dict[str, Any]:
-    keys = ("id", "entity", "type", "codeType", "significance", "oldLines", "newLines", "oldPath", "newPath")
-    return {key: change.get(key) for key in keys}
+def _change_summary(change: dict[str, Any]) -> TargetChange:
+    """A change as ``syntaxChanges.json`` has it (``histeg.impact.changes`` keeps them as loaded), without its code."""
+    def lines(key: str) -> tuple[int, int] | None:
+        span = change.get(key)
+        return None if span is None else (span[0], span[1])
+
+    return TargetChange(id=change.get("id"), entity=change.get("entity"), type=change.get("type"), code_type=change.get("codeType"),
+                        significance=change.get("significance"), old_lines=lines("oldLines"), new_lines=lines("newLines"),
+                        old_path=change.get("oldPath"), new_path=change.get("newPath"))
 
 
-def _divergence_summary(divergence: Divergence) -> dict[str, Any]:
-    return {"entryPoint": entry_label(divergence.entry), "function": divergence.call.function, "kinds": divergence.call.kinds,
-            "classes": list(divergence.classes), "metrics": divergence.call.metrics()}
+def _local(divergence: Divergence) -> LocalDivergence:
+    call = divergence.call
+    return LocalDivergence(entry_point=entry_label(divergence.entry), function=call.function, kinds=call.kinds, classes=list(divergence.classes),
+                           metrics=Metrics(**call.metrics()))
+
+
+def _non_local(divergence: Divergence, hops: int | None) -> NonLocalDivergence:
+    """As a local divergence, with the calls from the target down to it."""
+    return NonLocalDivergence(**msgspec.structs.asdict(_local(divergence)), call_distance=hops)
 
 
 def _traces_of(identifier: str, impact: Impact, comparison: VersionComparison) -> int:

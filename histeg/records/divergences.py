@@ -35,10 +35,6 @@ class EntryKey(Part, frozen=True, order=True, kw_only=False):
     root: Identifier
     occurrence: Count
 
-    def to_json(self) -> dict[str, Any]:
-        """For documents that are not records yet."""
-        return msgspec.to_builtins(self)  # type: ignore[no-any-return]
-
 
 class Metrics(Part, kw_only=True):
     distance: Annotated[Count, msgspec.Meta(description="Levenshtein distance of the line sequences (positions among the function's code lines).")]

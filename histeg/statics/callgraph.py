@@ -2,27 +2,22 @@
 
 Nodes are identifiers of the function table; an edge ``caller -> callee``
 carries ``kind`` (``static``, ``dynamic`` or ``both``) and the caller's lines
-of the static call sites. The static graph is stored as explicit JSON
-(``callGraph.json``) rather than networkx's node-link format, whose keys change
-between releases; dynamic edges are added when it is read
-(``histeg.statics.observed``).
+of the static call sites. The static graph is stored as its own record
+(``callGraph.json``, ``histeg.records.statics.CallGraph``) rather than
+networkx's node-link format, whose keys change between releases; dynamic edges
+are added when it is read (``histeg.statics.observed``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 import networkx as nx
 
-from histeg.atomic import read_json
-from histeg.errors import HistegError
+from histeg.records.statics import CallGraph, CallSites, Edge, Node
 from histeg.statics.callsites import add_static_edges
 from histeg.statics.functions import FunctionTable
-
-SCHEMA_VERSION = 1
-CALL_SITE_COUNTS = ("total", "resolved", "external", "unresolved")
 
 
 def build_call_graph(table: FunctionTable) -> nx.DiGraph:
@@ -31,7 +26,8 @@ def build_call_graph(table: FunctionTable) -> nx.DiGraph:
         if record.identifier not in graph:
             graph.add_node(record.identifier, kind=record.kind, file=record.file)
     counts = add_static_edges(graph, table)
-    graph.graph["callSites"] = {key: counts.get(key, 0) for key in CALL_SITE_COUNTS}
+    graph.graph["callSites"] = CallSites(total=counts["total"], resolved=counts["resolved"], external=counts["external"],
+                                         unresolved=counts["unresolved"])
     return graph
 
 
@@ -66,31 +62,25 @@ def call_distance(graph: nx.DiGraph, changed: str, divergent: str) -> int | None
         return None
 
 
-def call_graph_to_json(graph: nx.DiGraph) -> dict[str, Any]:
-    return {
-        "schemaVersion": SCHEMA_VERSION,
-        "nodes": [{"id": node, "kind": data.get("kind"), "file": data.get("file")} for node, data in graph.nodes(data=True)],
-        "edges": [
-            {"caller": caller, "callee": callee, "kind": data["kind"], "lines": sorted(data["lines"])}
-            for caller, callee, data in graph.edges(data=True)
-        ],
-        "callSites": dict(graph.graph.get("callSites", {key: 0 for key in CALL_SITE_COUNTS})),
-    }
+def call_graph_record(graph: nx.DiGraph, identifier: str) -> CallGraph:
+    """The stored form of a static graph (as ``build_call_graph`` made it) of the version ``identifier``."""
+    return CallGraph(
+        identifier=identifier,
+        nodes=[Node(id=node, kind=data["kind"], file=data["file"]) for node, data in graph.nodes(data=True)],
+        edges=[Edge(caller=caller, callee=callee, kind=data["kind"], lines=sorted(data["lines"]))
+               for caller, callee, data in graph.edges(data=True)],
+        call_sites=graph.graph["callSites"],
+    )
 
 
-def call_graph_from_json(data: Any, origin: str = "call graph") -> nx.DiGraph:
-    if not isinstance(data, dict) or data.get("schemaVersion") != SCHEMA_VERSION:
-        raise HistegError(f"{origin} is not a call graph of schema version {SCHEMA_VERSION}")
-    graph = nx.DiGraph(callSites=dict(data.get("callSites", {})))
-    try:
-        for node in data["nodes"]:
-            graph.add_node(node["id"], kind=node.get("kind"), file=node.get("file"))
-        for edge in data["edges"]:
-            graph.add_edge(edge["caller"], edge["callee"], kind=edge["kind"], lines=set(edge["lines"]))
-    except (KeyError, TypeError) as exc:
-        raise HistegError(f"{origin} is malformed: missing or wrong {exc}") from None
+def call_graph_from_record(record: CallGraph) -> nx.DiGraph:
+    graph = nx.DiGraph(callSites=record.call_sites)
+    for node in record.nodes:
+        graph.add_node(node.id, kind=node.kind, file=node.file)
+    for edge in record.edges:
+        graph.add_edge(edge.caller, edge.callee, kind=edge.kind, lines=set(edge.lines))
     return graph
 
 
 def load_call_graph(path: Path) -> nx.DiGraph:
-    return call_graph_from_json(read_json(path), str(path))
+    return call_graph_from_record(CallGraph.read(path))

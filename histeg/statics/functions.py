@@ -13,47 +13,16 @@ import ast
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
 
 from histeg.config import VersionSettings
 from histeg.naming import identifier
+from histeg.records.statics import FunctionKind, FunctionRecord, SkippedFile
 from histeg.statics.scope import SourceFile, source_files
 
-Kind = Literal["module", "class", "function", "method"]
 DefinitionNode = ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef
 SCOPE_NODES = (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
 COMPREHENSIONS = (ast.GeneratorExp, ast.ListComp, ast.SetComp, ast.DictComp)
 OWN_SCOPE_EXPRESSIONS = (ast.Lambda, *COMPREHENSIONS)
-
-
-@dataclass(frozen=True)
-class FunctionRecord:
-    identifier: str
-    module: str
-    qualname: str
-    kind: Kind
-    file: str
-    first_line: int
-    """``co_firstlineno``: the first decorator's line for decorated definitions."""
-    def_line: int
-    """The line of the ``def``/``class`` keyword."""
-    last_line: int
-    is_async: bool = False
-    decorators: tuple[str, ...] = ()
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "identifier": self.identifier,
-            "module": self.module,
-            "qualname": self.qualname,
-            "kind": self.kind,
-            "file": self.file,
-            "firstLine": self.first_line,
-            "defLine": self.def_line,
-            "lastLine": self.last_line,
-            "async": self.is_async,
-            "decorators": list(self.decorators),
-        }
 
 
 @dataclass
@@ -81,12 +50,6 @@ class ParsedModule:
 
 
 @dataclass
-class SkippedFile:
-    file: str
-    reason: str
-
-
-@dataclass
 class FunctionTable:
     modules: list[ParsedModule] = field(default_factory=list)
     skipped: list[SkippedFile] = field(default_factory=list)
@@ -94,12 +57,6 @@ class FunctionTable:
     @property
     def records(self) -> list[FunctionRecord]:
         return [d.record for m in self.modules for d in m.definitions if d.record is not None]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "functions": [record.to_json() for record in self.records],
-            "skippedFiles": [{"file": s.file, "reason": s.reason} for s in self.skipped],
-        }
 
 
 def read_function_table(snapshot: Path, settings: VersionSettings) -> FunctionTable:
@@ -110,10 +67,10 @@ def read_function_table(snapshot: Path, settings: VersionSettings) -> FunctionTa
             text = source.path.read_bytes()
             tree = ast.parse(text, filename=source.relpath)
         except (SyntaxError, ValueError) as exc:
-            table.skipped.append(SkippedFile(source.relpath, _describe_parse_error(exc)))
+            table.skipped.append(SkippedFile(file=source.relpath, reason=_describe_parse_error(exc)))
             continue
         except OSError as exc:
-            table.skipped.append(SkippedFile(source.relpath, f"unreadable: {exc.strerror}"))
+            table.skipped.append(SkippedFile(file=source.relpath, reason=f"unreadable: {exc.strerror}"))
             continue
         table.modules.append(ParsedModule(source, tree, _definitions(source, tree, text, settings)))
     return table
@@ -127,9 +84,8 @@ def _describe_parse_error(exc: SyntaxError | ValueError) -> str:
 
 def _definitions(source: SourceFile, tree: ast.Module, text: bytes, settings: VersionSettings) -> list[Definition]:
     line_count = text.count(b"\n") + (0 if text.endswith(b"\n") or not text else 1)
-    module_record = FunctionRecord(
-        identifier(source.module, ""), source.module, "", "module", source.relpath, 1, 1, max(line_count, 1)
-    )
+    module_record = FunctionRecord(identifier=identifier(source.module, ""), module=source.module, qualname="", kind="module",
+                                   file=source.relpath, first_line=1, def_line=1, last_line=max(line_count, 1))
     module = Definition(module_record, tree, None, source, "")
     found = [module]
 
@@ -151,7 +107,7 @@ def _definitions(source: SourceFile, tree: ast.Module, text: bytes, settings: Ve
 
 def _record(source: SourceFile, scope: Definition, node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> FunctionRecord:
     if isinstance(node, ast.ClassDef):
-        kind: Kind = "class"
+        kind: FunctionKind = "class"
     else:
         kind = "method" if isinstance(scope.node, ast.ClassDef) else "function"
     first = node.decorator_list[0].lineno if node.decorator_list else node.lineno

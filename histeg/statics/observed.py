@@ -14,10 +14,10 @@ from pathlib import Path
 
 import networkx as nx
 
-from histeg.atomic import read_json
-from histeg.runs.runner import RUNS
+from histeg.records.runs import Runs
+from histeg.records.statics import CallGraph
 from histeg.statics.callgraph import add_dynamic_edges, load_call_graph
-from histeg.store import CALL_GRAPH, OutputStore
+from histeg.store import OutputStore
 from histeg.tracing.reader import TraceFile
 
 
@@ -32,8 +32,7 @@ def observed_calls(trace_paths: Iterable[Path]) -> Iterator[tuple[str, str]]:
 
 def observed_call_graph(store: OutputStore, index: int) -> nx.DiGraph:
     """The static call graph of version ``index`` with the calls of the traces its runs wrote."""
-    graph = load_call_graph(store.file(index, CALL_GRAPH))
-    runs = read_json(store.file(index, RUNS))["runs"]
-    traces = [store.version_dir(index) / path for run in runs for path in run["traces"]]
+    graph = load_call_graph(store.file(index, CallGraph.FILE))
+    traces = [store.version_dir(index) / path for path in Runs.read(store.file(index, Runs.FILE)).trace_files]
     add_dynamic_edges(graph, dict.fromkeys(observed_calls(traces)))
     return graph

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from histeg.records import targets as records
 from tests.conftest import GitRepo, run_histeg, validate_output
 
 LIB = '''LIMIT = 10
@@ -68,6 +69,7 @@ def project(tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
 def compute(repo: GitRepo, out: Path, *extra: str) -> dict[str, Any]:
     result = run_histeg("compute", "--repo", str(repo.path), "--all", "--out", str(out), "--repeat", "1", "--override", *extra)
     assert result.code == 0, result.stderr
+    records.TestingTargets.read(out / "1" / "testingTargets.json")  # its own record reads what was written
     return validate_output(out / "1" / "testingTargets.json")
 
 
@@ -122,6 +124,9 @@ def test_alternative_metrics_and_single_source_lists(project: GitRepo, tmp_path:
     assert {t["identifier"] for t in syntax["targets"]} == {"lib:compute", "lib:report", "lib:LIMIT"}
     divergence = validate_output(out / "1" / "divergenceTargets.json")
     assert {t["identifier"] for t in divergence["targets"]} == {"lib:compute", "lib:report", "lib:LIMIT"}
+    read_back = records.SyntaxTargets.read(out / "1" / "syntaxTargets.json")
+    assert [t.identifier for t in read_back.targets] == [t["identifier"] for t in syntax["targets"]]
+    assert records.DivergenceTargets.read(out / "1" / "divergenceTargets.json").options.metrics == ["coverage", "distance"]
     flat = validate_output(out / "1" / "traceDivergences.json")
     assert flat["layout"] == "flat" and all("callPath" in d for d in flat["divergences"])
 

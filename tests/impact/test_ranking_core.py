@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 import pytest
 
 from histeg.compare.calls import CallDivergence
@@ -19,7 +20,10 @@ from histeg.impact.metrics import Value, averages, target_value
 from histeg.impact.notes import notes_on
 from histeg.impact.ranking import Layout, RankingInputs, changed_test_data, ignored, partition, rank_version, ranked
 from histeg.impact.scaling import Scaling, parse_metrics
+from histeg.impact.step import ImpactOptions
 from histeg.impact.targets import FunctionInfo, Target, build_targets, function_table
+from histeg.records import targets as records
+from histeg.records.statics import FunctionKind, FunctionRecord
 from histeg.statics.reads import FunctionReads
 
 TEST_A = EntryKey("pytest", "tests/test_lib.py::test_a", "call", "tests.test_lib:test_a", 0)
@@ -183,7 +187,7 @@ def test_averages(divergences: list[Divergence], traces: int, expected: dict[str
 def test_each_metric_and_their_combination(metrics: tuple[str, ...], local: dict[str, float], non_local: dict[str, float],
                                            total: float) -> None:
     value = target_value(IMPACT, 1, 0, False, Scaling(), metrics)
-    assert value.parts == {"local": local, "nonLocal": non_local, **EXTRA, "traces": 1}
+    assert msgspec.to_builtins(value.parts) == {"local": local, "nonLocal": non_local, **EXTRA, "traces": 1}
     assert value.total == total
 
 
@@ -205,8 +209,9 @@ def test_scaling_variants(impact: Impact, traces: int, syntax_changes: int, new_
                           extra: dict[str, float]) -> None:
     value = target_value(impact, traces, syntax_changes, new_class, scaling, ("sections",))
     assert value.total == total
-    assert {key: value.parts[key] for key in EXTRA} == EXTRA | extra
-    assert value.parts["traces"] == traces
+    parts = msgspec.to_builtins(value.parts)
+    assert {key: parts[key] for key in EXTRA} == EXTRA | extra
+    assert value.parts.traces == traces
 
 
 @pytest.mark.parametrize(("given", "expected"), [
@@ -260,7 +265,7 @@ TABLE = {"lib:f": FunctionInfo("method", "src/lib.py", (10, 20)), "lib:g": Funct
 def test_build_targets(changes: ChangeIndex, mapped: ImpactMap, entry_functions: dict[EntryKey, set[str]], expected: list[tuple[Any, ...]]) -> None:
     comparison = VersionComparison(1, 0, entry_functions=entry_functions)
     targets = build_targets(changes, mapped, comparison, TABLE, Scaling(), ("sections",))
-    assert [(t.identifier, t.kind, t.file, t.lines, t.new, t.unmapped, t.value.parts["traces"]) for t in targets] == expected
+    assert [(t.identifier, t.kind, t.file, t.lines, t.new, t.unmapped, t.value.parts.traces) for t in targets] == expected
 
 
 def test_new_tests_running_a_target_are_listed() -> None:
@@ -360,10 +365,15 @@ def test_changed_test_data(changes: list[dict[str, Any]], tests: list[str], expe
     assert changed_test_data(changes, tests) == expected
 
 
+def row(identifier: str, kind: FunctionKind, file: str, first: int, last: int) -> FunctionRecord:
+    module, qualname = identifier.split(":")
+    return FunctionRecord(identifier=identifier, module=module, qualname=qualname, kind=kind, file=file, first_line=first, def_line=first,
+                          last_line=last)
+
+
 def test_function_table_new_version_first() -> None:
-    new = [{"identifier": "lib:f", "kind": "function", "file": "src/lib.py", "firstLine": 3, "lastLine": 9}]
-    old = [{"identifier": "lib:f", "kind": "function", "file": "src/old.py", "firstLine": 1, "lastLine": 2},
-           {"identifier": "lib:gone", "kind": "method", "file": "src/old.py", "firstLine": 4, "lastLine": 5}]
+    new = [row("lib:f", "function", "src/lib.py", 3, 9)]
+    old = [row("lib:f", "function", "src/old.py", 1, 2), row("lib:gone", "method", "src/old.py", 4, 5)]
     assert function_table(new, old) == {"lib:f": FunctionInfo("function", "src/lib.py", (3, 9)),
                                         "lib:gone": FunctionInfo("method", "src/old.py", (4, 5))}
     assert function_table() == {}
@@ -406,7 +416,7 @@ def test_rank_version(metrics: tuple[str, ...], restrict: bool, expected: list[t
     assert [t.identifier for t in ranking.other_code] == ["bench.run:run"]
     assert [t.identifier for t in ranking.syntax_targets()] == ["lib:compute", "lib:alpha", "lib:zeta"]
     assert [t.identifier for t in ranking.divergence_targets()] == ["lib:compute"]
-    assert documents.summary(ranking.targets, comparison) == {"targets": 3, "withImpact": 1, "unmapped": 0, "divergences": 1, "noise": 0}
+    assert documents.summary(ranking.targets, comparison) == records.TargetSummary(targets=3, with_impact=1, unmapped=0, divergences=1, noise=0)
 
 
 def test_rank_version_without_inputs() -> None:
@@ -426,13 +436,13 @@ def test_noise_is_never_ranked() -> None:
     assert [(t.identifier, t.value.total, t.notes) for t in ranking.targets] == [
         ("lib:compute", 1.0, ["changed but no local impact observed: equivalent or not executed"])]
     assert ranking.mapped.unmapped == set()
-    assert documents.summary(ranking.targets, comparison) == {"targets": 1, "withImpact": 0, "unmapped": 0, "divergences": 0, "noise": 2}
+    assert documents.summary(ranking.targets, comparison) == records.TargetSummary(targets=1, with_impact=0, unmapped=0, divergences=0, noise=2)
     section = documents.noise_section(comparison)
-    assert (section["functions"], section["entryPoints"], section["divergences"]) == (
+    assert (section.functions, section.entry_points, section.divergences) == (
         ["lib:compute", "lib:helper"], ["tests/test_lib.py::test_a", "tests/test_lib.py::test_b"], 2)
-    assert section["unstable"] == [
-        {"entryPoint": "tests/test_lib.py::test_a", "function": "lib:compute", "natures": ["values"]},
-        {"entryPoint": "tests/test_lib.py::test_b", "function": "lib:helper", "natures": ["path"]},
+    assert section.unstable == [
+        records.UnstablePair(entry_point="tests/test_lib.py::test_a", function="lib:compute", natures=["values"]),
+        records.UnstablePair(entry_point="tests/test_lib.py::test_b", function="lib:helper", natures=["path"]),
     ]
 
 
@@ -440,6 +450,7 @@ def test_changed_test_data_takes_what_nothing_else_explains() -> None:
     comparison = VersionComparison(1, 0, divergences=[divergence("lib:helper", ("lib:report",), (0, 0))])
     ranking = rank_version(inputs(comparison, ChangeIndex(), test_data=["tests/data/in.txt"]), Scaling(), ("sections",))
     assert ranking.targets == []
-    sections = documents.testing_targets_sections(ranking, comparison, ["tests/data/in.txt"])
-    assert sections["testData"] == {"files": ["tests/data/in.txt"], "divergences": 1, "functions": ["lib:helper"]}
-    assert sections["summary"] == {"targets": 0, "withImpact": 0, "unmapped": 0, "divergences": 1, "noise": 0}
+    document = documents.testing_targets("a" * 40, "b" * 40, ImpactOptions().record(), ranking, comparison, ["tests/data/in.txt"])
+    assert document.test_data == records.TestData(files=["tests/data/in.txt"], divergences=1, functions=["lib:helper"])
+    assert document.summary == records.TargetSummary(targets=0, with_impact=0, unmapped=0, divergences=1, noise=0)
+    assert records.TestingTargets.decode(msgspec.json.encode(document), "testingTargets.json") == document

@@ -9,7 +9,8 @@ import pytest
 
 from histeg.atomic import write_json
 from histeg.errors import HistegError
-from histeg.statics.callgraph import add_dynamic_edges, call_distance, call_graph_to_json, load_call_graph
+from histeg.records.statics import CallSites
+from histeg.statics.callgraph import add_dynamic_edges, call_distance, call_graph_record, load_call_graph
 from histeg.statics.export import export_static_facts
 from histeg.store import CALL_GRAPH
 from tests.conftest import validate_output
@@ -202,19 +203,23 @@ def test_dynamic_edges_and_distance(store) -> None:
 
 def test_saved_graph_round_trips_and_bad_files_are_one_line_errors(store, tmp_path: Path) -> None:
     graph = load_call_graph(store.file(0, CALL_GRAPH))
+    assert graph.graph["callSites"] == CallSites(total=31, resolved=20, external=6, unresolved=5)
     copy = tmp_path / "callGraph.json"
-    write_json(copy, {**call_graph_to_json(graph), "identifier": "x"})
-    validate_output(copy)
+    identifier = store.version(0).identifier
+    call_graph_record(graph, identifier).write(copy)
+    assert copy.read_bytes() == store.file(0, CALL_GRAPH).read_bytes()
     again = load_call_graph(copy)
     assert sorted(again.edges(data="lines")) == sorted(graph.edges(data="lines"))
     assert again.graph["callSites"] == graph.graph["callSites"]
     add_dynamic_edges(graph, [("shop.tax:rate", "shop.pricing:price")])
-    write_json(copy, {**call_graph_to_json(graph), "identifier": "x"})
-    with pytest.raises(jsonschema.ValidationError, match="'static' was expected"):
+    call_graph_record(graph, identifier).write(copy)
+    with pytest.raises(jsonschema.ValidationError, match="'dynamic' is not one of"):
         validate_output(copy)  # the stored graph is the static one: observed edges are added when it is read
-    write_json(copy, {"schemaVersion": 1, "nodes": [{"kind": "function"}], "edges": []})
-    with pytest.raises(HistegError, match="malformed"):
+    with pytest.raises(HistegError, match="does not match its schema: Invalid enum value 'dynamic'"):
+        load_call_graph(copy)
+    write_json(copy, {"schemaVersion": 1, "identifier": identifier, "nodes": [{"kind": "function"}], "edges": [], "callSites": {}})
+    with pytest.raises(HistegError, match=r"does not match its schema: Object missing required field `id` - at `\$.nodes\[0\]`"):
         load_call_graph(copy)
     write_json(copy, [1, 2])
-    with pytest.raises(HistegError, match="not a call graph"):
+    with pytest.raises(HistegError, match="corrupt JSON in .*callGraph.json"):
         load_call_graph(copy)

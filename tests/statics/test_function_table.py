@@ -12,6 +12,7 @@ from tests.conftest import validate_output
 from tests.statics.versions import make_version
 
 from histeg.config import VersionSettings
+from histeg.records.statics import Functions, SkippedFile
 from histeg.statics.export import export_static_facts
 from histeg.statics.functions import read_function_table
 from histeg.store import FUNCTIONS
@@ -274,3 +275,6 @@ def test_ignore_settings_and_unparsable_files(tmp_path: Path) -> None:
         "tests.test_core:", "tests.test_core:test_run",
     ]
     assert data["skippedFiles"] == [{"file": "src/app/broken.py", "reason": "syntax error at line 1: invalid syntax"}]
+    record = Functions.read(store.file(0, FUNCTIONS))
+    assert [f.identifier for f in record.functions] == identifiers
+    assert record.skipped_files == [SkippedFile(file="src/app/broken.py", reason="syntax error at line 1: invalid syntax")]
