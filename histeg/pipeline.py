@@ -16,7 +16,6 @@ from typing import Any
 
 import msgspec
 
-from histeg.atomic import read_json
 from histeg.build import BUILD_LOG, BuildRequest, build_version, environment_exists
 from histeg.engine.fingerprint import file_digest
 from histeg.engine.runner import results, run_step
@@ -26,6 +25,7 @@ from histeg.errors import EXIT_OK, EXIT_SOME_VERSIONS_FAILED, HistegError
 from histeg.history.extract import ExtractResult, extract
 from histeg.options import RunOptions
 from histeg.records.history import Version
+from histeg.records.statics import Functions
 from histeg.report.console import Console
 from histeg.settings.model import Settings
 from histeg.settings.record import record_settings
@@ -213,7 +213,7 @@ def _statics(context: Context, index: int) -> StepResult:
     from histeg.statics.export import export_static_facts
 
     export_static_facts(context.store, index)
-    return StepResult({"functions": len(read_json(context.store.file(index, FUNCTIONS)).get("functions", []))})
+    return StepResult({"functions": len(Functions.read(context.store.file(index, FUNCTIONS)).functions)})
 
 
 def _trace_config(context: Context, index: int) -> StepResult:

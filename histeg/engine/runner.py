@@ -52,7 +52,7 @@ def run_step(step: Step, context: StepContext, index: int) -> StepResult:
     key = fingerprint(inputs)
     previous = reusable(step, context, index, states, key)
     if previous is not None:
-        return StepResult({**previous.summary, "reused": True, "seconds": 0.0})
+        return StepResult({**previous.summary, "reused": True, "seconds": {"total": 0.0}})
     started = time.perf_counter()
     result_id = fingerprint({"fingerprint": key, "started": time.time_ns(), "pid": os.getpid()})
     try:
@@ -65,7 +65,7 @@ def run_step(step: Step, context: StepContext, index: int) -> StepResult:
     status = "ok" if result.failure is None else "failed"
     _record(store, index, step.name, StepState(fingerprint=key, result=result_id, status=status, seconds=seconds, inputs=inputs,
                                                summary=result.summary))
-    return StepResult({**result.summary, "reused": False, "seconds": seconds}, result.failure)
+    return StepResult({**result.summary, "reused": False, "seconds": {**result.summary.get("seconds", {}), "total": seconds}}, result.failure)
 
 
 def _record(store: OutputStore, index: int, name: str, state: StepState) -> None:

@@ -151,7 +151,7 @@ def test_reuse_gives_back_the_summary_and_the_states_file_follows_its_schema(con
     first = run_step(FIRST, context, 0)
     again = run_step(FIRST, context, 0)
     assert (first.summary["reused"], again.summary["reused"]) == (False, True)
-    assert again.summary["wrote"] == "first.txt" and again.summary["seconds"] == 0.0
+    assert again.summary["wrote"] == "first.txt" and again.summary["seconds"] == {"total": 0.0}
     data = validate_output(context.store.file(0, StepStates.FILE))
     inputs = data["steps"]["first"]["inputs"]
     assert inputs == {"histeg": inputs["histeg"], "step": "first", "upstream": {}, "setting": 1}
