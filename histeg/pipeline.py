@@ -9,8 +9,11 @@ steps before it too; what is still valid costs a fingerprint.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import time
 import traceback
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +25,7 @@ from histeg.engine.runner import results, run_step
 from histeg.engine.step import Step, StepResult
 from histeg.envs.environment import default_root
 from histeg.errors import EXIT_OK, EXIT_SOME_VERSIONS_FAILED, HistegError
-from histeg.history.extract import ExtractResult, extract
+from histeg.history.extract import ExtractResult, check_output_directory, extract
 from histeg.options import RunOptions
 from histeg.records.history import Version
 from histeg.records.statics import Functions
@@ -50,13 +53,36 @@ class PipelineRun:
 
     steps: dict[str, Any] = field(default_factory=dict)
     failed: dict[int, str] = field(default_factory=dict)
+    seconds: float = 0.0
 
     @property
     def exit_code(self) -> int:
         return EXIT_SOME_VERSIONS_FAILED if self.failed else EXIT_OK
 
+    def versions(self) -> list[dict[str, Any]]:
+        """Per version: ok or failed (and why), and per step whether it ran, was reused or skipped, and its time."""
+        extracted = self.steps.get("extract", {}).get("versions", [])
+        found = []
+        for version in extracted:
+            index = version["index"]
+            steps = {name: _step_state(item) for name, items in self.steps.items() if name != "extract"
+                     for item in items if item["index"] == index}
+            entry = {"index": index, "identifier": version["identifier"], "extraction": version["status"],
+                     "status": "failed" if index in self.failed else "ok", "steps": steps}
+            if index in self.failed:
+                entry["reason"] = self.failed[index]
+            found.append(entry)
+        return found
+
     def to_json(self) -> dict[str, Any]:
-        return {"steps": self.steps, "failedVersions": [{"index": i, "reason": r} for i, r in sorted(self.failed.items())]}
+        return {"seconds": round(self.seconds, 3), "versions": self.versions(), "steps": self.steps,
+                "failedVersions": [{"index": i, "reason": r} for i, r in sorted(self.failed.items())]}
+
+
+def _step_state(item: dict[str, Any]) -> dict[str, Any]:
+    if "skipped" in item:
+        return {"status": "skipped", "reason": item["skipped"]}
+    return {"status": "reused" if item.get("reused") else "ran", "seconds": item.get("seconds", {}).get("total", 0.0)}
 
 
 @dataclass
@@ -261,6 +287,8 @@ def _targets(context: Context, index: int) -> StepResult:
     against, _ = _predecessor(context, index)
     if against in context.run.failed:
         raise HistegError(f"its predecessor, version {against}, failed")
+    if against is not None and "traces" not in results(context.store, against):
+        raise HistegError(f"its predecessor, version {against}, has no complete traces: include it in the versions of this run")
     record_settings(context.store, index, context.options.settings, "targets")
     return StepResult(compute_targets(context.store, index, impact_options(context.options.settings)))
 
@@ -284,14 +312,31 @@ PIPELINE: dict[str, tuple[Step, ...]] = {
 """What each command runs, in order; a version a step fails is skipped by the steps after it."""
 
 
+@contextlib.contextmanager
+def private_files() -> Iterator[None]:
+    """Everything the run writes, and the processes it starts write, is the user's alone."""
+    previous = os.umask(0o077)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
 def run_pipeline(options: RunOptions, console: Console, until: str = COMMANDS[-1]) -> PipelineRun:
     """Extract, then run the steps of command ``until`` on every extracted version."""
     run = PipelineRun()
-    extracted = _extract_step(options, console)
-    run.steps["extract"] = extracted.to_json()
-    context = Context(options, console, OutputStore(options.out), run, [v.index for v in extracted.versions])
-    for step in PIPELINE[until]:
-        run.steps[step.name] = context.each(step.doing, lambda i, step=step: context.run_step(step, i))
+    started = time.perf_counter()
+    store = OutputStore(options.out)
+    check_output_directory(store)
+    if not options.out_chosen:
+        console.info(f"results go to {store.root} (choose another folder with --out)")
+    with store.locked(), private_files():
+        extracted = _extract_step(options, console)
+        run.steps["extract"] = extracted.to_json()
+        context = Context(options, console, store, run, [v.index for v in extracted.versions])
+        for step in PIPELINE[until]:
+            run.steps[step.name] = context.each(step.doing, lambda i, step=step: context.run_step(step, i))
+    run.seconds = time.perf_counter() - started
     for item in run.steps.get("targets", []):
         if "targets" in item:
             top = ", ".join(item["top"]) or "none"

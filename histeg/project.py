@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from histeg.errors import HistegError
-from histeg.options import RunOptions
+from histeg.options import RunOptions, default_out
 from histeg.pipeline import COMMANDS, PipelineRun, run_pipeline
 from histeg.records.base import Record
 from histeg.records.build import Build
@@ -122,11 +122,12 @@ class Project:
 
     @property
     def store(self) -> OutputStore:
-        return OutputStore(self.settings.out)
+        """The output directory: ``out``, else the repository's folder in the user's cache."""
+        return OutputStore(self.settings.out if self.settings.out is not None else default_out(self.settings.repo or "."))
 
     def compute(self, versions: Iterable[str] | None = None, *, until: str = "compute", console: Console | None = None) -> PipelineRun:
-        """Run the pipeline up to step command ``until`` on ``versions`` (revisions or ``A..B`` ranges; ``None``: the
-        project's settings decide, every version when they name none). What is still valid is reused."""
+        """Run the pipeline up to step command ``until`` on ``versions`` (revisions or ``A..B`` ranges; ``None``: as the
+        settings choose them, ``all``, ``since`` or ``last``). What is still valid is reused."""
         if until not in COMMANDS:
             raise HistegError(f"unknown step '{until}': one of {', '.join(COMMANDS)}")
         settings = self.settings if versions is None else replace(self.settings, versions=tuple(versions), all=False)

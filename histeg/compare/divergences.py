@@ -104,7 +104,7 @@ class VersionComparison:
 def run_directories(store: OutputStore, index: int) -> list[Path]:
     runs = sorted((p for p in store.traces(index).glob("run-*") if p.is_dir()), key=lambda p: int(p.name.split("-")[1]))
     if not runs or not trace_files(runs[0]):
-        raise HistegError(f"version {index} has no traces in {store.traces(index)}; run 'histeg analyze' first")
+        raise HistegError(f"version {index} has no traces in {store.traces(index)} (its tracing did not complete)")
     return runs
 
 

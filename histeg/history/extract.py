@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,8 +17,16 @@ from histeg.history.git import GitRepository
 from histeg.history.revisions import first_parent_chain, resolve, select_versions
 from histeg.history.snapshot import write_snapshot
 from histeg.history.source import MIRROR_DIR, Source, open_source, root_commits
-from histeg.options import RunOptions
-from histeg.records.history import Commit, FileChanges, History, Repository, SkippedEntry, Version
+from histeg.options import RunOptions, Scope
+from histeg.records.history import (
+    Commit,
+    FileChanges,
+    History,
+    Repository,
+    SkippedEntry,
+    Version,
+)
+from histeg.records.registry import Registry
 from histeg.report.console import Console
 from histeg.settings.model import Settings
 from histeg.store import FILE_CHANGES, LOCK_FILE, VERSION, OutputStore
@@ -53,7 +62,7 @@ class ExtractResult:
         }
 
 
-def _check_output_directory(store: OutputStore) -> None:
+def check_output_directory(store: OutputStore) -> None:
     """Refuse a non-empty directory that holds no histeg results."""
     if not store.root.exists():
         return
@@ -126,20 +135,21 @@ def _project_table(snapshot: Path, identifier: str) -> tuple[str, dict[str, Any]
         return origin, {}  # a broken pyproject of an old version must not stop the analysis
 
 
-def _is_current(store: OutputStore, commit: Commit, predecessor: Commit | None, user: Settings) -> bool:
-    if not store.has_version(commit.index):
-        return False
+def _stored(store: OutputStore, index: int) -> Version | None:
+    if not store.has_version(index):
+        return None
     try:
-        stored = Version.read(store.file(commit.index, VERSION))
+        return Version.read(store.file(index, VERSION))
     except HistegError:  # written by another histeg version, or damaged: extract it again
+        return None
+
+
+def _is_current(store: OutputStore, stored: Version | None, commit: Commit, user: Settings) -> bool:
+    """The snapshot and the version's settings are as this run would make them; what it is compared with may differ."""
+    if stored is None or stored.identifier != commit.identifier or not store.file(commit.index, FILE_CHANGES).is_file():
         return False
-    expected_settings = resolve_version_settings(store.snapshot(commit.index), _project_table(store.snapshot(commit.index), commit.identifier), user)
-    return (
-        stored.identifier == commit.identifier
-        and stored.comparing_against_version == (predecessor.identifier if predecessor else None)
-        and VersionSettings.of(stored) == expected_settings
-        and store.file(commit.index, FILE_CHANGES).is_file()
-    )
+    expected = resolve_version_settings(store.snapshot(commit.index), _project_table(store.snapshot(commit.index), commit.identifier), user)
+    return VersionSettings.of(stored) == expected
 
 
 def _extract_version(store: OutputStore, repo: GitRepository, commit: Commit, predecessor: Commit | None, user: Settings, replace: bool) -> None:
@@ -148,39 +158,90 @@ def _extract_version(store: OutputStore, repo: GitRepository, commit: Commit, pr
         snapshot.mkdir()
         report = write_snapshot(repo, commit.identifier, snapshot)
         settings = resolve_version_settings(snapshot, _project_table(snapshot, commit.identifier), user)
-        base = predecessor.identifier if predecessor else repo.empty_tree()
-        changes = file_changes(repo, base, commit.identifier)
-        FileChanges(identifier=commit.identifier, comparing_against_version=predecessor.identifier if predecessor else None,
-                    changes=changes).write(scratch / FILE_CHANGES)
+        _file_changes(repo, commit, predecessor).write(scratch / FILE_CHANGES)
         _version_document(commit, predecessor, settings, report.skipped, _git_version(repo, commit.identifier)).write(scratch / VERSION)
 
 
+def _file_changes(repo: GitRepository, commit: Commit, predecessor: Commit | None) -> FileChanges:
+    base = predecessor.identifier if predecessor else repo.empty_tree()
+    return FileChanges(identifier=commit.identifier, comparing_against_version=predecessor.identifier if predecessor else None,
+                       changes=file_changes(repo, base, commit.identifier))
+
+
+def _compare_with(store: OutputStore, stored: Version, repo: GitRepository, commit: Commit, predecessor: Commit | None) -> None:
+    """The same snapshot compared with another version: only what depends on the predecessor is written again;
+    the steps that read it see their inputs changed, the others keep their results."""
+    _file_changes(repo, commit, predecessor).write(store.file(commit.index, FILE_CHANGES))
+    stored.comparing_against_version = predecessor.identifier if predecessor else None
+    stored.comparing_against_index = predecessor.index if predecessor else None
+    stored.write(store.file(commit.index, VERSION))
+
+
+def _numbered(store: OutputStore, commits: list[Commit]) -> list[Commit]:
+    """Each commit gets its number in this output directory (versions.json), written only when a number is new."""
+    path = store.root / Registry.FILE
+    registry = Registry.read(path) if path.is_file() else Registry(commits={})
+    known = len(registry.commits)
+    for commit in commits:
+        commit.index = registry.number(commit.identifier)
+    if len(registry.commits) != known:
+        registry.write(path)
+    return commits
+
+
+def _chosen(repo: GitRepository, scope: Scope, tip: str, by_id: dict[str, Commit]) -> list[str]:
+    if scope.versions:
+        return select_versions(repo, scope.versions, tip)
+    chain = first_parent_chain(repo, tip)
+    if scope.last is not None:
+        return chain[-scope.last:]
+    if scope.since is not None:
+        since = _moment(scope.since)
+        recent = [i for i, identifier in enumerate(chain) if _moment(by_id[identifier].committer_date) >= since]
+        return chain[max(recent[0] - 1, 0):] if recent else []
+    return chain
+
+
+def _moment(text: str) -> datetime.datetime:
+    moment = datetime.datetime.fromisoformat(text)
+    return moment if moment.tzinfo is not None else moment.astimezone()
+
+
 def extract(options: RunOptions, console: Console) -> ExtractResult:
+    """Extract the chosen versions; the caller holds the output directory's lock."""
     store = OutputStore(options.out)
-    _check_output_directory(store)
-    with store.locked():
-        source = open_source(options.repo, store.root, accept=_ownership_check(store))
-        repo = source.mirror
-        branch = options.branch or repo.current_branch()
-        tip = resolve(repo, branch)
-        console.detail(f"reading the history of {branch} in {source.location}")
-        commits = list_commits(repo, tip)
-        _history_document(source, branch, tip, commits).write(store.history_path)
-        by_id = {commit.identifier: commit for commit in commits}
-        identifiers = first_parent_chain(repo, tip) if options.all_versions else select_versions(repo, options.versions, tip)
-        for identifier in identifiers:
-            if identifier not in by_id:
-                raise HistegError(f"revision {identifier[:12]} is not in the history of '{branch}'; choose the branch with --branch")
-        result = ExtractResult(store.root, source.location, branch, len(commits))
-        previous: Commit | None = None
-        for identifier in console.progress(identifiers, len(identifiers), "extracting versions"):
-            commit = by_id[identifier]
-            if not options.override and _is_current(store, commit, previous, options.settings):
-                status = "reused"
-            else:
-                _extract_version(store, repo, commit, previous, options.settings, replace=True)
-                status = "extracted"
-            console.detail(f"{status} version {commit.index} ({commit.identifier[:12]})")
-            result.versions.append(ExtractedVersion(commit.index, identifier, previous.index if previous else None, status))
-            previous = commit
-        return result
+    store.prepare()
+    source = open_source(options.repo, store.root, accept=_ownership_check(store))
+    repo = source.mirror
+    branch = options.branch or repo.current_branch()
+    tip = resolve(repo, branch)
+    console.detail(f"reading the history of {branch} in {source.location}")
+    commits = _numbered(store, list_commits(repo, tip))
+    _history_document(source, branch, tip, commits).write(store.history_path)
+    by_id = {commit.identifier: commit for commit in commits}
+    identifiers = _chosen(repo, options.scope, tip, by_id)
+    if not identifiers:
+        raise HistegError(f"no version of '{branch}' was committed since {options.scope.since}")
+    for identifier in identifiers:
+        if identifier not in by_id:
+            raise HistegError(f"revision {identifier[:12]} is not in the history of '{branch}'; choose the branch with --branch")
+    result = ExtractResult(store.root, source.location, branch, len(commits))
+    previous: Commit | None = None
+    for identifier in console.progress(identifiers, len(identifiers), "extracting versions"):
+        commit = by_id[identifier]
+        stored = None if options.override else _stored(store, commit.index)
+        predecessor = previous
+        if previous is None and stored is not None and stored.comparing_against_version in by_id \
+                and store.has_version(by_id[stored.comparing_against_version].index):
+            predecessor = by_id[stored.comparing_against_version]  # a base keeps its own comparison, and its results
+        if stored is not None and _is_current(store, stored, commit, options.settings):
+            if stored.comparing_against_version != (predecessor.identifier if predecessor else None):
+                _compare_with(store, stored, repo, commit, predecessor)
+            status = "reused"
+        else:
+            _extract_version(store, repo, commit, predecessor, options.settings, replace=True)
+            status = "extracted"
+        console.detail(f"{status} version {commit.index} ({commit.identifier[:12]})")
+        result.versions.append(ExtractedVersion(commit.index, identifier, predecessor.index if predecessor else None, status))
+        previous = commit
+    return result

@@ -76,6 +76,31 @@ class PathName(Kind):
 
 
 @dataclass(frozen=True)
+class Day(Kind):
+    """A date (``2024-05-01``) or a moment (``2024-05-01T02:00:00+02:00``), kept as ISO 8601 text."""
+
+    @property
+    def expected(self) -> str:
+        return "a date such as 2024-05-01, or an ISO 8601 date and time"
+
+    @property
+    def metavar(self) -> str | None:
+        return "DATE"
+
+    def from_file(self, raw: Any) -> str:
+        import datetime
+
+        if isinstance(raw, (datetime.date, datetime.datetime)):  # TOML's own dates
+            return raw.isoformat()
+        if not isinstance(raw, str):
+            raise Invalid(self.expected)
+        try:
+            return datetime.datetime.fromisoformat(raw).isoformat() if "T" in raw or " " in raw else datetime.date.fromisoformat(raw).isoformat()
+        except ValueError:
+            raise Invalid(self.expected) from None
+
+
+@dataclass(frozen=True)
 class Whole(Kind):
     minimum: int = 0
 

@@ -27,8 +27,10 @@ class Settings:
     repo: str | None
     versions: tuple[str, ...]
     all: bool
+    since: str | None
+    last: int | None
     branch: str | None
-    out: Path
+    out: Path | None
     override: bool
     config: Path | None
     sources: tuple[str, ...] | None

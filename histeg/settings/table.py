@@ -17,6 +17,7 @@ from histeg.settings.kinds import (
     Boolean,
     Choice,
     Choices,
+    Day,
     Kind,
     Number,
     PathName,
@@ -96,10 +97,13 @@ def _target(key: str, kind: Kind, default: Any, help: str, **more: Any) -> Optio
 OPTIONS: tuple[Option, ...] = (
     _run("repo", Text(), None, "Repository to analyse (a URL is cloned into the output directory).", metavar="PATH|URL"),
     _run("versions", Strings(), (), "Revisions or A..B ranges (first-parent, both ends included); more may follow as arguments. "
-         "A single REV means REV and its predecessor.", metavar="REV", default_text="every version"),
+         "A single REV means REV and its predecessor. One of --versions, --all, --since and --last is required.", metavar="REV"),
     _run("all", Boolean(), False, "Every first-parent version of the branch.", in_file=False),
+    _run("since", Day(), None, "The first-parent versions committed on or after DATE, and the one before them to compare with."),
+    _run("last", Whole(1), None, "The last N first-parent versions (N-1 comparisons).", metavar="N"),
     _run("branch", Text(), None, "Branch to analyse.", default_text="the repository's HEAD"),
-    _run("out", PathName(), Path("histeg-out"), "Output directory."),
+    _run("out", PathName(), None, "Output directory; results of earlier runs there are reused.",
+         default_text="a folder per repository in $XDG_CACHE_HOME/histeg/results (~/.cache/histeg/results)"),
     _run("override", Boolean(), False, "Recompute results that already exist.", in_file=False),
     _run("config", PathName(), None, "A histeg.toml, or a pyproject.toml, whose [tool.histeg] table holds settings.",
          in_file=False, metavar="FILE", default_text="./histeg.toml if present"),
