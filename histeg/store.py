@@ -17,7 +17,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from histeg.errors import HistegError
+from histeg.atomic import WRITE_FAILURES, write_error
+from histeg.errors import HistegError, WriteError
 from histeg.records.history import Version
 
 HISTORY = "history.json"
@@ -81,25 +82,54 @@ class OutputStore:
 
     @contextlib.contextmanager
     def building_version(self, index: int, replace: bool) -> Iterator[Path]:
-        """Yield a scratch directory that becomes ``OUT/<index>`` only on success."""
-        scratch = Path(tempfile.mkdtemp(prefix=f".building-{index}-", dir=self.root))
+        """Yield a private scratch directory that becomes ``OUT/<index>`` only on success.
+
+        A write that fails inside it (disk full, file too large, no permission, a file where a folder should be)
+        is one line naming the file where it was to be, not in the scratch directory; the scratch directory is
+        removed and the version's earlier directory stays as it was."""
+        final = self.version_dir(index)
         try:
-            yield scratch
-            final = self.version_dir(index)
-            if final.exists():
-                if not replace:
-                    raise HistegError(f"version directory {final} already exists")
-                for name in USER_FILES:
-                    if (final / name).is_file():
-                        shutil.copy2(final / name, scratch / name)
-                trash = self.root / f".building-old-{index}"
-                shutil.rmtree(trash, ignore_errors=True)
-                os.replace(final, trash)
-                shutil.rmtree(trash, ignore_errors=True)
-            os.replace(scratch, final)
+            scratch = Path(tempfile.mkdtemp(prefix=f".building-{index}-", dir=self.root))
+        except OSError as exc:
+            raise write_error(final, exc) from None
+        try:
+            try:
+                yield scratch
+                self._put_in_place(scratch, final, replace)
+            except WriteError as exc:
+                raise _in_place(exc, scratch, final) from None
+            except OSError as exc:
+                if exc.errno not in WRITE_FAILURES:
+                    raise
+                where = scratch if exc.filename is None else Path(os.fsdecode(exc.filename))
+                raise _in_place(write_error(where, exc), scratch, final) from None
         finally:
-            if scratch.exists():
-                force_rmtree(scratch)
+            if os.path.lexists(scratch):
+                with contextlib.suppress(OSError):
+                    force_rmtree(scratch)
+
+    def _put_in_place(self, scratch: Path, final: Path, replace: bool) -> None:
+        """Rename ``scratch`` to ``final``; an earlier ``final`` is only deleted once the new one is in place."""
+        trash: Path | None = None
+        if final.exists():
+            if not replace:
+                raise HistegError(f"version directory {final} already exists")
+            for name in USER_FILES:
+                if (final / name).is_file():
+                    shutil.copy2(final / name, scratch / name)
+            trash = self.root / f".building-old-{final.name}"
+            if os.path.lexists(trash):
+                force_rmtree(trash)
+            os.replace(final, trash)
+        try:
+            os.replace(scratch, final)
+        except OSError:
+            if trash is not None:
+                os.replace(trash, final)
+            raise
+        if trash is not None:
+            with contextlib.suppress(OSError):  # a leftover is removed by the next run
+                force_rmtree(trash)
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
@@ -134,3 +164,12 @@ def force_rmtree(path: Path) -> None:
             func(target)
 
     shutil.rmtree(path, onexc=make_writable)
+
+
+def _in_place(error: WriteError, scratch: Path, final: Path) -> WriteError:
+    """The error with the paths where the files were to end up, not in the scratch directory: names a user can look for."""
+    try:
+        path = final / Path(os.path.abspath(error.path)).relative_to(os.path.abspath(scratch))
+    except ValueError:
+        path = error.path
+    return WriteError(path, error.reason.replace(str(scratch), str(final)))
