@@ -13,6 +13,7 @@ import msgspec
 
 from histeg.records.base import Part, Record
 from histeg.records.types import CommitId, Count, Seconds
+from histeg.tracing.tracers import LINE_BUDGET
 from histeg.tracing.values import DEFAULT_REDACT
 
 Outcome = Annotated[Literal["passed", "failed", "error", "timeout", "truncated", "broken"], msgspec.Meta(description=(
@@ -58,7 +59,7 @@ class TraceOptions(Part, kw_only=True, frozen=True):
     redact: Annotated[tuple[str, ...], msgspec.Meta(description=(
         "Case-insensitive substrings of dict keys, attribute, parameter and function names whose values are recorded as <redacted>."))] = DEFAULT_REDACT
     tracer: Tracer = "auto"
-    line_budget: Budget = 64
+    line_budget: Budget = LINE_BUDGET
 
 
 class Run(Part, kw_only=True):

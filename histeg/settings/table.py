@@ -9,7 +9,6 @@ unless ``flags`` says otherwise.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 from histeg.impact.scaling import METRICS, Scaling
@@ -27,7 +26,7 @@ from histeg.settings.kinds import (
     Whole,
 )
 from histeg.tracing.selection import DEFAULT_IGNORED_FUNCTIONS
-from histeg.tracing.tracers import TRACERS
+from histeg.tracing.tracers import LINE_BUDGET, TRACERS
 from histeg.tracing.values import DEFAULT_REDACT, MODES
 
 Group = Literal["run", "trace", "target"]
@@ -142,7 +141,7 @@ OPTIONS: tuple[Option, ...] = (
     _trace("repr-types", Strings(), (), "With values = \"repr\": qualified names of the types shown by their own repr().", flags=()),
     _trace("redact", Strings(), DEFAULT_REDACT, "Names (dict keys, attributes, parameters) whose values are never recorded; "
            "replaces the default list.", flags=()),
-    _trace("line-budget", Whole(0), 64, "Lines are recorded for the first N calls of a function per entry point (0: every call).",
+    _trace("line-budget", Whole(0), LINE_BUDGET, "Lines are recorded for the first N calls of a function per entry point (0: every call).",
            flags=()),
     _target("metric", Choices(METRICS), ("sections",), "Ranking metric; coverage and distance can be combined (repeatable)."),
     _target("restrict-syntax-mapping", Boolean(), False, "Charge a divergence only to the closest changed caller."),

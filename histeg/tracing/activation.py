@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from histeg.tracing.session import CONFIG_ENV, CONFIG_VERSION
+from histeg.tracing.tracers import LINE_BUDGET, VALUE_BUDGET
 from histeg.tracing.values import DEFAULT_REDACT, MODES
 
 HASH_SEED = "0"
@@ -46,10 +47,10 @@ class TraceConfig:
     """Qualified type names (``pkg.mod.Class``) shown by their own ``repr`` in ``repr`` mode."""
     redact: list[str] = field(default_factory=lambda: list(DEFAULT_REDACT))
     """Names (dict keys, attributes, parameters) whose values are never recorded: case-insensitive substrings."""
-    value_budget: int = 64
+    value_budget: int = VALUE_BUDGET
     """Values are recorded for the first N calls of each function per entry point (0: every call):
     hot functions called millions of times then cost little more than their lines."""
-    line_budget: int = 64
+    line_budget: int = LINE_BUDGET
     """Lines are recorded for the first N calls of each function per entry point (0: every call):
     beyond it a call keeps its calls, returns and nesting, and its lines are "not recorded", which
     comparisons treat as unknown. A loop-heavy function called millions of times then costs little

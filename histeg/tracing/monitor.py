@@ -46,6 +46,7 @@ from collections.abc import Callable
 from histeg.tracing import format as fmt
 from histeg.tracing.protocol import RETURN_REDACTED, Backend, FunctionEntry
 from histeg.tracing.selection import Selector
+from histeg.tracing.tracers import LINE_BUDGET, VALUE_BUDGET
 from histeg.tracing.value_ids import ValueIds
 from histeg.tracing.values import Abstraction
 
@@ -100,8 +101,8 @@ class Collector:
     implementation = "python"
 
     def __init__(
-        self, selector: Selector, writer: fmt.TraceWriter, abstraction: Abstraction | None = None, value_budget: int = 64, tool: int | None = None,
-        line_budget: int = 64,
+        self, selector: Selector, writer: fmt.TraceWriter, abstraction: Abstraction | None = None, value_budget: int = VALUE_BUDGET, tool: int | None = None,
+        line_budget: int = LINE_BUDGET,
     ) -> None:
         self.selector = selector
         self.writer = writer

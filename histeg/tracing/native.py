@@ -11,7 +11,7 @@ from histeg.tracing import format as fmt
 from histeg.tracing.monitor import Collector
 from histeg.tracing.protocol import Backend
 from histeg.tracing.selection import Selector
-from histeg.tracing.tracers import TRACERS
+from histeg.tracing.tracers import LINE_BUDGET, TRACERS, VALUE_BUDGET
 from histeg.tracing.values import Abstraction
 
 try:
@@ -28,8 +28,8 @@ class NativeCollector(Collector):
     implementation = "c"
 
     def __init__(
-        self, selector: Selector, writer: fmt.TraceWriter, abstraction: Abstraction | None = None, value_budget: int = 64, tool: int | None = None,
-        line_budget: int = 64,
+        self, selector: Selector, writer: fmt.TraceWriter, abstraction: Abstraction | None = None, value_budget: int = VALUE_BUDGET, tool: int | None = None,
+        line_budget: int = LINE_BUDGET,
     ) -> None:
         if _ctracer is None:
             raise RuntimeError("histeg: the C tracer is not built (reinstall histeg with a C compiler, or use tracer 'python')")
@@ -56,8 +56,8 @@ def resolve(implementation: str) -> str:
 
 
 def make_collector(
-    implementation: str, selector: Selector, writer: fmt.TraceWriter, abstraction: Abstraction | None = None, value_budget: int = 64,
-    tool: int | None = None, line_budget: int = 64,
+    implementation: str, selector: Selector, writer: fmt.TraceWriter, abstraction: Abstraction | None = None, value_budget: int = VALUE_BUDGET,
+    tool: int | None = None, line_budget: int = LINE_BUDGET,
 ) -> Collector:
     kind = NativeCollector if resolve(implementation) == "c" else Collector
     return kind(selector, writer, abstraction, value_budget, tool, line_budget)

@@ -37,6 +37,7 @@ def begin(settings: dict):  # noqa: ANN201 - returns the Collector
     from histeg.tracing.monitor import free_tool_id
     from histeg.tracing.native import make_collector, resolve
     from histeg.tracing.selection import Selector
+    from histeg.tracing.tracers import LINE_BUDGET, VALUE_BUDGET
     from histeg.tracing.values import DEFAULT_REDACT, Abstraction
 
     selector = Selector(
@@ -72,7 +73,7 @@ def begin(settings: dict):  # noqa: ANN201 - returns the Collector
         return TraceWriter(trace_file_name(trace_dir), meta)
 
     collector = make_collector(
-        implementation, selector, new_writer(), abstraction, int(settings.get("valueBudget", 64)), tool, int(settings.get("lineBudget", 64))
+        implementation, selector, new_writer(), abstraction, int(settings.get("valueBudget", VALUE_BUDGET)), tool, int(settings.get("lineBudget", LINE_BUDGET))
     )
     collector.start()
     _collector = collector
