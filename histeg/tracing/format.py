@@ -99,9 +99,6 @@ class TraceWriter:
 
     def __init__(self, path: str, meta: dict, level: int = 1, batch_bytes: int = 1 << 16) -> None:
         self.path = path
-        self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
-        header = json.dumps(meta, sort_keys=True).encode()
-        self._write_raw(MAGIC + bytes([FORMAT_VERSION]) + varint(len(header)) + header)
         self._compressor = zlib.compressobj(level)
         self._pending = bytearray()
         self._batch_bytes = batch_bytes
@@ -109,12 +106,49 @@ class TraceWriter:
         self.chunks = 0
         self.closed = False
         self.status = STATUS_COMPLETE
+        self.failure: str | None = None
+        """Why writing stopped (disk full, file too large, ...): the file then ends at its last whole batch,
+        without trailer, and reads as truncated: an incomplete trace, never an error in the traced program."""
+        self._written = 0
+        self._fd = -1
+        try:
+            self._fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        except OSError as exc:
+            self._give_up(exc)
+            return
+        header = json.dumps(meta, sort_keys=True).encode()
+        self._write_raw(MAGIC + bytes([FORMAT_VERSION]) + varint(len(header)) + header)
 
     def _write_raw(self, data: bytes) -> None:
         view = memoryview(data)
-        while view:
-            written = os.write(self._fd, view)
-            view = view[written:]
+        try:
+            while view:
+                view = view[os.write(self._fd, view):]
+        except OSError as exc:
+            self._give_up(exc)
+            return
+        self._written += len(data)
+
+    def _give_up(self, exc: OSError) -> None:
+        """Stop writing for good without raising into the traced program: the file is cut back to its last whole
+        batch so it decodes up to there, and why is said once on stderr (the run's log keeps it)."""
+        self.closed = True
+        self.failure = f"cannot write {self.path}: {exc.strerror or exc}"
+        self._pending = bytearray()
+        if self._fd >= 0:
+            try:
+                os.ftruncate(self._fd, self._written)
+            except OSError:
+                pass
+            try:
+                os.close(self._fd)
+            except OSError:
+                pass
+            self._fd = -1
+        try:
+            os.write(2, f"histeg: tracing stopped: {self.failure}\n".encode("utf-8", "replace"))
+        except OSError:
+            pass
 
     def _add(self, record: bytes) -> None:
         with self._lock:
@@ -182,18 +216,25 @@ class TraceWriter:
                 return
             self._pending += bytes([REC_END]) + varint(self.chunks)
             self._flush_locked()
-            self._write_raw(self._compressor.flush(zlib.Z_FINISH) + TRAILER + bytes([self.status]))
-            self.closed = True
-            os.close(self._fd)
+            if not self.closed:
+                self._write_raw(self._compressor.flush(zlib.Z_FINISH) + TRAILER + bytes([self.status]))
+            if not self.closed:  # else a write failed and the file is closed already
+                self.closed = True
+                try:
+                    os.close(self._fd)
+                except OSError:
+                    pass
 
     def abandon(self) -> None:
         """Forget this file without writing (a forked child starts its own)."""
         with self._lock:
             self.closed = True
-            try:
-                os.close(self._fd)
-            except OSError:
-                pass
+            if self._fd >= 0:
+                try:
+                    os.close(self._fd)
+                except OSError:
+                    pass
+                self._fd = -1
 
 
 def read_status(path: str) -> str:
