@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from pydriller import Git
 
 from histeg.errors import HistegError
@@ -9,10 +11,26 @@ from histeg.history.git import GitRepository
 from histeg.records.history import Commit
 
 
+class _Git(Git):  # type: ignore[misc]
+    """pydriller's reader, able to open a repository whose HEAD names a branch that is not UTF-8.
+
+    pydriller reads the current branch's name when it opens a repository and
+    GitPython fails on such a name; the commits are listed from an explicit
+    revision, so the name is not needed.
+    """
+
+    def _discover_main_branch(self, repo: Any) -> None:
+        try:
+            super()._discover_main_branch(repo)
+        except UnicodeDecodeError:
+            self._conf.set_value("main_branch", "")
+
+
 def list_commits(repo: GitRepository, tip: str) -> list[Commit]:
     """Every commit reachable from ``tip``, parents before children."""
-    driller = Git(str(repo.git_dir))
+    driller: Git | None = None
     try:
+        driller = _Git(str(repo.git_dir))
         commits = driller.get_list_commits(rev=tip, topo_order=True)
         return [
             Commit(
@@ -28,7 +46,9 @@ def list_commits(repo: GitRepository, tip: str) -> list[Commit]:
             )
             for index, commit in enumerate(commits)
         ]
-    except Exception as exc:  # pydriller wraps every git failure in a bare Exception
-        raise HistegError(f"cannot read the history of {tip} in {repo.path}: {str(exc).splitlines()[0]}") from None
+    except Exception as exc:  # noqa: BLE001 - pydriller wraps every git failure in a bare Exception; GitPython raises its own
+        reason = str(exc).splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise HistegError(f"cannot read the history of {tip} in {repo.path}: {reason}") from None
     finally:
-        driller.clear()
+        if driller is not None:
+            driller.clear()

@@ -5,6 +5,11 @@ write there (pydriller sets ``blame.markUnblamableLines`` in the repository's
 config when it opens one), so the user's repository is only *read* once per
 run by ``git clone --mirror --shared`` into ``OUT/repository.git``; a URL is
 cloned there with the user's git and credentials and fetched on reruns.
+
+Credentials in a URL (``https://user:token@host/…``, or a token alone) are
+never written anywhere: the mirror's ``remote.origin.url``, ``history.json``
+and every message carry the URL without them, and git receives them through
+its environment only (see ``remote``).
 """
 
 from __future__ import annotations
@@ -21,10 +26,57 @@ from histeg.history.git import GitRepository, first_line, git_environment
 
 MIRROR_DIR = "repository.git"
 _SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")
+_SSH_SCHEMES = frozenset({"ssh", "git+ssh", "ssh+git"})
 
 
 def is_url(source: str) -> bool:
     return "://" in source or bool(_SCP_LIKE.match(source))
+
+
+@dataclass(frozen=True)
+class Remote:
+    """A repository URL split into what may be stored and shown (``url``) and what only git's environment carries."""
+
+    url: str
+    config: tuple[tuple[str, str], ...] = ()
+
+    def environment(self) -> dict[str, str]:
+        return git_environment(self.config)
+
+
+def remote(location: str) -> Remote:
+    """``location`` without the user information of its authority, and how git still uses it.
+
+    git is given ``url.<location>.insteadOf=<url>`` through its environment:
+    it rewrites the stored URL back to the user's when it connects, so
+    authentication works exactly as with the URL on the command line, while
+    ``git clone`` stores the URL it was given, the one without credentials
+    (and git writes ``FETCH_HEAD`` with credentials removed). The user's
+    credential helpers are switched off for these runs, so none of them can
+    store what the URL carried. Everything up to the last ``@`` before the
+    first ``/`` counts as user information, so a password with an unescaped
+    ``@``, ``:`` or ``?`` is removed whole; an ``ssh://`` user names the
+    account and is kept.
+    """
+    if "://" not in location:
+        return Remote(location)
+    scheme, _, rest = location.partition("://")
+    end = rest.find("/")
+    authority, path = (rest, "") if end < 0 else (rest[:end], rest[end:])
+    userinfo, at, host = authority.rpartition("@")
+    if not at:
+        return Remote(location)
+    username = userinfo.partition(":")[0]
+    kept = f"{username}@" if username and scheme.lower() in _SSH_SCHEMES else ""
+    url = f"{scheme}://{kept}{host}{path}"
+    if url == location:
+        return Remote(location)
+    return Remote(url, (("credential.helper", ""), (f"url.{location}.insteadOf", url)))
+
+
+def redact(location: str) -> str:
+    """The location as histeg stores and shows it: without credentials."""
+    return remote(location).url
 
 
 @dataclass(frozen=True)
@@ -36,8 +88,8 @@ class Source:
     mirror: GitRepository
 
 
-def _git(*args: str, what: str) -> None:
-    result = subprocess.run(["git", *args], capture_output=True, env=git_environment(), check=False)
+def _git(*args: str, what: str, env: dict[str, str] | None = None) -> None:
+    result = subprocess.run(["git", *args], capture_output=True, env=env or git_environment(), check=False)
     if result.returncode != 0:
         raise HistegError(f"{what}: {first_line(result.stderr)}")
 
@@ -57,12 +109,15 @@ def open_source(location: str, out: Path, accept: Acceptor) -> Source:
     """
     mirror_path = out / MIRROR_DIR
     if is_url(location):
+        origin = remote(location)
         if (mirror_path / "HEAD").is_file():
             accept(GitRepository.open(mirror_path))
-            _git(f"--git-dir={mirror_path}", "remote", "update", "--prune", what=f"cannot fetch {location}")
+            # the URL given now, without credentials (this also clears those a mirror made by an older histeg kept)
+            _git(f"--git-dir={mirror_path}", "remote", "set-url", "--", "origin", origin.url, what=f"cannot fetch {origin.url}")
+            _git(f"--git-dir={mirror_path}", "remote", "update", "--prune", what=f"cannot fetch {origin.url}", env=origin.environment())
         else:
-            _clone(location, mirror_path, shared=False, accept=accept)
-        return Source(location, True, GitRepository.open(mirror_path))
+            _clone(origin.url, mirror_path, shared=False, accept=accept, env=origin.environment())
+        return Source(origin.url, True, GitRepository.open(mirror_path))
     user_repo = GitRepository.open(Path(location).expanduser())
     if not user_repo.has_commits():
         raise HistegError(f"repository {user_repo.path} has no commits")
@@ -70,12 +125,12 @@ def open_source(location: str, out: Path, accept: Acceptor) -> Source:
     return Source(str(user_repo.path), False, GitRepository.open(mirror_path))
 
 
-def _clone(location: str, mirror_path: Path, shared: bool, accept: Acceptor) -> None:
+def _clone(location: str, mirror_path: Path, shared: bool, accept: Acceptor, env: dict[str, str] | None = None) -> None:
     staging = mirror_path.with_name(mirror_path.name + ".new")
     shutil.rmtree(staging, ignore_errors=True)
     args = ["clone", "--quiet", "--mirror", *(["--shared"] if shared else []), "--", location, str(staging)]
     try:
-        _git(*args, what=f"cannot read repository {location}")
+        _git(*args, what=f"cannot read repository {location}", env=env)
         mirror = GitRepository.open(staging)
         if not mirror.has_commits():
             raise HistegError(f"repository {location} has no commits")
