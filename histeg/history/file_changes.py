@@ -1,8 +1,13 @@
-"""File-level changes between two versions (thesis section 4.1, end)."""
+"""File-level changes between two versions (thesis section 4.1, end).
+
+Paths are read from ``-z`` output as bytes; a name that is not UTF-8 is
+recorded with its odd bytes as ``\\xNN``, the same text the version's
+``skippedEntries`` give it (such a file is not in the snapshot).
+"""
 
 from __future__ import annotations
 
-from histeg.history.git import GitRepository
+from histeg.history.git import GitRepository, display_path
 from histeg.records.history import FileChange
 
 _STATUS = {"A": "added", "D": "removed", "M": "modified", "T": "modified", "R": "renamed", "C": "added"}
@@ -52,6 +57,10 @@ def file_changes(repo: GitRepository, old: str, new: str) -> list[FileChange]:
             new_path = None if kind == "removed" else path
             similarity = None
         python = any(path is not None and path.endswith(".py") for path in (old_path, new_path))
-        changes.append(FileChange(type=kind, old_path=old_path, new_path=new_path, python=python,
+        changes.append(FileChange(type=kind, old_path=_shown(old_path), new_path=_shown(new_path), python=python,
                                   binary=(new_path or old_path) in binary or old_path in binary, similarity=similarity))
     return sorted(changes, key=lambda change: change.new_path or change.old_path or "")
+
+
+def _shown(path: str | None) -> str | None:
+    return None if path is None else display_path(path)
