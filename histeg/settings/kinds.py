@@ -11,7 +11,9 @@ import math
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Annotated, Any, Literal
+
+import msgspec
 
 from histeg.errors import HistegError
 from histeg.impact.scaling import Scaling
@@ -35,6 +37,11 @@ class Kind:
     """A repeatable flag, and a list in a file."""
     is_flag = False
     """A flag without a value."""
+
+    @property
+    def json_type(self) -> Any:
+        """The value's type in JSON, for the schema of the files that record settings."""
+        return str
 
     @property
     def expected(self) -> str:
@@ -105,6 +112,10 @@ class Whole(Kind):
     minimum: int = 0
 
     @property
+    def json_type(self) -> Any:
+        return Annotated[int, msgspec.Meta(ge=self.minimum)]
+
+    @property
     def expected(self) -> str:
         return f"a whole number >= {self.minimum}"
 
@@ -125,6 +136,10 @@ class Number(Kind):
     """A number of seconds and the like: above ``minimum``, finite."""
 
     minimum: float = 0.0
+
+    @property
+    def json_type(self) -> Any:
+        return float
 
     @property
     def expected(self) -> str:
@@ -149,6 +164,10 @@ class Boolean(Kind):
     is_flag = True
 
     @property
+    def json_type(self) -> Any:
+        return bool
+
+    @property
     def expected(self) -> str:
         return "true or false"
 
@@ -168,6 +187,10 @@ class Strings(Kind):
     directories: bool = False
     """Directories of the analysed repository: relative to its root and inside it."""
     multiple = True
+
+    @property
+    def json_type(self) -> Any:
+        return list[str]
 
     @property
     def expected(self) -> str:
@@ -192,6 +215,10 @@ class Choice(Kind):
     choices: tuple[str, ...] = ()
 
     @property
+    def json_type(self) -> Any:
+        return Literal[self.choices]
+
+    @property
     def expected(self) -> str:
         return f"one of {', '.join(self.choices)}"
 
@@ -212,6 +239,10 @@ class Choices(Choice):
     multiple = True
 
     @property
+    def json_type(self) -> Any:
+        return list[Literal[self.choices]]
+
+    @property
     def expected(self) -> str:
         return f"one or more of {', '.join(self.choices)}"
 
@@ -228,6 +259,10 @@ class Choices(Choice):
 @dataclass(frozen=True)
 class Weights(Kind):
     """``[tool.histeg.scaling]``: the ranking's weights by name; the weights' own check names the unknown one."""
+
+    @property
+    def json_type(self) -> Any:
+        return dict[str, float]
 
     @property
     def expected(self) -> str:

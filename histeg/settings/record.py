@@ -7,31 +7,23 @@ rewrites its own section and keeps the other's.
 
 from __future__ import annotations
 
-from typing import Any
+import msgspec
 
-from histeg.atomic import read_json, write_json
 from histeg.errors import HistegError
+from histeg.records.settings import RunSettings
 from histeg.settings.model import Settings
 from histeg.settings.show import settings_json
 from histeg.settings.table import Step
 from histeg.store import OutputStore
 
-SETTINGS = "settings.json"
-SCHEMA_VERSION = 1
-
-
-STEPS: tuple[Step, ...] = ("traces", "targets")
+SETTINGS = RunSettings.FILE
 
 
 def record_settings(store: OutputStore, index: int, settings: Settings, step: Step) -> None:
     path = store.file(index, SETTINGS)
-    previous: Any = {}
-    if path.is_file():
-        try:
-            previous = read_json(path)
-        except HistegError:  # a damaged record is written anew
-            previous = {}
-    if not isinstance(previous, dict) or previous.get("schemaVersion") != SCHEMA_VERSION:
+    try:
+        previous = msgspec.to_builtins(RunSettings.read(path)) if path.is_file() else {}
+    except HistegError:  # damaged, or written by another histeg version: written anew
         previous = {}
-    sections = {name: previous[name] for name in STEPS if name in previous} | {step: settings_json(settings, step)}
-    write_json(path, {"schemaVersion": SCHEMA_VERSION, **{name: sections[name] for name in STEPS if name in sections}})
+    sections = {"traces": previous.get("traces"), "targets": previous.get("targets"), step: settings_json(settings, step)}
+    msgspec.convert({"schemaVersion": RunSettings.schema_version_expected(), **sections}, RunSettings).write(path)
