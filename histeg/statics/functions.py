@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from histeg.config import VersionSettings
+from histeg.history.git import display_path
+from histeg.history.snapshot import Unreadable, read_snapshot_file
 from histeg.naming import identifier
 from histeg.records.statics import FunctionKind, FunctionRecord, SkippedFile
 from histeg.statics.scope import SourceFile, source_files
@@ -60,12 +62,16 @@ class FunctionTable:
 
 
 def read_function_table(snapshot: Path, settings: VersionSettings) -> FunctionTable:
-    """Parse every analysed file; files that do not parse are listed, not fatal."""
+    """Parse every analysed file; files that do not parse, or are not source (a link out of the snapshot, a loop,
+    binary, a Git LFS pointer, a name that is not UTF-8), are listed with the reason, not fatal."""
     table = FunctionTable()
     for source in source_files(snapshot, settings):
         try:
-            text = source.path.read_bytes()
+            text = read_snapshot_file(snapshot, source.relpath)
             tree = ast.parse(text, filename=source.relpath)
+        except Unreadable as exc:
+            table.skipped.append(SkippedFile(file=display_path(source.relpath), reason=str(exc)))
+            continue
         except (SyntaxError, ValueError) as exc:
             table.skipped.append(SkippedFile(file=source.relpath, reason=_describe_parse_error(exc)))
             continue
