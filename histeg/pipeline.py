@@ -24,7 +24,7 @@ from histeg.engine.fingerprint import file_digest
 from histeg.engine.runner import results, run_step
 from histeg.engine.step import Step, StepResult
 from histeg.envs.environment import default_root
-from histeg.errors import EXIT_OK, EXIT_SOME_VERSIONS_FAILED, HistegError
+from histeg.errors import EXIT_OK, EXIT_SOME_VERSIONS_FAILED, HistegError, WriteError
 from histeg.history.extract import ExtractResult, check_output_directory, extract
 from histeg.options import RunOptions
 from histeg.records.history import Version
@@ -120,6 +120,8 @@ class Context:
         for index in self.console.progress(self.usable(), len(self.usable()), description):
             try:
                 results.append({"index": index, **action(index)})
+            except WriteError:  # nothing more can be written: the run stops, earlier results intact
+                raise
             except HistegError as exc:
                 self.fail(index, str(exc))
             except Exception as exc:  # a defect must cost one version, not the run
@@ -330,7 +332,7 @@ def run_pipeline(options: RunOptions, console: Console, until: str = COMMANDS[-1
     check_output_directory(store)
     if not options.out_chosen:
         console.info(f"results go to {store.root} (choose another folder with --out)")
-    with store.locked(), private_files():
+    with private_files(), store.locked():
         extracted = _extract_step(options, console)
         run.steps["extract"] = extracted.to_json()
         context = Context(options, console, store, run, [v.index for v in extracted.versions])

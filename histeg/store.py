@@ -77,8 +77,6 @@ class OutputStore:
             raise HistegError(f"cannot create output directory {self.root}: {exc.strerror}") from None
         if not os.access(self.root, os.W_OK | os.X_OK):
             raise HistegError(f"output directory {self.root} is not writable")
-        for stale in self.root.glob(".building-*"):
-            shutil.rmtree(stale, ignore_errors=True)
 
     @contextlib.contextmanager
     def building_version(self, index: int, replace: bool) -> Iterator[Path]:
@@ -133,10 +131,14 @@ class OutputStore:
 
     @contextlib.contextmanager
     def locked(self) -> Iterator[None]:
-        """One histeg run per output directory at a time."""
+        """One histeg run per output directory at a time, for the whole run: a refused run changes nothing.
+        What an interrupted run left (folders being built) is removed only once the lock is held."""
         self.prepare()
         path = self.root / LOCK_FILE
-        handle = open(path, "a+")
+        try:
+            handle = open(path, "a+")
+        except OSError as exc:
+            raise HistegError(f"cannot open the lock file {path}: {exc.strerror}") from None
         try:
             try:
                 fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -148,6 +150,8 @@ class OutputStore:
             handle.truncate()
             handle.write(str(os.getpid()))
             handle.flush()
+            for stale in self.root.glob(".building-*"):
+                force_rmtree(stale)
             yield
         finally:
             handle.close()

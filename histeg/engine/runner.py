@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from typing import Any
@@ -58,8 +59,9 @@ def run_step(step: Step, context: StepContext, index: int) -> StepResult:
     try:
         result = step.run(context, index)
     except BaseException:
-        _record(store, index, step.name, StepState(fingerprint=key, result=result_id, status="failed",
-                                                   seconds=round(time.perf_counter() - started, 3), inputs=inputs, summary={}))
+        with contextlib.suppress(HistegError):  # the step's own error is the one to report
+            _record(store, index, step.name, StepState(fingerprint=key, result=result_id, status="failed",
+                                                       seconds=round(time.perf_counter() - started, 3), inputs=inputs, summary={}))
         raise
     seconds = round(time.perf_counter() - started, 3)
     status = "ok" if result.failure is None else "failed"

@@ -237,7 +237,6 @@ def test_compute_under_a_full_disk_keeps_earlier_versions_and_names_the_file(gro
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="Context.each in histeg/pipeline.py fails the version on a WriteError instead of stopping the run")
 def test_compute_under_a_full_disk_stops_with_its_exit_code_and_one_line(grown) -> None:
     out, _, result = grown
     assert result.code == EXIT_CANNOT_WRITE, result.stderr
@@ -312,7 +311,6 @@ def test_nothing_compute_writes_in_the_versions_is_readable_by_group_or_others(c
 
 
 @pytest.mark.slow
-@pytest.mark.xfail(strict=True, reason="the run's umask is set in histeg/pipeline.py, after store.locked() has made OUT and its lock file")
 def test_the_output_folder_and_its_lock_file_are_private(computed_with_open_umask: Path) -> None:
     assert exposed(computed_with_open_umask) == []
 
