@@ -45,7 +45,8 @@ from histeg.records.build import (
     Project,
 )
 from histeg.records.history import Version
-from histeg.runs.process import pinned_environment, run_process
+from histeg.runs.groups import records_folder
+from histeg.runs.process import output_text, pinned_environment, run_process
 from histeg.store import OutputStore
 
 BUILD_LOG = "build.log"
@@ -129,9 +130,9 @@ def _build(store: OutputStore, index: int, version: Version, settings: VersionSe
     record.pytest_args, record.neutralised = _neutralised(environment.python)
     if settings.build_command:
         env = activated(environment.python, pinned_environment(), store.version_dir(index) / SHIMS)
-        process = run_process(["/bin/sh", "-c", settings.build_command], snapshot, env, request.timeout)
+        process = run_process(["/bin/sh", "-c", settings.build_command], snapshot, env, request.timeout, groups=records_folder(store.root))
         with log.open("a", encoding="utf-8") as handle:
-            handle.write(f"$ {settings.build_command}\n--- stdout (tail) ---\n{process.stdout_tail}\n--- stderr (tail) ---\n{process.stderr_tail}\n")
+            handle.write(f"$ {settings.build_command}\n{output_text(process)}\n")
         record.exit_code = None if process.timed_out else process.exit_code
         if process.timed_out:
             record.status, record.reason = TIMED_OUT, f"the build command timed out after {request.timeout:g} s"

@@ -1,26 +1,42 @@
 """Running one command with a time limit, in its own process group.
 
-Output goes to files, not pipes, so a chatty or hanging process can neither
-fill memory nor block the runner; only the tails are kept. On timeout the
-whole group gets SIGINT (Python processes then exit through ``atexit`` and
-close their traces), and SIGKILL after a grace period. Processes the command
-left behind are killed when it exits, so runs never overlap.
+Output is read through pipes as it comes, and of each stream only the
+beginning and the end are kept (the bytes between are counted): a chatty
+suite can fill neither memory nor the disk, and a pipe that is always
+drained never blocks the command. On timeout the whole group gets SIGINT
+(Python processes then exit through ``atexit`` and close their traces), and
+SIGKILL after a grace period; the same happens when histeg is interrupted
+(SIGINT, SIGTERM) while the command runs. Processes the command left behind
+are killed when it exits, so runs never overlap. While the group runs it is
+recorded on disk (``histeg.runs.groups``): a histeg killed outright leaves
+the next run a way to end it.
 """
 
 from __future__ import annotations
 
 import os
+import selectors
 import signal
 import subprocess
-import tempfile
+import threading
 import time
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
 
+from histeg.runs import interrupt
+from histeg.runs.groups import record, release
+
+HEAD_BYTES = 8 * 1024
+"""Kept from the start of each stream: what a command says first (a collection error, a bad option)."""
 TAIL_BYTES = 32 * 1024
+"""Kept from the end of each stream: pytest's summary, a traceback."""
 DEFAULT_GRACE_SECONDS = 5.0
+POLL_SECONDS = 0.1
+"""How often a waiting run looks whether its command exited or histeg is stopping."""
+DRAIN_SECONDS = 2.0
+"""After the group is killed: how long the pipes are read to their end (a process that left the group may hold them)."""
+_READ_BYTES = 1 << 16
 
 
 def pinned_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
@@ -37,8 +53,102 @@ class ProcessResult:
     duration: float
     timed_out: bool
     stdout_tail: str
+    """What was kept of stdout: all of it, or its first ``HEAD_BYTES`` and last ``TAIL_BYTES`` around a line saying how much was cut."""
     stderr_tail: str
     start_error: str | None = None
+    stdout_truncated_bytes: int = 0
+    stderr_truncated_bytes: int = 0
+
+    @property
+    def output_truncated_bytes(self) -> int:
+        """Bytes of output not kept, both streams."""
+        return self.stdout_truncated_bytes + self.stderr_truncated_bytes
+
+
+@dataclass
+class _Kept:
+    """One stream's first ``HEAD_BYTES`` and last ``TAIL_BYTES``; what lies between is only counted."""
+
+    head: bytearray = field(default_factory=bytearray)
+    tail: bytearray = field(default_factory=bytearray)
+    total: int = 0
+
+    def feed(self, data: bytes) -> None:
+        self.total += len(data)
+        room = HEAD_BYTES - len(self.head)
+        if room > 0:
+            self.head += data[:room]
+            data = data[room:]
+        if data:
+            self.tail += data
+            if len(self.tail) > TAIL_BYTES:
+                del self.tail[: len(self.tail) - TAIL_BYTES]
+
+    def text(self) -> tuple[str, int]:
+        """The text kept and the number of bytes left out; the tail starts at a line when it was cut."""
+        cut = self.total - len(self.head) - len(self.tail)
+        if not cut:
+            return (self.head + self.tail).decode("utf-8", errors="replace"), 0
+        tail = bytes(self.tail)
+        newline = tail.find(b"\n")
+        if newline >= 0:
+            cut += newline + 1
+            tail = tail[newline + 1 :]
+        head = self.head.decode("utf-8", errors="replace")
+        separator = "" if head.endswith("\n") else "\n"
+        return f"{head}{separator}[... {cut} bytes cut ...]\n{tail.decode('utf-8', errors='replace')}", cut
+
+
+class _Output:
+    """The command's stdout and stderr, read as they come."""
+
+    def __init__(self, process: subprocess.Popen[bytes]) -> None:
+        assert process.stdout is not None and process.stderr is not None
+        self.files = (process.stdout, process.stderr)
+        self.fds = tuple(stream.fileno() for stream in self.files)
+        self.kept = {fd: _Kept() for fd in self.fds}
+        self.selector = selectors.DefaultSelector()
+        for fd in self.kept:
+            os.set_blocking(fd, False)
+            self.selector.register(fd, selectors.EVENT_READ)
+
+    def read(self, timeout: float) -> None:
+        """Read what is there, waiting at most ``timeout`` seconds for something to come."""
+        if not self.selector.get_map():
+            time.sleep(timeout)
+            return
+        for key, _ in self.selector.select(timeout):
+            try:
+                data = os.read(key.fd, _READ_BYTES)
+            except BlockingIOError:
+                continue
+            if data:
+                self.kept[key.fd].feed(data)
+            else:
+                self.selector.unregister(key.fd)
+
+    def wait(self, pid: int, until: float, stop: Callable[[], bool]) -> bool:
+        """Read until process ``pid`` exits (True), or ``until`` (monotonic) passes or ``stop()`` holds (False)."""
+        while not _exited(pid):
+            left = until - time.monotonic()
+            if left <= 0 or stop():
+                return False
+            self.read(min(left, POLL_SECONDS))
+        return True
+
+    def drain(self, seconds: float) -> None:
+        until = time.monotonic() + seconds
+        while self.selector.get_map() and (left := until - time.monotonic()) > 0:
+            self.read(left)
+
+    def close(self) -> None:
+        self.selector.close()
+        for stream in self.files:
+            stream.close()
+
+    def texts(self) -> tuple[tuple[str, int], tuple[str, int]]:
+        out, err = (self.kept[fd] for fd in self.fds)
+        return out.text(), err.text()
 
 
 def run_process(
@@ -47,30 +157,89 @@ def run_process(
     env: Mapping[str, str],
     timeout: float,
     grace: float = DEFAULT_GRACE_SECONDS,
+    *,
+    groups: Path | None = None,
+    stop: threading.Event | None = None,
 ) -> ProcessResult:
-    with tempfile.TemporaryFile() as out, tempfile.TemporaryFile() as err:
-        started = time.monotonic()
-        try:
-            process = subprocess.Popen(
-                argv, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=out, stderr=err, start_new_session=True,
-                preexec_fn=_default_interrupt,
-            )
-        except OSError as exc:
-            return ProcessResult(None, 0.0, False, "", "", f"cannot start {argv[0]}: {exc.strerror or exc}")
-        timed_out = False
-        try:
-            process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            timed_out = True
-            _signal_group(process.pid, signal.SIGINT)
+    """Run ``argv`` in ``cwd``, in a process group of its own, until it exits or ``timeout`` seconds pass.
+
+    ``groups``: the folder the group is recorded in while it runs (``histeg.runs.groups.records_folder``).
+    ``stop``: when another thread sets it, the group is stopped as on timeout and ``interrupt.Stopped`` is
+    raised, as a signal does in the main thread (which raises its own exception wherever it waits)."""
+
+    def halted() -> bool:
+        return interrupt.stopping() or (stop is not None and stop.is_set())
+
+    if halted():
+        raise interrupt.Stopped("histeg is stopping")
+    process: subprocess.Popen[bytes] | None = None
+    output: _Output | None = None
+    recorded: Path | None = None
+    ending = False
+    started = time.monotonic()
+    try:
+        with interrupt.deferred():  # a signal between the start and the record would leave a group nothing knows of
             try:
-                process.wait(timeout=grace)
-            except subprocess.TimeoutExpired:
-                _signal_group(process.pid, signal.SIGKILL)
-                process.wait()
+                process = subprocess.Popen(
+                    argv, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                    start_new_session=True, preexec_fn=_default_interrupt,
+                )
+            except OSError as exc:
+                return ProcessResult(None, 0.0, False, "", "", f"cannot start {argv[0]}: {exc.strerror or exc}")
+            output = _Output(process)
+            if groups is not None:
+                recorded = record(groups, process.pid, argv)
+        exited = output.wait(process.pid, started + timeout, halted)
+        if not exited:
+            ending = True
+            _end(process.pid, output, grace)
+            if halted():
+                raise interrupt.Stopped("histeg is stopping")
         duration = time.monotonic() - started
-        _signal_group(process.pid, signal.SIGKILL)  # whatever the command left running
-        return ProcessResult(process.returncode, duration, timed_out, _tail(out), _tail(err))
+    except BaseException:
+        if process is not None and not _exited(process.pid):
+            try:
+                if not ending and output is not None:  # interrupted while waiting: stopped as on timeout
+                    ending = True
+                    _end(process.pid, output, grace)
+            finally:  # interrupted again while it was being stopped: no more grace
+                _signal_group(process.pid, signal.SIGKILL)
+        raise
+    finally:
+        with interrupt.deferred():
+            if process is not None:
+                _signal_group(process.pid, signal.SIGKILL)  # whatever the command left running
+                process.wait()
+                if output is not None:
+                    output.drain(DRAIN_SECONDS)
+                    output.close()
+                release(recorded)
+    (stdout, stdout_cut), (stderr, stderr_cut) = output.texts()
+    return ProcessResult(process.returncode, duration, not exited, stdout, stderr, None, stdout_cut, stderr_cut)
+
+
+def output_text(result: ProcessResult) -> str:
+    """What a log shows of a command's output: the tails, and how much was cut when it was too long to keep."""
+    cut = ""
+    if result.output_truncated_bytes:
+        cut = (f"output cut: {result.stdout_truncated_bytes} bytes of stdout, {result.stderr_truncated_bytes} bytes of stderr "
+               f"(the first {HEAD_BYTES // 1024} KiB and the last {TAIL_BYTES // 1024} KiB of each are kept)\n")
+    return f"{cut}--- stdout (tail) ---\n{result.stdout_tail}\n--- stderr (tail) ---\n{result.stderr_tail}"
+
+
+def _end(pgid: int, output: _Output, grace: float) -> None:
+    """SIGINT to the group, SIGKILL when its leader has not exited after ``grace`` seconds; output is read meanwhile."""
+    _signal_group(pgid, signal.SIGINT)
+    if not output.wait(pgid, time.monotonic() + grace, lambda: False):
+        _signal_group(pgid, signal.SIGKILL)
+
+
+def _exited(pid: int) -> bool:
+    """The process exited. It is not reaped, so its pid, the group's id, cannot be given to another process meanwhile."""
+    try:
+        return os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
+    except ChildProcessError:
+        return True
 
 
 def _default_interrupt() -> None:
@@ -85,13 +254,3 @@ def _signal_group(pgid: int, signum: int) -> None:
         os.killpg(pgid, signum)
     except (ProcessLookupError, PermissionError):
         pass
-
-
-def _tail(handle: BinaryIO) -> str:
-    size = handle.seek(0, os.SEEK_END)
-    handle.seek(max(0, size - TAIL_BYTES))
-    data = handle.read()
-    text = data.decode("utf-8", errors="replace")
-    if size > TAIL_BYTES:
-        text = "[...]" + text[text.find("\n") + 1 :] if "\n" in text else text
-    return text
