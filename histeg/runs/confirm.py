@@ -15,6 +15,7 @@ tests before it, and that is not noise.
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -23,7 +24,7 @@ from histeg.envs.runtime import runtime_of
 from histeg.errors import HistegError
 from histeg.records.runs import Batch, Confirmations, Rerun, Runs
 from histeg.runs.runner import CONFIRMATIONS, RUN_DIR, RUNS, Launch, version_settings
-from histeg.store import OutputStore
+from histeg.store import OutputStore, force_rmtree
 
 DEFAULT_CONFIRM_RUNS = 2
 
@@ -85,10 +86,13 @@ def confirm(store: OutputStore, index: int, wanted: Mapping[str, set[str]], runs
         selection[label] = named if command.kind == "pytest" and named else None
     _, settings = version_settings(store, index)
     runtime = runtime_of(store.version_dir(index))
-    launch = Launch(store, index, settings, runtime, recorded.python, recorded.trace_options, recorded.timeout_seconds)
+    stop = threading.Event()
+    launch = Launch(store, index, settings, runtime, recorded.python, recorded.trace_options, recorded.timeout_seconds, stop=stop)
     number = 1 + max((int(b.directory.rsplit("-", 1)[1]) for b in confirmations.batches), default=0)
     directory = store.traces(index) / f"confirm-{number}"
-    directory.mkdir(parents=True, exist_ok=True)
+    if directory.exists():  # left by re-runs that were interrupted: confirmations.json never named it
+        force_rmtree(directory)
+    directory.mkdir(parents=True)
     select_files: dict[str, Path] = {}
     for label, ids in selection.items():
         if ids is not None:
@@ -97,13 +101,17 @@ def confirm(store: OutputStore, index: int, wanted: Mapping[str, set[str]], runs
 
     def rerun(repetition: int) -> list[Rerun]:
         run_dir = directory / f"run-{repetition}"
-        run_dir.mkdir(exist_ok=True)
+        run_dir.mkdir()
         return [launch.run(Rerun, commands[label], repetition, run_dir, select_files.get(label), f"{RUN_DIR}-confirm-{repetition}")
                 for label in sorted(selection)]
 
     # the re-runs are independent processes in copies of their own: on two cores they take the time of one
     with ThreadPoolExecutor(max_workers=min(runs, len(os.sched_getaffinity(0)))) as pool:
-        records = [record for batch in pool.map(rerun, range(1, runs + 1)) for record in batch]
+        try:
+            records = [record for batch in pool.map(rerun, range(1, runs + 1)) for record in batch]
+        except BaseException:  # only this thread sees a signal or a failed re-run: the others stop their groups and give up
+            stop.set()
+            raise
     relative = directory.relative_to(store.version_dir(index)).as_posix()
     chosen = {label: None if ids is None else sorted(ids) for label, ids in sorted(selection.items())}
     confirmations.batches.append(Batch(directory=relative, paired_with=paired_with, selection=chosen, runs=records))

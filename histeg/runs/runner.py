@@ -2,20 +2,23 @@
 
 Repetition ``k`` writes its traces, logs and per-command configs into
 ``OUT/<index>/traces/run-<k>/``; ``OUT/<index>/runs.json`` lists each run.
-Earlier traces of the version are removed first so that runs of different
-invocations never mix. Every command of every repetition runs in a fresh copy
-of the snapshot (``OUT/<index>/.run``, removed afterwards), so a test that
-writes files changes neither the snapshot nor the next run; the copy's source
-directories come right after the tracer's hook on ``PYTHONPATH``, so the
-version is imported from it even when another copy of the project is
-installed. A run whose trace was not closed (``os._exit``, a signal) or lost
-the tracer's tool id is not taken as complete.
+The runs are made in a scratch folder beside ``traces/``, which replaces the
+earlier traces (and re-runs) only once every run is done: an interrupted or
+failed re-trace leaves the earlier traces and ``runs.json`` as they were, and
+runs of different invocations never mix. Every command of every repetition
+runs in a fresh copy of the snapshot (``OUT/<index>/.run``, removed
+afterwards), so a test that writes files changes neither the snapshot nor the
+next run; the copy's source directories come right after the tracer's hook on
+``PYTHONPATH``, so the version is imported from it even when another copy of
+the project is installed. A run whose trace was not closed (``os._exit``, a
+signal) or lost the tracer's tool id is not taken as complete.
 """
 
 from __future__ import annotations
 
 import os
-import shutil
+import tempfile
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -35,11 +38,13 @@ from histeg.records.runs import (
     TraceHeader,
     TraceOptions,
 )
+from histeg.runs import interrupt
 from histeg.runs.commands import command_line, pytest_command, unique_labels
+from histeg.runs.groups import records_folder
 from histeg.runs.outcome import NOT_COMPLETE, Verdict, judge
-from histeg.runs.process import DEFAULT_GRACE_SECONDS, run_process
-from histeg.runs.workdir import fresh_copy
-from histeg.store import OutputStore
+from histeg.runs.process import DEFAULT_GRACE_SECONDS, ProcessResult, output_text, run_process
+from histeg.runs.workdir import RUN_DIR, TRACES_SCRATCH, fresh_copy
+from histeg.store import TRACES_DIR, OutputStore, force_rmtree
 from histeg.tracing.activation import TraceConfig as TracerConfig
 from histeg.tracing.activation import traced_environment
 from histeg.tracing.format import FORMAT_VERSION, read_meta, read_status
@@ -53,8 +58,6 @@ CONFIRMATIONS = Confirmations.FILE
 """The targeted re-runs of a version (``histeg.runs.confirm``): they live and die with its traces."""
 TRACE_CONFIG = TraceConfig.FILE
 TRACE_SUFFIX = ".htrace"
-RUN_DIR = ".run"
-"""The fresh copy of the snapshot a run works in, inside the version directory."""
 DEFAULT_TIMEOUT_SECONDS = 600.0
 
 
@@ -122,19 +125,51 @@ def run_traces(
     if not snapshot.is_dir():
         raise HistegError(f"version {index} has no snapshot at {snapshot}")
     write_trace_config(store, index, options)
-    store.file(index, RUNS).unlink(missing_ok=True)
-    store.file(index, CONFIRMATIONS).unlink(missing_ok=True)
-    shutil.rmtree(store.traces(index), ignore_errors=True)
-    launch = Launch(store, index, settings, runtime, python, options, timeout, grace)
-    runs = []
-    for repetition in range(1, repeat + 1):
-        run_dir = store.traces(index) / f"run-{repetition}"
-        run_dir.mkdir(parents=True)
-        runs += [launch.run(Run, command, repetition, run_dir) for command in commands]
-    record = Runs(identifier=version.identifier, trace_format=FORMAT_VERSION, trace_options=options, repeat=repeat, timeout_seconds=timeout,
-                  python=python, build=runtime.build, runs=runs)
-    record.write(store.file(index, RUNS))
+    scratch = Path(tempfile.mkdtemp(prefix=f"{TRACES_SCRATCH}new-", dir=store.version_dir(index)))
+    try:
+        launch = Launch(store, index, settings, runtime, python, options, timeout, grace, scratch=scratch)
+        runs = []
+        for repetition in range(1, repeat + 1):
+            run_dir = scratch / f"run-{repetition}"
+            run_dir.mkdir()
+            runs += [launch.run(Run, command, repetition, run_dir) for command in commands]
+        record = Runs(identifier=version.identifier, trace_format=FORMAT_VERSION, trace_options=options, repeat=repeat,
+                      timeout_seconds=timeout, python=python, build=runtime.build, runs=runs)
+        _publish(store, index, scratch, record)
+    finally:
+        if scratch.exists():
+            force_rmtree(scratch)
     return record
+
+
+def _publish(store: OutputStore, index: int, scratch: Path, record: Runs) -> None:
+    """Put the new runs in place of the earlier ones, which are moved aside first and back if that fails;
+    signals wait for the end. Until the last rename the version has no ``traces/``, so even a histeg
+    killed meanwhile leaves nothing a later run takes as a result."""
+    traces = store.traces(index)
+    for config in scratch.glob(f"run-*/*.{TRACE_CONFIG}"):  # the runs' configs name the folder their traces are in now
+        made = TraceConfig.read(config)
+        made.trace_dir = str((traces / config.parent.name).resolve())
+        made.write(config)
+    with interrupt.deferred():
+        earlier = Path(tempfile.mkdtemp(prefix=f"{TRACES_SCRATCH}old-", dir=store.version_dir(index)))
+        moved = [(path, earlier / path.name) for path in (traces, store.file(index, RUNS), store.file(index, CONFIRMATIONS))
+                 if path.exists()]
+        replacing = False
+        try:
+            for path, aside in moved:
+                os.replace(path, aside)
+            replacing = True  # from here runs.json may be the new one
+            record.write(store.file(index, RUNS))
+            os.replace(scratch, traces)
+        except BaseException:
+            if replacing:
+                store.file(index, RUNS).unlink(missing_ok=True)
+            for path, aside in moved:
+                if aside.exists():
+                    os.replace(aside, path)
+            raise
+    force_rmtree(earlier)
 
 
 @dataclass
@@ -150,6 +185,10 @@ class Launch:
     options: TraceOptions
     timeout: float
     grace: float = DEFAULT_GRACE_SECONDS
+    scratch: Path | None = None
+    """The folder the runs are made in when it is to become ``traces/``: records name their files as under ``traces/``."""
+    stop: threading.Event | None = None
+    """Set by another thread to stop the runs under way (``run_process``)."""
 
     def run[R: Run](self, kind: type[R], command: TraceCommand, repetition: int, run_dir: Path, select: Path | None = None,
                     work_name: str = RUN_DIR) -> R:
@@ -165,7 +204,7 @@ class Launch:
         with fresh_copy(snapshot, work):
             self.runtime.prepare(work)
             env = traced_environment(config_path, base_environment(work, self.settings, self.runtime))
-            result = run_process(argv, work, env, self.timeout, self.grace)
+            result = run_process(argv, work, env, self.timeout, self.grace, groups=records_folder(store.root), stop=self.stop)
         verdict = judge(command, result)
         produced = sorted(set(run_dir.glob(f"*{TRACE_SUFFIX}")) - before)
         complete, incomplete, verdict = _check_traces(produced, verdict)
@@ -178,13 +217,18 @@ class Launch:
                 if verdict.outcome not in NOT_COMPLETE:
                     verdict = Verdict("broken", f"trace {path.name} is damaged: {exc}", verdict.tests)
         log = run_dir / f"{command.label}.log"
-        log.write_text(_log_text(argv, result.exit_code, verdict.outcome, result.stdout_tail, result.stderr_tail), encoding="utf-8")
+        log.write_text(_log_text(argv, verdict.outcome, result), encoding="utf-8")
         return kind(
             repetition=repetition, command=command, argv=argv, exit_code=result.exit_code, outcome=verdict.outcome, message=verdict.message,
             duration_seconds=round(result.duration, 3), timed_out=result.timed_out, tests=verdict.tests,
-            traces=[_relative(store, index, p) for p in complete], incomplete_traces=[_relative(store, index, p) for p in incomplete],
-            log=_relative(store, index, log),
+            traces=[self.relative(p) for p in complete], incomplete_traces=[self.relative(p) for p in incomplete], log=self.relative(log),
         )
+
+    def relative(self, path: Path) -> str:
+        """``path`` relative to the version directory, where it will be once the runs are in place."""
+        if self.scratch is not None and path.is_relative_to(self.scratch):
+            return (Path(TRACES_DIR) / path.relative_to(self.scratch)).as_posix()
+        return path.relative_to(self.store.version_dir(self.index)).as_posix()
 
 
 def _check_traces(produced: list[Path], verdict: Verdict) -> tuple[list[Path], list[Path], Verdict]:
@@ -230,9 +274,6 @@ def base_environment(work: Path, settings: VersionSettings, runtime: Runtime) ->
     return runtime.environment(env)
 
 
-def _relative(store: OutputStore, index: int, path: Path) -> str:
-    return path.relative_to(store.version_dir(index)).as_posix()
+def _log_text(argv: list[str], outcome: str, result: ProcessResult) -> str:
+    return f"$ {' '.join(argv)}\nexit code: {result.exit_code}, outcome: {outcome}\n{output_text(result)}"
 
-
-def _log_text(argv: list[str], exit_code: int | None, outcome: str, stdout: str, stderr: str) -> str:
-    return f"$ {' '.join(argv)}\nexit code: {exit_code}, outcome: {outcome}\n--- stdout (tail) ---\n{stdout}\n--- stderr (tail) ---\n{stderr}"
