@@ -177,6 +177,18 @@ def _compare_with(store: OutputStore, stored: Version, repo: GitRepository, comm
     stored.write(store.file(commit.index, VERSION))
 
 
+def _known_history(store: OutputStore, branch: str, tip: str) -> list[Commit] | None:
+    """The commits of ``history.json`` when it was read at this very tip: a rerun on an unchanged branch neither reads
+    the history again nor opens the mirror with pydriller (which rewrites its config on every open)."""
+    try:
+        known = History.read(store.history_path) if store.history_path.is_file() else None
+    except HistegError:
+        return None
+    if known is None or known.repository.tip != tip or known.repository.branch != branch or known.histeg_version != __version__:
+        return None
+    return known.commits
+
+
 def _numbered(store: OutputStore, commits: list[Commit]) -> list[Commit]:
     """Each commit gets its number in this output directory (versions.json), written only when a number is new."""
     path = store.root / Registry.FILE
@@ -216,7 +228,7 @@ def extract(options: RunOptions, console: Console) -> ExtractResult:
     branch = options.branch or repo.current_branch()
     tip = resolve(repo, branch)
     console.detail(f"reading the history of {branch} in {source.location}")
-    commits = _numbered(store, list_commits(repo, tip))
+    commits = _numbered(store, _known_history(store, branch, tip) or list_commits(repo, tip))
     _history_document(source, branch, tip, commits).write(store.history_path)
     by_id = {commit.identifier: commit for commit in commits}
     identifiers = _chosen(repo, options.scope, tip, by_id)

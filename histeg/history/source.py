@@ -121,8 +121,27 @@ def open_source(location: str, out: Path, accept: Acceptor) -> Source:
     user_repo = GitRepository.open(Path(location).expanduser())
     if not user_repo.has_commits():
         raise HistegError(f"repository {user_repo.path} has no commits")
-    _clone(str(user_repo.git_dir), mirror_path, shared=True, accept=accept)
+    if not _update_local_mirror(mirror_path, str(user_repo.git_dir), accept):
+        _clone(str(user_repo.git_dir), mirror_path, shared=True, accept=accept)
     return Source(str(user_repo.path), False, GitRepository.open(mirror_path))
+
+
+def _update_local_mirror(mirror_path: Path, location: str, accept: Acceptor) -> bool:
+    """Bring a mirror of the same repository up to date in place: an unchanged repository then changes no file
+    of the output directory (no FETCH_HEAD either). False when there is no such mirror to update."""
+    if not (mirror_path / "HEAD").is_file():
+        return False
+    mirror = GitRepository.open(mirror_path)
+    recorded = mirror.run("config", "--get", "remote.origin.url", check=False).stdout.decode("utf-8", "surrogateescape").strip()
+    if recorded != location:
+        return False
+    try:
+        _git(f"--git-dir={mirror_path}", "fetch", "--quiet", "--prune", "--no-write-fetch-head", "origin", what=f"cannot read repository {location}")
+        accept(mirror)
+    except HistegError:
+        shutil.rmtree(mirror_path, ignore_errors=True)  # made again from the repository on the next run
+        raise
+    return True
 
 
 def _clone(location: str, mirror_path: Path, shared: bool, accept: Acceptor, env: dict[str, str] | None = None) -> None:
