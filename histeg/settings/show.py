@@ -16,7 +16,16 @@ PER_VERSION_NOTE = " (or the version's pyproject.toml)"
 def settings_json(settings: Settings, step: Step | None = None) -> dict[str, dict[str, Any]]:
     """``{key: {"value": ..., "origin": ...}}`` of the shown options, or of those that change ``step``'s results."""
     chosen = [o for o in OPTIONS if o.shown] if step is None else [o for o in OPTIONS if o.step == step]
-    return {option.key: {"value": to_json(settings.value(option.key)), "origin": settings.origin(option.key)} for option in chosen}
+    return {option.key: {"value": _shown(option, settings.value(option.key)), "origin": settings.origin(option.key)} for option in chosen}
+
+
+def _shown(option: Option, value: Any) -> Any:
+    """A repository URL is shown without its credentials, as everything histeg writes or says."""
+    if option.key == "repo" and isinstance(value, str):
+        from histeg.history.source import redact
+
+        return redact(value)
+    return to_json(value)
 
 
 def _text(option: Option, value: Any) -> str:
