@@ -30,6 +30,7 @@ from histeg.options import RunOptions
 from histeg.records.history import Version
 from histeg.records.statics import Functions
 from histeg.report.console import Console
+from histeg.runs.groups import end_orphans
 from histeg.settings.model import Settings
 from histeg.settings.record import record_settings
 from histeg.settings.show import settings_json
@@ -333,6 +334,9 @@ def run_pipeline(options: RunOptions, console: Console, until: str = COMMANDS[-1
     if not options.out_chosen:
         console.info(f"results go to {store.root} (choose another folder with --out)")
     with private_files(), store.locked():
+        ended = end_orphans(store.root)
+        if ended:
+            console.warn(f"ended {len(ended)} process group(s) that a killed histeg run left running: {', '.join(map(str, ended))}")
         extracted = _extract_step(options, console)
         run.steps["extract"] = extracted.to_json()
         context = Context(options, console, store, run, [v.index for v in extracted.versions])
