@@ -130,21 +130,23 @@ def test_a_signal_stops_histeg_and_every_traced_process(make_repo, tmp_path: Pat
 
 
 @pytest.mark.slow
-def test_a_group_left_by_a_killed_histeg_is_ended_at_the_start_of_the_next_run(make_repo, tmp_path: Path) -> None:
-    """``end_orphans`` is what a run on the output directory does first."""
+def test_a_group_left_by_a_killed_histeg_is_ended_at_the_start_of_the_next_run(make_repo, histeg, tmp_path: Path) -> None:
     repo, marker, out = make_repo(), tmp_path / "running", tmp_path / "out"
     waiting_project(repo, marker)
-    histeg = start_histeg("analyze", "--repo", str(repo.path), "--all", "--out", str(out), "--timeout", "600")
-    with cleanup(histeg) as groups:
-        pgid, helper = wait_for(marker, histeg)
+    killed = start_histeg("analyze", "--repo", str(repo.path), "--all", "--out", str(out), "--timeout", "600")
+    with cleanup(killed) as groups:
+        pgid, helper = wait_for(marker, killed)
         groups.append(pgid)
-        histeg.kill()
-        histeg.communicate(timeout=30)
+        killed.kill()
+        killed.communicate(timeout=30)
         time.sleep(0.5)
         assert group_exists(pgid) and alive(helper), "SIGKILL gives histeg no chance: the traced test sleeps on"
         left = leftovers(out / "0")
         assert ".run" in left and any(name.startswith(".traces-new-") for name in left)
-        assert end_orphans(out) == [pgid]
+        following = histeg("extract", "--repo", str(repo.path), "--all", "--out", str(out))
+        assert following.code == 0, following.stderr
+        [said] = [line for line in following.stderr.splitlines() if "ended 1 process group" in line]
+        assert str(pgid) in said
     assert gone(pgid) and not alive(helper)
     assert leftovers(out / "0") == [] and list(records_folder(out).iterdir()) == []
     assert end_orphans(out) == []
