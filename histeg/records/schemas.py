@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import inspect
 import json
 import sys
 from pathlib import Path
@@ -44,9 +45,24 @@ def _every_property_required(definitions: dict[str, Any]) -> None:
                 prop.pop("default", None)
 
 
+def _clean_descriptions(node: Any) -> None:
+    """Docstrings as one paragraph of text, whatever the interpreter: Python 3.13 strips their indentation when
+    compiling, 3.12 keeps it, and the checked-in schemas must not depend on which one made them."""
+    if isinstance(node, dict):
+        for key, value in node.items():
+            if key == "description" and isinstance(value, str):
+                node[key] = " ".join(inspect.cleandoc(value).split())
+            else:
+                _clean_descriptions(value)
+    elif isinstance(node, list):
+        for item in node:
+            _clean_descriptions(item)
+
+
 def schema_of(record: type[Record]) -> dict[str, Any]:
     body = msgspec.json.schema(record)
     _every_property_required(body["$defs"])
+    _clean_descriptions(body)
     return {
         "$schema": DRAFT,
         "$id": f"histeg/output_schema/{schema_file_name(record)}",
