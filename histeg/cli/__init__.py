@@ -7,6 +7,7 @@ SIGINT and SIGTERM end a run with one line and exit code 130 or 143.
 
 from __future__ import annotations
 
+import faulthandler
 import sys
 from typing import NoReturn
 
@@ -18,7 +19,12 @@ from histeg.cli.diff import diff
 from histeg.cli.steps import config_command, step_commands
 from histeg.cli.trace import exec_command, trace
 from histeg.errors import EXIT_BAD_INPUT, HistegError
-from histeg.runs.interrupt import EXIT_INTERRUPTED, EXIT_TERMINATED, Terminated, handling_signals
+from histeg.runs.interrupt import (
+    EXIT_INTERRUPTED,
+    EXIT_TERMINATED,
+    Terminated,
+    handling_signals,
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -32,7 +38,9 @@ for command in (*step_commands(), config_command, demo, trace, exec_command, dif
 
 
 def main(argv: list[str] | None = None) -> None:
-    """SIGTERM is handled like Ctrl-C: what histeg started is stopped and its run folders removed on the way out."""
+    """SIGTERM is handled like Ctrl-C: what histeg started is stopped and its run folders removed on the way out.
+    A fatal error in a C extension prints every thread's Python stack on stderr before the process dies."""
+    faulthandler.enable()
     with handling_signals():
         try:
             cli.main(args=argv, prog_name="histeg", standalone_mode=False)
