@@ -18,9 +18,16 @@ from histeg.impact.metrics import Value, target_value
 from histeg.impact.notes import notes_on
 from histeg.impact.scaling import Scaling
 from histeg.naming import split_identifier
+from histeg.records.base import convert
 from histeg.records.divergences import Metrics
 from histeg.records.statics import FunctionRecord
-from histeg.records.targets import DivergenceCounts, LocalDivergence, NonLocalDivergence, RankedTarget, TargetChange
+from histeg.records.targets import (
+    DivergenceCounts,
+    LocalDivergence,
+    NonLocalDivergence,
+    RankedTarget,
+    TargetChange,
+)
 
 MAX_LISTED = 25
 
@@ -96,7 +103,7 @@ class Target:
             affected_functions=sorted({d.call.function for d, _ in self.impact.non_local}),
             entry_points=entry_points[:MAX_LISTED],
             entry_point_count=len(entry_points),
-            divergence_classes=msgspec.convert(self.classes(), DivergenceCounts),
+            divergence_classes=convert(self.classes(), DivergenceCounts),
             new_test_entry_points=new_tests[:MAX_LISTED],
             new_test_entry_point_count=len(new_tests),
             notes=self.notes,

@@ -9,8 +9,9 @@ one-line error needs.
 
 from __future__ import annotations
 
+import threading
 from pathlib import Path
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, TypeVar
 
 import msgspec
 
@@ -19,6 +20,28 @@ from histeg.errors import HistegError
 
 RECORDS: dict[str, type[Record]] = {}
 """Every file record by file name, for the schema generator."""
+
+T = TypeVar("T")
+_DECODERS: dict[Any, msgspec.json.Decoder[Any]] = {}
+_TYPES_READY = threading.Lock()
+
+
+def decoder(kind: type[T]) -> msgspec.json.Decoder[T]:
+    """A JSON decoder of ``kind``, made once under a lock. msgspec works out a type's layout on its first use, and two
+    threads doing that at once for the same class crash the process (the re-runs of both versions decode alike)."""
+    found = _DECODERS.get(kind)
+    if found is None:
+        with _TYPES_READY:
+            found = _DECODERS.get(kind)
+            if found is None:
+                found = _DECODERS[kind] = msgspec.json.Decoder(kind)
+    return found
+
+
+def convert(data: Any, kind: type[T]) -> T:
+    """``msgspec.convert``, with the type's layout worked out first under the same lock as ``decoder``."""
+    decoder(kind)
+    return msgspec.convert(data, kind)
 
 
 class Part(msgspec.Struct, rename="camel", kw_only=True, forbid_unknown_fields=True):
@@ -48,7 +71,7 @@ class Record(Part, kw_only=True):
     def decode(cls, payload: bytes, where: Path | str) -> Self:
         """Check the schema version first, so an old file says so instead of naming a field."""
         try:
-            head = msgspec.json.decode(payload, type=_Head)
+            head = decoder(_Head).decode(payload)
         except msgspec.DecodeError as exc:
             raise HistegError(f"corrupt JSON in {where}: {exc}") from None
         expected = cls.schema_version_expected()
@@ -58,7 +81,7 @@ class Record(Part, kw_only=True):
                 "recompute it with --override"
             )
         try:
-            return msgspec.json.decode(payload, type=cls)
+            return decoder(cls).decode(payload)
         except msgspec.ValidationError as exc:
             raise HistegError(f"{where} does not match its schema: {exc}") from None
 

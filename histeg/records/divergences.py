@@ -8,7 +8,7 @@ from typing import Annotated, Any, Literal, Self
 import msgspec
 
 from histeg.errors import HistegError
-from histeg.records.base import Part, Record
+from histeg.records.base import Part, Record, decoder
 from histeg.records.types import CommitId, Count
 
 Kind = Literal["lines", "parameters", "return", "calls"]
@@ -140,7 +140,7 @@ class TraceMatching(Record, kw_only=True):
     def decode(cls, payload: bytes, where: Path | str) -> Self:
         """Written by people, so without a schema version: only its fields are checked."""
         try:
-            return msgspec.json.decode(payload, type=cls)
+            return decoder(cls).decode(payload)
         except msgspec.ValidationError as exc:
             raise HistegError(f"{where} does not match its schema: {exc}") from None
         except msgspec.DecodeError as exc:

@@ -28,6 +28,7 @@ import msgspec
 from histeg.config import VersionSettings
 from histeg.envs.runtime import Runtime, runtime_of
 from histeg.errors import HistegError
+from histeg.records.base import convert
 from histeg.records.history import Version
 from histeg.records.runs import (
     Confirmations,
@@ -42,7 +43,12 @@ from histeg.runs import interrupt
 from histeg.runs.commands import command_line, pytest_command, unique_labels
 from histeg.runs.groups import records_folder
 from histeg.runs.outcome import NOT_COMPLETE, Verdict, judge
-from histeg.runs.process import DEFAULT_GRACE_SECONDS, ProcessResult, output_text, run_process
+from histeg.runs.process import (
+    DEFAULT_GRACE_SECONDS,
+    ProcessResult,
+    output_text,
+    run_process,
+)
 from histeg.runs.workdir import RUN_DIR, TRACES_SCRATCH, fresh_copy
 from histeg.store import TRACES_DIR, OutputStore, force_rmtree
 from histeg.tracing.activation import TraceConfig as TracerConfig
@@ -258,7 +264,7 @@ def _header(path: Path) -> TraceHeader | None:
     if not meta:
         return None
     try:
-        return msgspec.convert(meta, TraceHeader)
+        return convert(meta, TraceHeader)
     except msgspec.ValidationError as exc:
         raise HistegError(f"trace {path} has a header this histeg does not know: {exc}") from None
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import msgspec
 
 from histeg.errors import HistegError
+from histeg.records.base import convert
 from histeg.records.settings import RunSettings
 from histeg.settings.model import Settings
 from histeg.settings.show import settings_json
@@ -26,4 +27,4 @@ def record_settings(store: OutputStore, index: int, settings: Settings, step: St
     except HistegError:  # damaged, or written by another histeg version: written anew
         previous = {}
     sections = {"traces": previous.get("traces"), "targets": previous.get("targets"), step: settings_json(settings, step)}
-    msgspec.convert({"schemaVersion": RunSettings.schema_version_expected(), **sections}, RunSettings).write(path)
+    convert({"schemaVersion": RunSettings.schema_version_expected(), **sections}, RunSettings).write(path)
