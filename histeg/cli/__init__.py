@@ -7,6 +7,7 @@ SIGINT and SIGTERM end a run with one line and exit code 130 or 143.
 
 from __future__ import annotations
 
+import contextlib
 import faulthandler
 import sys
 from typing import NoReturn
@@ -40,7 +41,8 @@ for command in (*step_commands(), config_command, demo, trace, exec_command, dif
 def main(argv: list[str] | None = None) -> None:
     """SIGTERM is handled like Ctrl-C: what histeg started is stopped and its run folders removed on the way out.
     A fatal error in a C extension prints every thread's Python stack on stderr before the process dies."""
-    faulthandler.enable()
+    with contextlib.suppress(AttributeError, OSError, ValueError):  # a stderr without a file descriptor (captured)
+        faulthandler.enable(file=sys.__stderr__)
     with handling_signals():
         try:
             cli.main(args=argv, prog_name="histeg", standalone_mode=False)
