@@ -51,7 +51,8 @@ def wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
     for path in checkout_files():
         (source / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(ROOT / path, source / path)
-    uv("build", "--quiet", "--out-dir", str(base / "dist"), str(source), cwd=base)
+    # the interpreter running the tests builds it: the checkout's .python-version names one that may be absent
+    uv("build", "--quiet", "--python", sys.executable, "--out-dir", str(base / "dist"), str(source), cwd=base)
     wheels = list((base / "dist").glob("histeg-*.whl"))
     assert len(wheels) == 1, wheels
     return wheels[0]
