@@ -23,12 +23,17 @@ venv: check-python $(STAMP)
 demo: check-python $(STAMP)
 	$(VENV)/bin/histeg demo --dir demo-out
 
-test: check-python $(STAMP)
-	$(VPY) -m pytest -m "not slow" $(PYTEST_ARGS)
+# One pytest worker per core (pytest-xdist); each module's tests stay on one worker, so its
+# module-scoped fixtures are made once. PYTEST_ARGS="-n 0" runs everything in one process.
+XDIST ?= -n auto --dist loadfile
 
-# Tests that take long (environments made with uv, timeouts, killed processes); CI runs them too.
+test: check-python $(STAMP)
+	$(VPY) -m pytest -m "not slow" $(XDIST) $(PYTEST_ARGS)
+
+# Tests that take long (environments made with uv, timeouts, killed processes, properties over
+# random histories); CI runs them too.
 test-slow: check-python $(STAMP)
-	$(VPY) -m pytest -m slow $(PYTEST_ARGS)
+	$(VPY) -m pytest -m slow $(XDIST) $(PYTEST_ARGS)
 
 clean:
 	rm -rf $(VENV) .venv-* build *.egg-info

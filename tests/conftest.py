@@ -41,7 +41,9 @@ def validate_output(path: Path) -> Any:
 @pytest.fixture(scope="session", autouse=True)
 def version_environments(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One folder of version environments for the whole session: the user's own cache is never
-    touched, and versions of every test with the same declarations share one environment."""
+    touched, and versions of every test with the same declarations share one environment.
+    Under pytest-xdist each worker is a session of its own with its own base temporary folder,
+    so each worker gets its own environments folder: workers never share one."""
     folder = tmp_path_factory.mktemp("environments")
     os.environ["HISTEG_ENVIRONMENTS"] = str(folder)
     return folder

@@ -25,6 +25,7 @@ def project(repo: GitRepo) -> list[str]:
     ]
 
 
+@pytest.mark.slow
 def test_analyze_traces_every_version_and_isolates_failures(make_repo, histeg, tmp_path: Path) -> None:
     repo = make_repo()
     project(repo)

@@ -168,6 +168,7 @@ def test_failing_suite_is_tolerated_and_still_traced(tmp_path: Path) -> None:
     assert "tests.test_more:test_wrong" in called(trace)
 
 
+@pytest.mark.slow
 def test_repetitions_write_separate_directories_and_replace_earlier_runs(tmp_path: Path) -> None:
     store = make_version(tmp_path, PASSING)
     run_traces(store, 0, repeat=2, timeout=120)

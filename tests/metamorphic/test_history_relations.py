@@ -42,6 +42,8 @@ RELATION = settings(
 )
 NO_CONFIRM = ("--confirm", "0")  # pure generated functions have no noise; re-runs would only cost time
 
+pytestmark = pytest.mark.slow
+
 
 @pytest.fixture(scope="module")
 def workspace(tmp_path_factory: pytest.TempPathFactory) -> Path:
