@@ -12,6 +12,8 @@ from histeg.compare.divergences import VersionComparison
 from histeg.impact.ranking import Ranking
 from histeg.impact.targets import Target, entry_label
 from histeg.records.targets import (
+    ChangedCode,
+    DiffCoverage,
     DivergenceTargets,
     NoiseSection,
     RankedTarget,
@@ -22,6 +24,7 @@ from histeg.records.targets import (
     TestingTargets,
     UnmatchedEntryPoints,
     UnstablePair,
+    UntestedChange,
 )
 
 
@@ -31,8 +34,11 @@ def ranked(targets: Iterable[Target]) -> list[RankedTarget]:
 
 
 def testing_targets(identifier: str, against: str, options: RankingOptions, ranking: Ranking, comparison: VersionComparison,
-                    test_data: list[str]) -> TestingTargets:
-    """``against``: the commit compared with; ``test_data``: the changed files in the tests directories that are not Python."""
+                    test_data: list[str], changed: list[ChangedCode] | None = None,
+                    untested: list[UntestedChange] | None = None) -> TestingTargets:
+    """``against``: the commit compared with; ``test_data``: the changed files in the tests directories that are not Python;
+    ``changed`` and ``untested``: the changed code in the sources and its ranked unexecuted part (``histeg.impact.untested``)."""
+    changed, untested = changed or [], untested or []
     return TestingTargets(
         identifier=identifier,
         comparing_against_version=against,
@@ -44,7 +50,9 @@ def testing_targets(identifier: str, against: str, options: RankingOptions, rank
         test_data=TestData(files=test_data, divergences=len(ranking.mapped.by_test_data),
                            functions=sorted({d.call.function for d in ranking.mapped.by_test_data})),
         unmatched_entry_points=UnmatchedEntryPoints(only_in_old=comparison.only_old, only_in_new=comparison.only_new),
-        summary=summary(ranking.targets, comparison),
+        changed_code=changed,
+        untested_changes=untested,
+        summary=summary(ranking.targets, comparison, changed, untested),
     )
 
 
@@ -75,11 +83,23 @@ def unstable(comparison: VersionComparison) -> list[UnstablePair]:
             for (entry, function), found in sorted(comparison.unstable.items(), key=lambda item: item[0])]
 
 
-def summary(targets: list[Target], comparison: VersionComparison) -> TargetSummary:
+def summary(targets: list[Target], comparison: VersionComparison, changed: Iterable[ChangedCode] = (),
+            untested: list[UntestedChange] | None = None) -> TargetSummary:
     return TargetSummary(
         targets=len(targets),
         with_impact=sum(1 for t in targets if t.impact.local or t.impact.non_local),
         unmapped=sum(1 for t in targets if t.unmapped),
         divergences=len(comparison.divergences),
         noise=len(comparison.noise),
+        untested=len(untested or []),
+        diff_coverage=diff_coverage(changed),
     )
+
+
+def diff_coverage(changed: Iterable[ChangedCode]) -> DiffCoverage:
+    """Changed executable lines in the sources and how many some entry point ran: the diff coverage of the commit."""
+    total = executed = 0
+    for code in changed:
+        total += len(code.changed_lines)
+        executed += len(code.executed_changed_lines)
+    return DiffCoverage(changed_lines=total, executed_lines=executed, ratio=round(executed / total, 4) if total else None)

@@ -12,12 +12,13 @@ import msgspec
 
 from histeg.records.base import Part, Record
 from histeg.records.divergences import DivergenceClass, EntryKey, Kind, Metrics, Nature, TargetedReruns
-from histeg.records.syntax import ChangeType, CodeType, Entity, FilePath, Lines, Significance
+from histeg.records.syntax import ChangeType, CodeType, Entity, FilePath, Line, Lines, Significance
 from histeg.records.types import CommitId, Count
 
 Metric = Literal["sections", "coverage", "distance"]
 TargetKind = Literal["function", "method", "class", "module", "value"]
 Origin = Literal["syntax change", "unmapped divergence"]
+CodeState = Literal["diverged", "executed", "unexecuted"]
 PartName = Literal["returns", "parameters", "calls", "sections", "distance", "coverage"]
 
 Identifier = Annotated[str, msgspec.Meta(description="package.module:Qual.name; a module is 'package.module:'.")]
@@ -153,12 +154,60 @@ class UnmatchedEntryPoints(Part, kw_only=True):
     only_in_new: list[EntryKey]
 
 
+class ChangedCode(Part, kw_only=True):
+    """A changed function, method, class or module-level entity in the sources directories, and whether the entry points ran its changed lines."""
+
+    identifier: Identifier
+    kind: TargetKind
+    module: str
+    qualname: str
+    file: Annotated[str | None, msgspec.Meta(description="In the new version (old version for removals).")]
+    lines: Lines | None
+    changed_lines: Annotated[list[Line], msgspec.Meta(description=(
+        "Executable new-version lines the commit added or changed (not blank, comment, docstring or def lines; "
+        "changes of significance none do not count)."))]
+    executed_changed_lines: Annotated[list[Line], msgspec.Meta(description="Those of changedLines some entry point executed in the new version.")]
+    state: Annotated[CodeState, msgspec.Meta(description=(
+        "diverged: it has local divergences or is a ranked target with divergences; executed: some changed line ran and nothing diverged; "
+        "unexecuted: no entry point ran a changed line of it."))]
+
+
+class UntestedChange(Part, kw_only=True):
+    """Changed code with at least one changed executable line no entry point executed: what the tests cannot see."""
+
+    rank: Annotated[int, msgspec.Meta(ge=1, description="1 for the most important.")]
+    identifier: Identifier
+    kind: TargetKind
+    module: str
+    qualname: str
+    file: Annotated[str | None, msgspec.Meta(description="In the new version (old version for removals).")]
+    lines: Lines | None
+    origin: Literal["untested change"]
+    unexecuted_lines: Annotated[list[Line], msgspec.Meta(description="Changed executable lines no entry point executed.")]
+    changed_line_count: Count
+    value: Score
+    syntax_changes: Annotated[list[TargetChange], msgspec.Meta(description="The first 25.")]
+    syntax_change_count: Count
+    notes: list[str]
+
+
+class DiffCoverage(Part, kw_only=True):
+    """Changed executable lines in the sources directories, and how many of them some entry point executed."""
+
+    changed_lines: Count
+    executed_lines: Count
+    ratio: Annotated[Annotated[float, msgspec.Meta(ge=0, le=1)] | None, msgspec.Meta(description=(
+        "executedLines / changedLines; null when no changed executable line."))]
+
+
 class TargetSummary(Part, kw_only=True):
     targets: Count
     with_impact: Count
     unmapped: Count
     divergences: Count
     noise: Count
+    untested: Annotated[Count, msgspec.Meta(description="Entries of untestedChanges.")]
+    diff_coverage: DiffCoverage
 
 
 class RankedTargets(Record, kw_only=True):
@@ -179,12 +228,15 @@ class TestingTargets(RankedTargets, kw_only=True):
 
     FILE = "testingTargets.json"
     TITLE = "<index>/testingTargets.json"
+    schema_version: Literal[3] = 3  # type: ignore[assignment]  # 3: changedCode, untestedChanges, summary.untested and diffCoverage
     test_code: Annotated[list[RankedTarget], msgspec.Meta(description="Targets in the tests directories: reported, never ranked.")]
     other_code: Annotated[list[RankedTarget], msgspec.Meta(description=(
         "Targets in Python files outside the sources and tests directories (scripts, benchmarks, docs configuration): reported, never ranked."))]
     noise: NoiseSection
     test_data: TestData
     unmatched_entry_points: UnmatchedEntryPoints
+    changed_code: Annotated[list[ChangedCode], msgspec.Meta(description="Every changed entity in the sources directories, by identifier.")]
+    untested_changes: Annotated[list[UntestedChange], msgspec.Meta(description="Changed code with changed lines no entry point executed, most important first.")]
     summary: TargetSummary
 
 
@@ -203,7 +255,7 @@ class DivergenceTargets(RankedTargets, kw_only=True):
 
 
 __all__ = [
-    "DivergenceCounts", "DivergenceTargets", "LocalDivergence", "Metric", "NoiseSection", "NonLocalDivergence", "Origin", "PartName",
+    "ChangedCode", "CodeState", "DiffCoverage", "DivergenceCounts", "DivergenceTargets", "LocalDivergence", "Metric", "NoiseSection", "NonLocalDivergence", "Origin", "PartName",
     "RankedTarget", "RankedTargets", "RankingOptions", "SyntaxTargets", "TargetChange", "TargetKind", "TargetSummary", "TestData",
-    "TestingTargets", "UnmatchedEntryPoints", "UnstablePair", "ValueParts",
+    "TestingTargets", "UnmatchedEntryPoints", "UnstablePair", "UntestedChange", "ValueParts",
 ]

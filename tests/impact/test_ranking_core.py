@@ -30,6 +30,7 @@ TEST_A = EntryKey("pytest", "tests/test_lib.py::test_a", "call", "tests.test_lib
 TEST_B = EntryKey("pytest", "tests/test_lib.py::test_b", "call", "tests.test_lib:test_b", 0)
 NEW_TEST = EntryKey("pytest", "tests/test_lib.py::test_new", "call", "tests.test_lib:test_new", 0)
 LAYOUT = Layout(sources=("src",), tests=("tests",))
+NO_CHANGED_LINES = records.DiffCoverage(changed_lines=0, executed_lines=0, ratio=None)
 
 
 def divergence(function: str, chain: tuple[str, ...] = (), path: tuple[int, ...] = (0,), entry: EntryKey = TEST_A,
@@ -416,7 +417,7 @@ def test_rank_version(metrics: tuple[str, ...], restrict: bool, expected: list[t
     assert [t.identifier for t in ranking.other_code] == ["bench.run:run"]
     assert [t.identifier for t in ranking.syntax_targets()] == ["lib:compute", "lib:alpha", "lib:zeta"]
     assert [t.identifier for t in ranking.divergence_targets()] == ["lib:compute"]
-    assert documents.summary(ranking.targets, comparison) == records.TargetSummary(targets=3, with_impact=1, unmapped=0, divergences=1, noise=0)
+    assert documents.summary(ranking.targets, comparison) == records.TargetSummary(targets=3, with_impact=1, unmapped=0, divergences=1, noise=0, untested=0, diff_coverage=NO_CHANGED_LINES)
 
 
 def test_rank_version_without_inputs() -> None:
@@ -436,7 +437,7 @@ def test_noise_is_never_ranked() -> None:
     assert [(t.identifier, t.value.total, t.notes) for t in ranking.targets] == [
         ("lib:compute", 1.0, ["changed but no local impact observed: equivalent or not executed"])]
     assert ranking.mapped.unmapped == set()
-    assert documents.summary(ranking.targets, comparison) == records.TargetSummary(targets=1, with_impact=0, unmapped=0, divergences=0, noise=2)
+    assert documents.summary(ranking.targets, comparison) == records.TargetSummary(targets=1, with_impact=0, unmapped=0, divergences=0, noise=2, untested=0, diff_coverage=NO_CHANGED_LINES)
     section = documents.noise_section(comparison)
     assert (section.functions, section.entry_points, section.divergences) == (
         ["lib:compute", "lib:helper"], ["tests/test_lib.py::test_a", "tests/test_lib.py::test_b"], 2)
@@ -452,5 +453,5 @@ def test_changed_test_data_takes_what_nothing_else_explains() -> None:
     assert ranking.targets == []
     document = documents.testing_targets("a" * 40, "b" * 40, ImpactOptions().record(), ranking, comparison, ["tests/data/in.txt"])
     assert document.test_data == records.TestData(files=["tests/data/in.txt"], divergences=1, functions=["lib:helper"])
-    assert document.summary == records.TargetSummary(targets=0, with_impact=0, unmapped=0, divergences=1, noise=0)
+    assert document.summary == records.TargetSummary(targets=0, with_impact=0, unmapped=0, divergences=1, noise=0, untested=0, diff_coverage=NO_CHANGED_LINES)
     assert records.TestingTargets.decode(msgspec.json.encode(document), "testingTargets.json") == document
