@@ -98,8 +98,10 @@ def summary(targets: list[Target], comparison: VersionComparison, changed: Itera
 
 def diff_coverage(changed: Iterable[ChangedCode]) -> DiffCoverage:
     """Changed executable lines in the sources and how many some entry point ran: the diff coverage of the commit."""
-    total = executed = 0
-    for code in changed:
-        total += len(code.changed_lines)
-        executed += len(code.executed_changed_lines)
-    return DiffCoverage(changed_lines=total, executed_lines=executed, ratio=round(executed / total, 4) if total else None)
+    total: set[tuple[str | None, int]] = set()
+    executed: set[tuple[str | None, int]] = set()
+    for code in changed:  # a line in a class's change and in its method's counts once
+        total.update((code.file, line) for line in code.changed_lines)
+        executed.update((code.file, line) for line in code.executed_changed_lines)
+    return DiffCoverage(changed_lines=len(total), executed_lines=len(executed),
+                        ratio=round(len(executed) / len(total), 4) if total else None)

@@ -25,6 +25,7 @@ from histeg.impact.ranking import (
 )
 from histeg.impact.scaling import Scaling
 from histeg.impact.targets import FunctionInfo, function_table
+from histeg.impact.untested import changed_code, changed_files, executed_lines, snapshot_executable_lines, untested_changes
 from histeg.records.history import Version
 from histeg.records.statics import Functions
 from histeg.records.syntax import SyntaxChanges
@@ -73,11 +74,11 @@ def compute_targets(store: OutputStore, index: int, options: ImpactOptions) -> d
     write_divergences(store, comparison, options.flat)
     inputs = _inputs(store, version, comparison)
     ranking = rank_version(inputs, options.scaling, options.metrics, options.restrict)
-    _write(store, version, options, ranking, comparison, inputs.test_data)
+    untested = _write(store, version, options, ranking, comparison, inputs.test_data)
     seconds = {"compare": round(comparison.compare_seconds + time.perf_counter() - mapping_started, 3),
                "confirm": round(comparison.confirmation.seconds, 3)}
     return {"targets": len(ranking.targets), "top": [t.identifier for t in ranking.targets[:3]], "noise": noisy_functions(comparison),
-            "seconds": seconds}
+            "untested": untested, "seconds": seconds}
 
 
 def _inputs(store: OutputStore, version: Version, comparison: VersionComparison) -> RankingInputs:
@@ -106,12 +107,18 @@ def _reads(store: OutputStore, index: int, settings: VersionSettings) -> ValueRe
 
 
 def _write(store: OutputStore, version: Version, options: ImpactOptions, ranking: Ranking, comparison: VersionComparison,
-           test_data: list[str]) -> None:
+           test_data: list[str]) -> int:
+    """Returns how many untested changes it listed."""
     index, identifier, valued_with = version.index, version.identifier, options.record()
     against: str = version.comparing_against_version  # type: ignore[assignment]  # compared: it has one
-    testing_targets(identifier, against, valued_with, ranking, comparison, test_data).write(store.file(index, TestingTargets.FILE))
+    executable = snapshot_executable_lines(store.snapshot(index), changed_files(ranking.targets))
+    changed = changed_code(ranking.targets, executable, executed_lines(store.traces(index)))
+    untested = untested_changes(ranking.targets, changed, executable)
+    testing_targets(identifier, against, valued_with, ranking, comparison, test_data, changed, untested).write(
+        store.file(index, TestingTargets.FILE))
     if options.for_syntax:
         single_source(SyntaxTargets, identifier, against, valued_with, ranking.syntax_targets()).write(store.file(index, SyntaxTargets.FILE))
     if options.for_divergence:
         single_source(DivergenceTargets, identifier, against, valued_with, ranking.divergence_targets()).write(
             store.file(index, DivergenceTargets.FILE))
+    return len(untested)

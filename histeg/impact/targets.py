@@ -94,7 +94,7 @@ class Target:
             parts=self.value.parts,
             origin="unmapped divergence" if self.unmapped else "syntax change",
             new=self.new,
-            syntax_changes=[_change_summary(c) for c in self.syntax_changes[:MAX_LISTED]],
+            syntax_changes=[change_summary(c) for c in self.syntax_changes[:MAX_LISTED]],
             syntax_change_count=len(self.syntax_changes),
             local_divergences=[_local(d) for d in self.impact.local[:MAX_LISTED]],
             local_divergence_count=len(self.impact.local),
@@ -114,7 +114,7 @@ def entry_label(entry: EntryKey) -> str:
     return entry.label or f"{entry.command}:{entry.root}#{entry.occurrence}"
 
 
-def _change_summary(change: dict[str, Any]) -> TargetChange:
+def change_summary(change: dict[str, Any]) -> TargetChange:
     """A change as ``syntaxChanges.json`` has it (``histeg.impact.changes`` keeps them as loaded), without its code."""
     def lines(key: str) -> tuple[int, int] | None:
         span = change.get(key)

@@ -18,7 +18,7 @@ from _thread import allocate_lock
 from typing import BinaryIO
 
 MAGIC = b"HTRACE\x00"
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 TRAILER = b"HTEND"
 """Written after the zlib stream by a clean close, then one status byte: a trace's state is read
 from its last six bytes without decompressing it."""

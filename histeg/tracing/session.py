@@ -16,6 +16,7 @@ CONFIG_VERSION = 3
 """The ``schemaVersion`` of the trace config this tracer reads: another histeg's keys may differ."""
 
 _collector = None
+_coverage = None
 _selection: str | None = None
 
 
@@ -26,15 +27,16 @@ def trace_file_name(directory: str) -> str:
 
 def begin(settings: dict):  # noqa: ANN201 - returns the Collector
     """Start tracing with a ``TraceConfig.to_json()`` mapping (idempotent)."""
-    global _collector, _selection
+    global _collector, _coverage, _selection
     if _collector is not None:
         return _collector
     if settings.get("schemaVersion") != CONFIG_VERSION:
         raise ValueError(f"trace config has schema version {settings.get('schemaVersion')}, this tracer reads version {CONFIG_VERSION}")
     if settings.get("select") and settings.get("selectParent") in (None, os.getppid()):
         _selection = settings["select"]
+    from histeg.tracing.coverage import LineCoverage
     from histeg.tracing.format import TraceWriter
-    from histeg.tracing.monitor import free_tool_id
+    from histeg.tracing.monitor import TOOL_IDS, free_tool_id
     from histeg.tracing.native import make_collector, resolve
     from histeg.tracing.selection import Selector
     from histeg.tracing.tracers import LINE_BUDGET, VALUE_BUDGET
@@ -77,6 +79,8 @@ def begin(settings: dict):  # noqa: ANN201 - returns the Collector
     )
     collector.start()
     _collector = collector
+    coverage = LineCoverage(selector)
+    _coverage = coverage if coverage.start(TOOL_IDS) else None
     atexit.register(end)
 
     def in_child() -> None:
@@ -89,11 +93,18 @@ def begin(settings: dict):  # noqa: ANN201 - returns the Collector
 
 def end() -> str | None:
     """Stop tracing and close the file; returns its path (None when not tracing)."""
-    global _collector
+    global _collector, _coverage
     collector, _collector = _collector, None
+    coverage, _coverage = _coverage, None
     if collector is None:
         return None
     collector.stop()
+    if coverage is not None:
+        coverage.stop()
+        try:
+            coverage.write(collector.writer.path)
+        except OSError as exc:  # the trace stands without it; the analysis then lacks this process's line coverage
+            sys.stderr.write(f"histeg: line coverage not written: {exc}\n")
     return collector.writer.path
 
 

@@ -1,0 +1,182 @@
+"""Changed code no entry point executed: the changed executable lines of each changed entity in the sources, which of
+them ran, and the ranked list of what did not (``changedCode``, ``untestedChanges`` and the diff coverage).
+
+A divergence needs a changed line to run; a change the suite never executes cannot diverge and so never shows in the
+ranking's values. Executed lines come from the traces' line coverage sidecars (``histeg.tracing.coverage``), which
+unlike the traces' own line events are not cut by the line budget and include module and class bodies.
+
+Untested changes are ranked by a fixed rule: entities none of whose changed lines ran come before partly executed
+ones; then by value, the unexecuted changed lines each weighted by the most significant syntax change covering it
+(low 1, medium 2, high 3, crucial 4); then by identifier.
+"""
+
+from __future__ import annotations
+
+import ast
+import types
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from histeg.impact.targets import MAX_LISTED, Target, change_summary
+from histeg.naming import split_identifier
+from histeg.records.targets import ChangedCode, CodeState, UntestedChange
+from histeg.tracing.coverage import SUFFIX, read_lines
+
+WEIGHTS = {"low": 1.0, "medium": 2.0, "high": 3.0, "crucial": 4.0}
+"""An unexecuted changed line's weight by the significance of the change that covers it (``none`` never counts)."""
+
+LineSets = Mapping[str, frozenset[int] | set[int]]
+
+
+def executable_lines(source: str | bytes, name: str = "<source>") -> frozenset[int]:
+    """Lines with bytecode of their own, without def/class headers and docstrings: what a test can run of a change.
+    Empty for a file that does not compile (its changes cannot be told executed or not)."""
+    try:
+        tree = ast.parse(source, name)
+        code = compile(tree, name, "exec", dont_inherit=True)
+    except (SyntaxError, ValueError):
+        return frozenset()
+    lines: set[int] = set()
+    stack = [code]
+    while stack:
+        current = stack.pop()
+        lines.update(line for _, _, line in current.co_lines() if line is not None)
+        stack.extend(const for const in current.co_consts if isinstance(const, types.CodeType))
+    return frozenset(lines - _not_executable(tree))
+
+
+def _not_executable(tree: ast.Module) -> set[int]:
+    """Header lines of functions and classes (``def`` up to its body) and docstring lines."""
+    found: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            found.update(range(node.lineno, node.body[0].lineno))
+        if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body:
+            first = node.body[0]
+            if isinstance(first, ast.Expr) and isinstance(first.value, ast.Constant) and isinstance(first.value.value, str):
+                found.update(range(first.lineno, (first.end_lineno or first.lineno) + 1))
+    return found
+
+
+def snapshot_executable_lines(snapshot: Path, files: Iterable[str]) -> dict[str, frozenset[int]]:
+    """Executable lines of the given snapshot-relative files (absent ones have none)."""
+    table: dict[str, frozenset[int]] = {}
+    for file in sorted(set(files)):
+        path = snapshot / file
+        table[file] = executable_lines(path.read_bytes(), file) if path.is_file() else frozenset()
+    return table
+
+
+def executed_lines(traces: Path) -> dict[str, set[int]]:
+    """Every line a traced process of the version ran, by version-relative file: the union of the runs' sidecars.
+    A sidecar that is not one (a program wrote over it) is skipped, as a damaged trace is."""
+    table: dict[str, set[int]] = {}
+    for path in sorted(traces.glob(f"run-*/*{SUFFIX}")):
+        try:
+            found = read_lines(path)
+        except (OSError, ValueError):
+            continue
+        for file, lines in found.items():
+            table.setdefault(file, set()).update(lines)
+    return table
+
+
+def changed_files(targets: Iterable[Target]) -> set[str]:
+    return {change["newPath"] for target in targets for change in target.syntax_changes if change.get("newPath") and change.get("newLines")}
+
+
+def changed_lines(target: Target, executable: LineSets) -> dict[int, float]:
+    """Changed executable lines of a target in the new version, each with the weight of its most significant change."""
+    weights: dict[int, float] = {}
+    for change in target.syntax_changes:
+        span, file = change.get("newLines"), change.get("newPath")
+        weight = WEIGHTS.get(change.get("significance", ""), 0.0)
+        if not span or not file or not weight:
+            continue
+        lines = executable.get(file, frozenset())
+        for line in range(span[0], span[1] + 1):
+            if line in lines and weights.get(line, 0.0) < weight:
+                weights[line] = weight
+    return weights
+
+
+def _file_of(target: Target) -> str | None:
+    """The file its changed lines are in: the new path of its changes, else the target's."""
+    return next((c["newPath"] for c in target.syntax_changes if c.get("newPath") and c.get("newLines")), target.file)
+
+
+def changed_code(targets: Iterable[Target], executable: LineSets, executed: LineSets) -> list[ChangedCode]:
+    """Every target with a syntax change (the ranked targets: the sources only), by identifier."""
+    found = []
+    for target in sorted(targets, key=lambda t: t.identifier):
+        if not target.syntax_changes:
+            continue
+        file = _file_of(target)
+        lines = sorted(changed_lines(target, executable))
+        ran = executed.get(file or "", set())
+        hit = [line for line in lines if line in ran]
+        module, qualname = split_identifier(target.identifier)
+        found.append(ChangedCode(identifier=target.identifier, kind=target.kind, module=module, qualname=qualname,  # type: ignore[arg-type]
+                                 file=target.file, lines=target.lines, changed_lines=lines, executed_changed_lines=hit,
+                                 state=_state(target, bool(hit))))
+    return found
+
+
+def _state(target: Target, any_executed: bool) -> CodeState:
+    if target.divergences():
+        return "diverged"
+    return "executed" if any_executed else "unexecuted"
+
+
+def untested_changes(targets: Iterable[Target], changed: Iterable[ChangedCode], executable: LineSets) -> list[UntestedChange]:
+    """The changed code with changed lines no entry point ran, ranked (see the module's docstring)."""
+    by_identifier = {t.identifier: t for t in targets}
+    rows: list[tuple[tuple[Any, ...], ChangedCode, list[int], float]] = []
+    for code in changed:
+        executed = set(code.executed_changed_lines)
+        missing = [line for line in code.changed_lines if line not in executed]
+        if not missing:
+            continue
+        weights = changed_lines(by_identifier[code.identifier], executable)
+        value = float(sum(weights[line] for line in missing))
+        rows.append(((bool(executed), -value, code.identifier), code, missing, value))
+    rows.sort(key=lambda row: row[0])
+    listed = []
+    for rank, (_, code, missing, value) in enumerate(rows, 1):
+        target = by_identifier[code.identifier]
+        listed.append(UntestedChange(
+            rank=rank, identifier=code.identifier, kind=code.kind, module=code.module, qualname=code.qualname, file=code.file, lines=code.lines,
+            origin="untested change", unexecuted_lines=missing, changed_line_count=len(code.changed_lines), value=value,
+            syntax_changes=[change_summary(c) for c in target.syntax_changes[:MAX_LISTED]], syntax_change_count=len(target.syntax_changes),
+            notes=_notes(target, code, missing)))
+    return listed
+
+
+def _notes(target: Target, code: ChangedCode, missing: list[int]) -> list[str]:
+    total = len(code.changed_lines)
+    if len(missing) == total:
+        notes = [f"no entry point executed any of its {total} changed line(s) ({spans(missing)}): the tests cannot see this change"]
+    else:
+        notes = [f"{len(missing)} of its {total} changed lines never ran ({spans(missing)}): a path of the change no test takes"]
+    if target.new:
+        notes.append(f"new {target.kind}")
+    if target.divergences():
+        notes.append("its executed part diverged: see its testing target")
+    return notes
+
+
+def spans(lines: Iterable[int]) -> str:
+    """``3-5, 9`` for lines 3, 4, 5 and 9."""
+    parts: list[str] = []
+    start = end = None
+    for line in sorted(lines):
+        if start is not None and end is not None and line == end + 1:
+            end = line
+            continue
+        if start is not None:
+            parts.append(str(start) if start == end else f"{start}-{end}")
+        start = end = line
+    if start is not None:
+        parts.append(str(start) if start == end else f"{start}-{end}")
+    return ", ".join(parts)

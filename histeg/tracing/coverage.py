@@ -1,0 +1,99 @@
+"""Every line a traced process executed in the instrumented files, written beside its trace as ``<trace>.lines``.
+
+The trace's own line events stop at the line budget (the first N calls of a
+function per entry point), so a branch only a later call takes is missing from
+it. Diff coverage needs each line once, not each execution: a second
+``sys.monitoring`` tool hears every line location once and then disables it
+(``DISABLE``), so it costs one callback per distinct line and nothing on the
+tracer's hot path. Module and class bodies count too (the tracer records
+functions only), which is what makes a changed module-level value "executed".
+
+Standard library only: it runs inside the traced process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+
+from histeg.tracing.selection import Selector
+
+SUFFIX = ".lines"
+"""Appended to the trace file's name."""
+FORMAT = 1
+"""``format`` of the sidecar JSON: ``{"format": 1, "files": {relative path: [line, ...]}}``."""
+TOOL_NAME = "histeg-lines"
+
+_mon = sys.monitoring
+_E = _mon.events
+DISABLE = _mon.DISABLE
+
+
+class LineCoverage:
+    """Distinct executed lines per instrumented file of this process (a fork's child inherits its parent's)."""
+
+    def __init__(self, selector: Selector) -> None:
+        self.selector = selector
+        self.tool: int | None = None
+        self.lines: dict[str, set[int]] = {}
+        """By ``co_filename``; turned into version-relative paths when written."""
+
+    def start(self, tool_ids: tuple[int, ...]) -> bool:
+        """Claim the first free tool id of ``tool_ids``; False (no coverage) when none is free."""
+        for tool in tool_ids:
+            if _mon.get_tool(tool) is None:
+                _mon.use_tool_id(tool, TOOL_NAME)
+                self.tool = tool
+                break
+        else:
+            return False
+        _mon.register_callback(self.tool, _E.PY_START, self._started)
+        _mon.register_callback(self.tool, _E.LINE, self._line)
+        _mon.set_events(self.tool, _E.PY_START)
+        return True
+
+    def _started(self, code: object, offset: int) -> object:
+        """Once per code object: line events for it when its file is instrumented."""
+        if self.tool is not None and self.selector.module_of(code.co_filename) is not None:  # type: ignore[attr-defined]
+            _mon.set_local_events(self.tool, code, _E.LINE)  # type: ignore[arg-type]
+        return DISABLE
+
+    def _line(self, code: object, line: int) -> object:
+        found = self.lines.get(code.co_filename)  # type: ignore[attr-defined]
+        if found is None:
+            found = self.lines[code.co_filename] = set()  # type: ignore[attr-defined]
+        found.add(line)
+        return DISABLE
+
+    def stop(self) -> None:
+        tool, self.tool = self.tool, None
+        if tool is None or _mon.get_tool(tool) != TOOL_NAME:  # the program took it over: leave it alone
+            return
+        _mon.set_events(tool, 0)
+        _mon.register_callback(tool, _E.PY_START, None)
+        _mon.register_callback(tool, _E.LINE, None)
+        _mon.free_tool_id(tool)
+
+    def write(self, trace_path: str) -> None:
+        """``<trace_path>.lines``, renamed into place so a reader never sees half of it."""
+        files: dict[str, list[int]] = {}
+        for filename, lines in self.lines.items():
+            found = self.selector.module_of(filename)
+            if found is not None:
+                files.setdefault(found[0], []).extend(lines)
+        data = {"format": FORMAT, "files": {path: sorted(set(lines)) for path, lines in sorted(files.items())}}
+        target = trace_path + SUFFIX
+        partial = f"{target}.{os.getpid()}.tmp"
+        with open(partial, "w", encoding="utf-8") as handle:
+            json.dump(data, handle, separators=(",", ":"))
+        os.replace(partial, target)
+
+
+def read_lines(path: str | os.PathLike[str]) -> dict[str, set[int]]:
+    """A sidecar's executed lines by version-relative file; ValueError when it is not one."""
+    with open(path, encoding="utf-8") as handle:
+        data = json.load(handle)
+    if not isinstance(data, dict) or data.get("format") != FORMAT or not isinstance(data.get("files"), dict):
+        raise ValueError(f"{path} is not a line coverage file of format {FORMAT}")
+    return {str(file): {int(line) for line in lines} for file, lines in data["files"].items()}
