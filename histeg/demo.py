@@ -1,4 +1,4 @@
-"""The demo: build a bundled sample repository and compute its testing targets."""
+"""The demo: build a bundled sample repository, compute its testing targets and write the HTML report of them."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from histeg.history.git import GitRepository
 from histeg.pipeline import PipelineRun
 from histeg.project import Project
 from histeg.report.console import Console
+from histeg.report.html import write_report
 from histeg.samples import build_sample
 
 
@@ -22,9 +23,9 @@ def _sample_repository(base: Path, sample: str) -> Path:
     return build_sample(sample, repo)
 
 
-def run_demo(directory: Path | None, sample: str, console: Console) -> tuple[Path, PipelineRun]:
-    """The sample repository built under ``directory`` (a new temporary one when None) and the run on all its versions.
-    The demo's settings are histeg's defaults: a ``histeg.toml`` where it is started plays no part."""
+def run_demo(directory: Path | None, sample: str, console: Console) -> tuple[Path, PipelineRun, Path]:
+    """The sample repository built under ``directory`` (a new temporary one when None), the run on all its versions and
+    the report's index page. The demo's settings are histeg's defaults: a ``histeg.toml`` where it is started plays no part."""
     base = directory if directory is not None else Path(tempfile.mkdtemp(prefix="histeg-demo-"))
     try:
         base.mkdir(parents=True, exist_ok=True)
@@ -34,5 +35,6 @@ def run_demo(directory: Path | None, sample: str, console: Console) -> tuple[Pat
     console.info(f"built sample repository '{sample}' in {repo}")
     project = Project(repo, out=base / "out", all=True, read_config=False)
     run = project.compute(console=console)
-    console.info(f"results are in {project.store.root} (one directory per version; start with {project.store.history_path})")
-    return repo, run
+    report = write_report(project.store.root)
+    console.info(f"results are in {project.store.root} (one directory per version); the report: {report}")
+    return repo, run, report

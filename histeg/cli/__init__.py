@@ -17,6 +17,8 @@ import click
 from histeg import __version__
 from histeg.cli.demo import demo
 from histeg.cli.diff import diff
+from histeg.cli.generate import generate
+from histeg.cli.report import report
 from histeg.cli.steps import config_command, step_commands
 from histeg.cli.trace import exec_command, trace
 from histeg.errors import EXIT_BAD_INPUT, HistegError
@@ -34,7 +36,7 @@ def cli() -> None:
     """histeg: what to test after each change of a Python project."""
 
 
-for command in (*step_commands(), config_command, demo, trace, exec_command, diff):
+for command in (*step_commands(), config_command, demo, trace, exec_command, diff, report, generate):
     cli.add_command(command)
 
 

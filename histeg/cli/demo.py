@@ -12,11 +12,11 @@ import click
 @click.option("--sample", default="casino", show_default=True, help="Which bundled sample repository.")
 @click.option("--json", "json_output", is_flag=True, help="Print a JSON summary on stdout.")
 def demo(directory: Path | None, sample: str, json_output: bool) -> None:
-    """Build a bundled sample repository and run the pipeline on it."""
+    """Build a bundled sample repository, run the pipeline on it and write the HTML report."""
     from histeg.cli.steps import emit_json
     from histeg.demo import run_demo
     from histeg.report.console import Console
 
-    repo, run = run_demo(directory, sample, Console(1))
+    repo, run, report = run_demo(directory, sample, Console(1))
     if json_output:
-        emit_json({"repository": str(repo), **run.to_json()})
+        emit_json({"repository": str(repo), "report": str(report), **run.to_json()})

@@ -251,6 +251,8 @@ class RunReport:
 def load_run(out: Path, versions: list[int] | None = None) -> RunReport:
     """The versions ``versions`` (every extracted one when ``None``) of the output folder ``out``."""
     store = OutputStore(out)
+    if not store.history_path.is_file():
+        raise HistegError(f"no histeg results in {out}: missing {store.history_path}")
     history = History.read(store.history_path)
     known = store.extracted_indices()
     chosen = known if versions is None else versions

@@ -1,0 +1,83 @@
+"""``histeg report``: what was computed, as a report a reviewer reads; reads the output folder and runs no step.
+
+The output folder and the versions are chosen as for ``histeg compute`` (``--out``, else the repository's folder in the
+cache; ``--versions`` revisions, resolved in histeg's mirror), so the same command line with ``compute`` replaced by
+``report`` shows what that run computed. Each format is one writer in ``FORMATS``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import click
+
+from histeg.settings.flags import MORE_VERSIONS, _decorators
+from histeg.settings.table import BY_KEY
+
+REPORT_OPTIONS = (BY_KEY["repo"], BY_KEY["out"], BY_KEY["config"],
+                  replace(BY_KEY["versions"], help="Report only these versions: revisions or A..B ranges, as compute takes them; "
+                          "more may follow as arguments.  [default: every version in the output folder]"))
+"""The run options that say where the results are and which versions: read like ``histeg compute`` reads them."""
+
+
+def _html(out: Path, versions: list[int] | None) -> Path:
+    from histeg.report.html import write_report
+
+    return write_report(out, versions)
+
+
+FORMATS: dict[str, Callable[[Path, list[int] | None], Path]] = {"html": _html}
+"""Format name -> writer of the report into the output folder, returning the file to open."""
+
+
+def chosen_indices(out: Path, revisions: tuple[str, ...]) -> list[int] | None:
+    """The version numbers of ``revisions`` (as ``--versions`` takes them, resolved in the output folder's mirror of the
+    repository); ``None`` (every version) when none are given. A revision without results there is a one-line error."""
+    if not revisions:
+        return None
+    from histeg.errors import HistegError
+    from histeg.history.git import GitRepository
+    from histeg.history.revisions import select_versions
+    from histeg.history.source import MIRROR_DIR
+    from histeg.records.history import History
+    from histeg.store import OutputStore
+
+    store = OutputStore(out)
+    history = History.read(store.history_path)
+    mirror = GitRepository.open(out / MIRROR_DIR)
+    numbers = {commit.identifier: commit.index for commit in history.commits}
+    indices = []
+    for identifier in select_versions(mirror, revisions, history.repository.tip):
+        index = numbers.get(identifier)
+        if index is None or not store.has_version(index):
+            raise HistegError(f"version {identifier[:12]} has no results in {out}: compute it first")
+        indices.append(index)
+    return indices
+
+
+def _report(output_format: str, **params: Any) -> None:
+    """Write a report of the computed versions (every version in the output folder unless --versions) and print its path."""
+    from histeg.cli.steps import checked_settings
+    from histeg.project import Project
+
+    settings = checked_settings(params)
+    out = Project.of(settings).store.root
+    path = FORMATS[output_format](out, chosen_indices(out, settings.versions))
+    click.echo(str(path))
+
+
+def _command() -> click.Command:
+    command: Callable[..., Any] = _report
+    for option in reversed(REPORT_OPTIONS):
+        for decorator in reversed(_decorators(option)):
+            command = decorator(command)
+    command = click.option("--format", "output_format", type=click.Choice(tuple(FORMATS)), default="html", show_default=True,
+                           help="What to write.")(command)
+    command = click.argument(MORE_VERSIONS, nargs=-1, metavar="[REV]...")(command)
+    return click.command(name="report")(command)
+
+
+report = _command()
