@@ -29,7 +29,7 @@ from histeg.history.extract import ExtractResult, check_output_directory, extrac
 from histeg.options import RunOptions
 from histeg.records.history import Version
 from histeg.records.statics import Functions
-from histeg.report.console import Console
+from histeg.report.console import Console, listed
 from histeg.runs.groups import end_orphans
 from histeg.settings.model import Settings
 from histeg.settings.record import record_settings
@@ -345,6 +345,7 @@ def run_pipeline(options: RunOptions, console: Console, until: str = COMMANDS[-1
     run.seconds = time.perf_counter() - started
     for item in run.steps.get("targets", []):
         if "targets" in item:
-            top = ", ".join(item["top"]) or "none"
-            console.info(f"version {item['index']}: {item['targets']} testing target(s); top: {top}")
+            untested = f", {item['untested']} untested change(s)" if "untested" in item else ""
+            top = listed(item["top"], total=item["targets"])
+            console.info(f"version {item['index']}: {item['targets']} testing target(s){untested}; top: {top}")
     return run

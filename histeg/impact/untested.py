@@ -41,7 +41,7 @@ def executable_lines(source: str | bytes, name: str = "<source>") -> frozenset[i
     stack = [code]
     while stack:
         current = stack.pop()
-        lines.update(line for _, _, line in current.co_lines() if line is not None)
+        lines.update(line for _, _, line in current.co_lines() if line)  # 0: the module's own start
         stack.extend(const for const in current.co_consts if isinstance(const, types.CodeType))
     return frozenset(lines - _not_executable(tree))
 

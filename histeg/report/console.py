@@ -12,6 +12,19 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
+def listed(items: Iterable[object], total: int | None = None, limit: int | None = None, empty: str = "none") -> str:
+    """``a, b, c … and 12 more``: a list cut for a line says how much it left out. ``total``: how many there are
+    when ``items`` is already cut; ``limit``: how many to show."""
+    shown = [str(item) for item in items]
+    count = len(shown) if total is None else max(total, len(shown))
+    if limit is not None:
+        shown = shown[:limit]
+    if not shown:
+        return empty if count == 0 else f"{count} not shown"
+    rest = count - len(shown)
+    return ", ".join(shown) + (f" … and {rest} more" if rest else "")
+
+
 class Console:
     def __init__(self, verbosity: int = 1) -> None:
         self.verbosity = verbosity
