@@ -19,7 +19,8 @@ import msgspec
 from histeg.records.base import RECORDS, Record
 
 RECORD_MODULES = ("histeg.records.history", "histeg.records.syntax", "histeg.records.divergences", "histeg.records.build", "histeg.records.runs",
-                  "histeg.records.steps", "histeg.records.statics", "histeg.records.targets", "histeg.records.registry",
+                  "histeg.records.steps", "histeg.records.statics", "histeg.records.targets", "histeg.records.generation",
+                  "histeg.records.registry",
                   "histeg.records.settings")
 """Every module defining file records; importing them fills the registry."""
 

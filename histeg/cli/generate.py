@@ -1,0 +1,71 @@
+"""``histeg generate VERSION``: Pynguin tests for a computed version's top targets, with the witnesses of its behaviour change."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+import click
+
+from histeg.cli.steps import emit_json
+from histeg.errors import EXIT_SOME_VERSIONS_FAILED
+from histeg.settings.load import FlagValue, load_settings
+from histeg.settings.table import BY_KEY
+
+
+def _table_option(key: str, metavar: str) -> Any:
+    """An option of the settings table, with its help, read back through the settings like ``compute`` reads it."""
+    return click.option(f"--{key}", key, default=None, metavar=metavar, help=BY_KEY[key].help)
+
+
+@click.command(name="generate")
+@click.argument("version")
+@_table_option("out", "DIR")
+@_table_option("repo", "PATH|URL")
+@click.option("--budget", type=click.FloatRange(min=1), default=60.0, show_default=True,
+              help="Seconds of Pynguin search in all, split over the targets' modules (the better ranked get more).")
+@click.option("--top", type=click.IntRange(min=1), default=5, show_default=True, help="How many of the ranked targets to generate tests for.")
+@click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Pynguin's random seed.")
+@click.option("--json", "as_json", is_flag=True, help="Print generation.json on stdout instead of the table.")
+@click.option("-q", "--quiet", is_flag=True, help="Only errors on stderr.")
+def generate(version: str, out: str | None, repo: str | None, budget: float, top: int, seed: int, as_json: bool, quiet: bool) -> None:
+    """Run Pynguin on the top testing targets of VERSION (an index or a commit identifier) in an output folder made by
+    compute, run its tests on VERSION and on its predecessor, and write OUT/<index>/generation.json. A test that passes
+    on one and fails on the other witnesses the behaviour change. Exit code 1 when Pynguin produced no test at all."""
+    from histeg.generate.run import GenerateOptions
+    from histeg.generate.run import generate as run_generate
+    from histeg.project import Project
+    from histeg.report.console import Console
+
+    flags = {key: FlagValue(f"--{key}", value) for key, value in (("out", out), ("repo", repo)) if value is not None}
+    store = Project.of(load_settings(flags)).store
+    if not store.root.is_dir():
+        from histeg.errors import HistegError
+
+        raise HistegError(f"no output folder {store.root}: run histeg compute first (or give --out)")
+    record = run_generate(store, version, GenerateOptions(budget=budget, top=top, seed=seed), Console(0 if quiet else 1))
+    if as_json:
+        emit_json(record.to_builtins())
+    else:
+        for line in table(record):
+            click.echo(line)
+    if record.summary.modules_failed == record.summary.modules:
+        sys.exit(EXIT_SOME_VERSIONS_FAILED)
+
+
+def table(record: Any) -> list[str]:
+    """Targets with their tests and witnesses, then the modules Pynguin failed on."""
+    head = (f"version {record.index} against {record.comparing_against_index}: {record.summary.tests} generated test(s), "
+            f"{record.summary.witnesses} witness(es)")
+    lines = [head, f"{'rank':>4}  {'tests':>5}  {'witn.':>5}  target"]
+    for target in record.targets:
+        lines.append(f"{target.rank:>4}  {len(target.tests):>5}  {len(target.witnesses):>5}  {target.identifier}")
+        for witness in target.witnesses[:3]:
+            failure = witness.new_failure if witness.new_failure is not None else witness.old_failure
+            lines.append(f"{'':>18}{witness.test}: old {witness.old}, new {witness.new}" + (f" ({failure})" if failure else ""))
+    for skipped in record.skipped:
+        lines.append(f"{skipped.rank:>4}  {'-':>5}  {'-':>5}  {skipped.identifier}: skipped, {skipped.reason}")
+    for module in record.modules:
+        if module.status != "ok":
+            lines.append(f"Pynguin {module.status} on {module.module}: {module.reason}")
+    return lines

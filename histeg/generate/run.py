@@ -1,0 +1,279 @@
+"""``histeg generate``: Pynguin on a version's top targets, the tests run on both versions, ``generation.json``.
+
+Everything is made in a scratch folder of the version (``.run-generate``,
+removed by the next run when histeg is killed) and replaces the earlier
+``generated/`` and ``generation.json`` only once complete: an interrupted or
+failed generation leaves the earlier results as they were.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+from histeg.atomic import make_folders
+from histeg.errors import HistegError
+from histeg.generate.coverage import TestFunction, covered_targets, test_functions
+from histeg.generate.pynguin_run import (
+    ASSERTION_GENERATION,
+    PynguinRun,
+    pynguin_version,
+    run_pynguin,
+)
+from histeg.generate.selection import (
+    Chosen,
+    ScopeKind,
+    Selection,
+    scope_names,
+    select,
+    split_budget,
+)
+from histeg.generate.sides import VersionSide, built_side, same_python
+from histeg.generate.verdicts import SideRunResult, is_witness, run_tests, side_verdicts
+from histeg.records.generation import (
+    GeneratedTest,
+    Generation,
+    GenerationSettings,
+    GenerationSummary,
+    ModuleGeneration,
+    Side,
+    SideRun,
+    SkippedTarget,
+    TargetGeneration,
+    Witness,
+)
+from histeg.records.targets import TestingTargets
+from histeg.report.console import Console
+from histeg.runs.groups import end_orphans, records_folder
+from histeg.runs.workdir import fresh_copy
+from histeg.store import OutputStore, force_rmtree
+
+GENERATED = "generated"
+SCRATCH = ".run-generate"
+"""Inside the version directory; a ``.run-*`` folder, so a run after a killed histeg removes it."""
+
+
+@dataclass(frozen=True)
+class GenerateOptions:
+    budget: float = 60.0
+    """Seconds of Pynguin search in all, split over the modules."""
+    top: int = 5
+    seed: int = 0
+    runs: int = 2
+    """pytest runs of the generated tests on each version: a witness needs every run of a side to agree."""
+
+    def check(self) -> None:
+        if self.top < 1:
+            raise HistegError(f"--top must be at least 1, not {self.top}")
+        if self.budget < 1:
+            raise HistegError(f"--budget must be at least 1 second, not {self.budget:g}")
+        if self.seed < 0:
+            raise HistegError(f"--seed must be 0 or more, not {self.seed}")
+
+
+def resolve_version(store: OutputStore, given: str) -> int:
+    """A version by its index, or by the start of its commit's identifier."""
+    indices = store.extracted_indices()
+    if not indices:
+        raise HistegError(f"{store.root} holds no histeg results: run histeg compute first")
+    if given.isdigit() and int(given) in indices:
+        return int(given)
+    if len(given) >= 4 and all(c in "0123456789abcdef" for c in given.lower()):
+        found = [index for index in indices if store.version(index).identifier.startswith(given.lower())]
+        if len(found) == 1:
+            return found[0]
+        if len(found) > 1:
+            raise HistegError(f"{given} names {len(found)} versions in {store.root}: give more of the identifier")
+    raise HistegError(f"no version {given} in {store.root} (versions: {indices[0]}..{indices[-1]}, or a commit identifier)")
+
+
+def generate(store: OutputStore, given: str, options: GenerateOptions, console: Console) -> Generation:
+    """Generate, run and judge; ``generation.json`` is written and returned. Checks come before any work."""
+    options.check()
+    store = OutputStore(store.root.resolve())
+    started = time.monotonic()
+    pynguin = pynguin_version()
+    index = resolve_version(store, given)
+    new = built_side(store, index, "version")
+    targets_path = store.file(index, TestingTargets.FILE)
+    if not targets_path.is_file():
+        raise HistegError(f"version {index} has no testing targets yet: run histeg compute on it first")
+    ranked = TestingTargets.read(targets_path).targets
+    if not ranked:
+        raise HistegError(f"version {index} has no testing targets: nothing to generate tests for")
+    if new.version.comparing_against_index is None:
+        raise HistegError(f"version {index} has no predecessor to compare with")
+    old = built_side(store, new.version.comparing_against_index, f"version {index}'s predecessor")
+    same_python(new)
+    selection = select(ranked, options.top, _module_scopes(new, {target.module for target in ranked}))
+    if not selection.chosen:
+        reasons = "; ".join(f"{p.identifier}: {p.reason}" for p in selection.passed[:3])
+        raise HistegError(f"none of version {index}'s top targets is a function, method or class Pynguin can cover ({reasons})")
+    with _private_files(), store.locked():
+        ended = end_orphans(store.root)
+        if ended:
+            console.warn(f"ended {len(ended)} process group(s) that a killed histeg run left running: {', '.join(map(str, ended))}")
+        with _scratch(new.directory / SCRATCH) as scratch:
+            record = _generate(new, old, selection, options, pynguin, scratch, console, started)
+            _publish(new, scratch / GENERATED, record)
+    return record
+
+
+def _module_scopes(side: VersionSide, modules: set[str]) -> dict[str, dict[str, ScopeKind] | str]:
+    found: dict[str, dict[str, ScopeKind] | str] = {}
+    for module in modules:
+        path = side.source_file(module) if module else None
+        if path is None:
+            found[module] = "not a module of the sources directories"
+            continue
+        try:
+            found[module] = scope_names(path.read_bytes())
+        except OSError as exc:
+            found[module] = f"cannot read {path.name}: {exc.strerror}"
+    return found
+
+
+def _generate(new: VersionSide, old: VersionSide, selection: Selection, options: GenerateOptions, pynguin: str, scratch: Path,
+              console: Console, started: float) -> Generation:
+    results = scratch / GENERATED
+    make_folders(results)
+    modules = selection.modules()
+    positions = {module: [selection.chosen.index(target) + 1 for target in chosen] for module, chosen in modules.items()}
+    seconds = split_budget(positions, options.budget)
+    import_path = _import_path(new)
+    runs: list[PynguinRun] = []
+    for module, chosen in modules.items():
+        console.info(f"version {new.index}: Pynguin on {module} ({seconds[module]} s, covering {', '.join(t.cover for t in chosen)})")
+        with fresh_copy(new.snapshot, scratch / "project") as project:
+            new.runtime.prepare(project)
+            roots = [str((project / source).resolve()) for source in new.settings.sources]
+            run = run_pynguin(Path(roots[0]), [*roots[1:], *import_path], module, sorted({t.cover for t in chosen}), seconds[module],
+                              options.seed, output=results / module, work=scratch / "pynguin", log=results / module / "pynguin.log",
+                              groups=records_folder(new.store.root))
+        force_rmtree(scratch / "pynguin")
+        console.info(f"version {new.index}: {module}: {run.status}" + (f" ({run.reason})" if run.reason else ""))
+        runs.append(run)
+    tests = {module: [(f"{module}/{path.name}::{test.name}", test) for run in runs if run.module == module for path in run.test_files
+                      for test in test_functions(path.read_bytes())] for module in modules}
+    test_ids = [test_id for found in tests.values() for test_id, _ in found]
+    side_runs: list[SideRunResult] = []
+    if test_ids:
+        for role, side in (("new", new), ("old", old)):
+            for number in range(1, options.runs + 1):
+                console.info(f"version {new.index}: generated tests on the {role} version {side.index}, run {number}/{options.runs}")
+                with _scratch(scratch / f"pytest-{role}-{number}") as work:
+                    side_runs.append(run_tests(side, role, number, results, work, results / f"pytest-{role}-{number}.log"))
+    return _record(new, old, selection, options, pynguin, seconds, runs, tests, side_runs, time.monotonic() - started)
+
+
+def _import_path(side: VersionSide) -> list[str]:
+    """What the version's code imports besides its sources: its installed project, its environment's packages."""
+    site = [str(side.runtime.site)] if side.runtime.site is not None else []
+    return [*site, *side.site_packages()]
+
+
+def _record(new: VersionSide, old: VersionSide, selection: Selection, options: GenerateOptions, pynguin: str, seconds: dict[str, int],
+            runs: list[PynguinRun], tests: dict[str, list[tuple[str, TestFunction]]], side_runs: list[SideRunResult], elapsed: float) -> Generation:
+    modules = selection.modules()
+    by_side = {role: [run for run in side_runs if run.side == role] for role in ("old", "new")}
+    generated: list[GeneratedTest] = []
+    covering: dict[str, list[str]] = {target.identifier: [] for target in selection.chosen}
+    witnesses: dict[str, list[Witness]] = {target.identifier: [] for target in selection.chosen}
+    for module, found in tests.items():
+        ids = [test_id for test_id, _ in found]
+        old_verdicts, new_verdicts = side_verdicts(ids, by_side["old"]), side_verdicts(ids, by_side["new"])
+        for test_id, function in found:
+            targets: list[Chosen] = covered_targets(function, modules[module])
+            before, after = old_verdicts[test_id], new_verdicts[test_id]
+            witness = is_witness(before, after)
+            full_id = f"{GENERATED}/{test_id}"
+            generated.append(GeneratedTest(
+                id=full_id, module=module, targets=[t.identifier for t in targets], witness=witness,
+                old=Side(outcome=before.outcome, runs=before.runs, failure=before.failure),
+                new=Side(outcome=after.outcome, runs=after.runs, failure=after.failure),
+            ))
+            for target in targets:
+                covering[target.identifier].append(full_id)
+                if witness:
+                    witnesses[target.identifier].append(Witness(
+                        test=full_id, old=before.outcome, new=after.outcome,
+                        old_failure=before.failure, new_failure=after.failure))
+    version_dir = new.directory
+    module_records = [
+        ModuleGeneration(
+            module=run.module, targets=[t.identifier for t in modules[run.module]], only_cover=sorted({t.cover for t in modules[run.module]}),
+            seconds=seconds[run.module], status=run.status, reason=run.reason, elapsed=round(run.elapsed, 2),
+            test_files=[f"{GENERATED}/{run.module}/{path.name}" for path in run.test_files],
+            tests=len(tests.get(run.module, [])), log=f"{GENERATED}/{run.module}/pynguin.log",
+        )
+        for run in runs
+    ]
+    target_records = [
+        TargetGeneration(rank=t.rank, identifier=t.identifier, kind=t.kind, module=t.module, qualname=t.qualname,
+                         cover=t.cover, tests=covering[t.identifier], witnesses=witnesses[t.identifier])
+        for t in selection.chosen
+    ]
+    return Generation(
+        index=new.index, identifier=new.version.identifier, comparing_against_index=old.index,
+        comparing_against_version=old.version.identifier,
+        settings=GenerationSettings(budget=options.budget, top=options.top, seed=options.seed, module_seconds=seconds,
+                                    assertion_generation=ASSERTION_GENERATION, runs_per_side=options.runs, pynguin=pynguin),
+        modules=module_records, targets=target_records,
+        skipped=[SkippedTarget(rank=p.rank, identifier=p.identifier, reason=p.reason) for p in selection.passed],
+        tests=generated,
+        runs=[SideRun(side=run.side, index=run.index, run=run.run, exit_code=run.exit_code, timed_out=run.timed_out,
+                      seconds=round(run.seconds, 2), log=run.log.relative_to(version_dir / SCRATCH).as_posix()) for run in side_runs],
+        summary=GenerationSummary(
+            modules=len(runs), modules_failed=sum(run.status != "ok" for run in runs), tests=len(generated),
+            witnesses=sum(test.witness for test in generated), targets_with_witnesses=sum(bool(found) for found in witnesses.values()),
+        ),
+        seconds=round(elapsed, 2),
+    )
+
+
+def _publish(side: VersionSide, results: Path, record: Generation) -> None:
+    """``generated/`` replaced by the new one, then ``generation.json``: the earlier folder goes only once the new one is in place."""
+    final = side.directory / GENERATED
+    trash = side.directory / f"{SCRATCH}-old"
+    if os.path.lexists(trash):
+        force_rmtree(trash)
+    if final.exists():
+        os.replace(final, trash)
+    try:
+        os.replace(results, final)
+    except OSError:
+        if trash.exists():
+            os.replace(trash, final)
+        raise
+    record.write(side.store.file(side.index, Generation.FILE))
+    if trash.exists():
+        force_rmtree(trash)
+
+
+@contextlib.contextmanager
+def _scratch(folder: Path) -> Iterator[Path]:
+    if folder.exists():
+        force_rmtree(folder)
+    make_folders(folder)
+    try:
+        yield folder
+    finally:
+        if folder.exists():
+            force_rmtree(folder)
+
+
+@contextlib.contextmanager
+def _private_files() -> Iterator[None]:
+    """What generation writes, and the processes it starts write, is the user's alone (as in a pipeline run)."""
+    previous = os.umask(0o077)
+    try:
+        yield
+    finally:
+        os.umask(previous)
+
+
+__all__ = ["GENERATED", "GenerateOptions", "generate", "resolve_version"]
