@@ -26,6 +26,7 @@ from histeg.engine.step import Step, StepResult
 from histeg.envs.environment import default_root
 from histeg.errors import EXIT_OK, EXIT_SOME_VERSIONS_FAILED, HistegError, WriteError
 from histeg.history.extract import ExtractResult, check_output_directory, extract
+from histeg.merges.step import MERGES
 from histeg.options import RunOptions
 from histeg.records.history import Version
 from histeg.records.statics import Functions
@@ -173,7 +174,7 @@ def impact_options(settings: Settings) -> Any:
 
 # --- what the steps' results depend on ------------------------------------------------------------
 
-_NOT_INPUTS = frozenset({"index", "msg", "author", "date", "comparingAgainstVersion", "comparingAgainstIndex"})
+_NOT_INPUTS = frozenset({"index", "msg", "author", "date", "comparingAgainstVersion", "comparingAgainstIndex", "merge", "mergeRoles"})
 
 
 def snapshot_inputs(version: Version) -> dict[str, Any]:
@@ -310,7 +311,7 @@ PIPELINE: dict[str, tuple[Step, ...]] = {
     "build": (BUILD,),
     "instrument": (BUILD, STATICS, TRACE_CONFIG),
     "analyze": (BUILD, STATICS, TRACE_CONFIG, SYNTAX, TRACES),
-    "compute": (BUILD, STATICS, TRACE_CONFIG, SYNTAX, TRACES, TARGETS),
+    "compute": (BUILD, STATICS, TRACE_CONFIG, SYNTAX, TRACES, TARGETS, MERGES),
 }
 """What each command runs, in order; a version a step fails is skipped by the steps after it."""
 

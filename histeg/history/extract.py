@@ -14,6 +14,7 @@ from histeg.errors import HistegError
 from histeg.history.commits import list_commits
 from histeg.history.file_changes import file_changes
 from histeg.history.git import GitRepository
+from histeg.history.merges import extra_commits, merge_sections, merge_triples
 from histeg.history.revisions import first_parent_chain, resolve, select_versions
 from histeg.history.snapshot import write_snapshot
 from histeg.history.source import MIRROR_DIR, Source, open_source, root_commits
@@ -256,4 +257,33 @@ def extract(options: RunOptions, console: Console) -> ExtractResult:
         console.detail(f"{status} version {commit.index} ({commit.identifier[:12]})")
         result.versions.append(ExtractedVersion(commit.index, identifier, predecessor.index if predecessor else None, status))
         previous = commit
+    triples = merge_triples(repo, identifiers, by_id) if options.settings.merges else []
+    for commit in extra_commits(triples, identifiers):
+        result.versions.append(_extract_merge_part(store, repo, commit, options))
+    _record_merges(store, result, triples)
     return result
+
+
+def _extract_merge_part(store: OutputStore, repo: GitRepository, commit: Commit, options: RunOptions) -> ExtractedVersion:
+    """A merge's parent or base outside the selection: extracted without a predecessor, so that it is traced but not ranked."""
+    stored = None if options.override else _stored(store, commit.index)
+    if stored is not None and _is_current(store, stored, commit, options.settings):
+        if stored.comparing_against_version is not None:
+            _compare_with(store, stored, repo, commit, None)
+        status = "reused"
+    else:
+        _extract_version(store, repo, commit, None, options.settings, replace=True)
+        status = "extracted"
+    return ExtractedVersion(commit.index, commit.identifier, None, status)
+
+
+def _record_merges(store: OutputStore, result: ExtractResult, triples: list[Any]) -> None:
+    """Each extracted version's ``merge`` and ``mergeRoles`` as this run sees them (none without --merges); written only
+    when they changed. No step reads them as an input, so writing them recomputes nothing."""
+    parents, roles = merge_sections(triples)
+    for extracted in result.versions:
+        version = store.version(extracted.index)
+        merge, merge_roles = parents.get(extracted.identifier), roles.get(extracted.identifier, [])
+        if version.merge != merge or version.merge_roles != merge_roles:
+            version.merge, version.merge_roles = merge, merge_roles
+            version.write(store.file(extracted.index, VERSION))

@@ -49,6 +49,28 @@ class SkippedEntry(Part, kw_only=True):
     reason: str
 
 
+class MergeVersion(Part, kw_only=True):
+    """A version in the output directory, by number and commit."""
+
+    index: Index
+    identifier: CommitId
+
+
+class MergeParents(Part, kw_only=True):
+    """What a merge is compared with in merge mode (--merges): both parents and their merge base."""
+
+    first_parent: MergeVersion
+    second_parent: MergeVersion
+    base: Annotated[MergeVersion | None, msgspec.Meta(description="`git merge-base` of the parents; null when they share no history.")]
+
+
+class MergeRole(Part, kw_only=True):
+    """This version's part in a merge analysed in merge mode."""
+
+    role: Literal["firstParent", "secondParent", "base"]
+    merge: MergeVersion
+
+
 class Version(Record, kw_only=True):
     """One extracted version and the settings later steps use for it (thesis figure 4.3)."""
 
@@ -76,6 +98,10 @@ class Version(Record, kw_only=True):
         "`git describe --tags --long` of the version (null when no tag is reachable): "
         "the version string of builds that derive it from git is computed from it."))]
     git_commits: Annotated[int, msgspec.Meta(ge=1, description="Commits reachable from the version (setuptools-scm's distance when no tag is reachable).")]
+    merge: Annotated[MergeParents | None, msgspec.Meta(description=(
+        "Set on a merge commit extracted in merge mode (--merges): its parents and base, compared in mergeDivergences.json."))] = None
+    merge_roles: Annotated[list[MergeRole], msgspec.Meta(description=(
+        "The merges (in merge mode) this version is a parent or the base of; such a version is extracted even when not selected."))] = msgspec.field(default_factory=list)
 
 
 class FileChange(Part, kw_only=True):
@@ -98,4 +124,5 @@ class FileChanges(Record, kw_only=True):
     changes: list[FileChange]
 
 
-__all__ = ["Commit", "Count", "FileChange", "FileChanges", "History", "Repository", "SkippedEntry", "Version"]
+__all__ = ["Commit", "Count", "FileChange", "FileChanges", "History", "MergeParents", "MergeRole", "MergeVersion", "Repository",
+           "SkippedEntry", "Version"]

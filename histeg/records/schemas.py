@@ -21,7 +21,7 @@ from histeg.records.base import RECORDS, Record
 RECORD_MODULES = ("histeg.records.history", "histeg.records.syntax", "histeg.records.divergences", "histeg.records.build", "histeg.records.runs",
                   "histeg.records.steps", "histeg.records.statics", "histeg.records.targets", "histeg.records.generation",
                   "histeg.records.registry",
-                  "histeg.records.settings")
+                  "histeg.records.settings", "histeg.records.merges")
 """Every module defining file records; importing them fills the registry."""
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"

@@ -118,6 +118,9 @@ class RankedTarget(Part, kw_only=True):
         "they may observe behaviour the old tests cannot (first 25)."))]
     new_test_entry_point_count: Count
     notes: list[str]
+    merge_classes: Annotated[list[Literal["lost", "introduced"]], msgspec.Meta(description=(
+        "Merge mode (--merges), on a merge: lost (a parent's change the merge does not keep) or introduced (behaviour neither "
+        "parent had) charged to the target; such targets rank first (mergeDivergences.json)."))] = msgspec.field(default_factory=list)
 
 
 class UnstablePair(Part, kw_only=True):

@@ -62,6 +62,8 @@ class Settings:
     generate_for_syntax: bool
     generate_for_divergence: bool
     confirm: int
+    merges: bool
+    merge_distance: int
     compare_jobs: int
     scaling: Scaling
     origins: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
