@@ -28,6 +28,7 @@ REPORT_DIR = "report"
 INDEX = "index.html"
 MAP_WIDTH = 960
 MAP_HEIGHT = 320
+MAP_MIN_HEIGHT = 90
 SPARK_WIDTH = 320
 SPARK_HEIGHT = 48
 STATES = ("diverged", "executed", "unexecuted")
@@ -46,7 +47,7 @@ class Tile:
 
     @property
     def label(self) -> str:
-        return self.code.qualname or f"{self.code.module} (module)"
+        return self.code.identifier
 
 
 @dataclass(frozen=True)
@@ -93,7 +94,7 @@ def render_version(report: VersionReport, previous: VersionSummary | None = None
     counts = {state: sum(1 for c in report.changed_code if c.state == state) for state in STATES}
     return _environment().get_template("version.html.j2").render(
         report=report, previous=previous, following=following, page=version_page, tiles=tiles, state_counts=counts,
-        state_labels=STATE_LABELS, map_width=MAP_WIDTH, map_height=MAP_HEIGHT, context=DIFF_CONTEXT,
+        state_labels=STATE_LABELS, map_width=MAP_WIDTH, map_height=map_height(len(tiles)), context=DIFF_CONTEXT,
     )
 
 
@@ -104,6 +105,11 @@ def _environment() -> jinja2.Environment:
     environment.filters["percent"] = lambda ratio: "–" if ratio is None else f"{100 * ratio:.0f} %"
     environment.filters["number"] = lambda value: f"{value:,.2f}".rstrip("0").rstrip(".") if isinstance(value, float) else f"{value:,}"
     return environment
+
+
+def map_height(entities: int) -> int:
+    """A few entities get a low map, so that one changed function is not a wall of colour."""
+    return max(MAP_MIN_HEIGHT, min(MAP_HEIGHT, 40 * entities))
 
 
 def _spark(title: str, summaries: list[VersionSummary], value: object) -> Spark:
@@ -121,6 +127,7 @@ def _treemap(changed: list[ChangedCode]) -> list[Tile]:
     import squarify
 
     ordered = sorted(changed, key=lambda c: (STATES.index(c.state), -max(len(c.changed_lines), 1), c.identifier))
-    sizes = squarify.normalize_sizes([max(len(c.changed_lines), 1) for c in ordered], MAP_WIDTH, MAP_HEIGHT)
-    boxes = squarify.squarify(sizes, 0, 0, MAP_WIDTH, MAP_HEIGHT)
+    height = map_height(len(ordered))
+    sizes = squarify.normalize_sizes([max(len(c.changed_lines), 1) for c in ordered], MAP_WIDTH, height)
+    boxes = squarify.squarify(sizes, 0, 0, MAP_WIDTH, height)
     return [Tile(box["x"], box["y"], box["dx"], box["dy"], code) for box, code in zip(boxes, ordered, strict=True)]
