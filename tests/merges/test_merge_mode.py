@@ -99,6 +99,8 @@ def test_lost_and_introduced_behaviour_rank_first(merged: tuple[GitRepo, dict[st
     MergeDivergences.read(out / str(merge) / "mergeDivergences.json")
     assert [c["name"] for c in document["comparisons"]] == ["mergeVsFirstParent", "mergeVsSecondParent", "firstParentVsBase",
                                                              "secondParentVsBase"]
+    against_second = document["comparisons"][1]["confirmation"]  # divergent entry points re-run on both sides, as for any comparison
+    assert against_second["entryPoints"] > 0 and against_second["completeRuns"] == {"old": 2, "new": 2}
     found = _by_function(document)
     lost = [d for d in found["shop:discount"] if "lost" in d["classes"]]
     assert lost and all(d["lostFrom"] == ["secondParent"] and d["target"] == "shop:discount" for d in lost)
