@@ -25,11 +25,22 @@ from histeg.impact.ranking import (
 )
 from histeg.impact.scaling import Scaling
 from histeg.impact.targets import FunctionInfo, function_table
-from histeg.impact.untested import changed_code, changed_files, executed_lines, snapshot_executable_lines, untested_changes
+from histeg.impact.untested import (
+    changed_code,
+    changed_files,
+    executed_lines,
+    snapshot_executable_lines,
+    untested_changes,
+)
 from histeg.records.history import Version
 from histeg.records.statics import Functions
 from histeg.records.syntax import SyntaxChanges
-from histeg.records.targets import DivergenceTargets, RankingOptions, SyntaxTargets, TestingTargets
+from histeg.records.targets import (
+    DivergenceTargets,
+    RankingOptions,
+    SyntaxTargets,
+    TestingTargets,
+)
 from histeg.runs.confirm import DEFAULT_CONFIRM_RUNS
 from histeg.statics.callgraph import call_distance
 from histeg.statics.functions import read_function_table
