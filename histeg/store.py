@@ -32,6 +32,8 @@ TESTING_TARGETS = "testingTargets.json"
 SNAPSHOT_DIR = "snapshot"
 TRACES_DIR = "traces"
 LOCK_FILE = ".histeg.lock"
+REPORT_DIR = "report"
+"""The reports of the output folder (``histeg report``): index.html, a page per version, report.md."""
 TRACE_MATCHING = "traceMatching.json"
 USER_FILES = (TRACE_MATCHING,)
 """Files a user puts into a version directory; they survive the directory being rebuilt."""

@@ -7,6 +7,7 @@ cache; ``--versions`` revisions, resolved in histeg's mirror), so the same comma
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -29,8 +30,26 @@ def _html(out: Path, versions: list[int] | None) -> Path:
     return write_report(out, versions)
 
 
-FORMATS: dict[str, Callable[[Path, list[int] | None], Path]] = {"html": _html}
-"""Format name -> writer of the report into the output folder, returning the file to open."""
+def _markdown(out: Path, versions: list[int] | None) -> Path:
+    """Written to ``OUT/report/report.md`` and printed on stdout, ready for a pull-request comment."""
+    from histeg.report.markdown import render_markdown, write_markdown
+    from histeg.report.model import load_run
+
+    run = load_run(out, versions)
+    path = write_markdown(run)
+    click.echo(render_markdown(run), nl=False)
+    return path
+
+
+def _terminal(out: Path, versions: list[int] | None) -> None:
+    from histeg.report.model import load_run
+    from histeg.report.table import print_tables
+
+    print_tables(load_run(out, versions))
+
+
+FORMATS: dict[str, Callable[[Path, list[int] | None], Path | None]] = {"html": _html, "markdown": _markdown, "terminal": _terminal}
+"""Format name -> writer of the report; an HTML writer returns the file to open (printed), the others print the report."""
 
 
 def chosen_indices(out: Path, revisions: tuple[str, ...]) -> list[int] | None:
@@ -58,15 +77,27 @@ def chosen_indices(out: Path, revisions: tuple[str, ...]) -> list[int] | None:
     return indices
 
 
-def _report(output_format: str, **params: Any) -> None:
-    """Write a report of the computed versions (every version in the output folder unless --versions) and print its path."""
+def _report(output_format: str, fail_on: tuple[str, ...], **params: Any) -> None:
+    """Write a report of the computed versions (every version in the output folder unless --versions): HTML (its path is
+    printed), Markdown for a pull-request comment (printed, and kept as OUT/report/report.md) or tables on the terminal.
+    With --fail-on, exit code 4 when a condition holds for a reported version."""
     from histeg.cli.steps import checked_settings
     from histeg.project import Project
+    from histeg.report.gate import EXIT_GATE, gate_failures, parse_condition
+    from histeg.report.model import load_run
 
+    conditions = [parse_condition(text) for text in fail_on]  # a bad condition stops before any work
     settings = checked_settings(params)
     out = Project.of(settings).store.root
-    path = FORMATS[output_format](out, chosen_indices(out, settings.versions))
-    click.echo(str(path))
+    versions = chosen_indices(out, settings.versions)
+    path = FORMATS[output_format](out, versions)
+    if path is not None and output_format == "html":
+        click.echo(str(path))
+    failures = gate_failures(load_run(out, versions), conditions)
+    for failure in failures:
+        click.echo(f"histeg: gate: {failure}", err=True)
+    if failures:
+        sys.exit(EXIT_GATE)
 
 
 def _command() -> click.Command:
@@ -75,7 +106,11 @@ def _command() -> click.Command:
         for decorator in reversed(_decorators(option)):
             command = decorator(command)
     command = click.option("--format", "output_format", type=click.Choice(tuple(FORMATS)), default="html", show_default=True,
-                           help="What to write.")(command)
+                           help="html: OUT/report/index.html and a page per version; markdown: a pull-request comment on stdout "
+                           "(also OUT/report/report.md); terminal: tables of the top targets.")(command)
+    command = click.option("--fail-on", "fail_on", multiple=True, metavar="CONDITION",
+                           help="Exit with code 4 when a reported version has 'untested' changes or more than N targets "
+                           "('targets>N'); may be repeated.")(command)
     command = click.argument(MORE_VERSIONS, nargs=-1, metavar="[REV]...")(command)
     return click.command(name="report")(command)
 
