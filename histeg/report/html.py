@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import jinja2
 
@@ -102,9 +103,19 @@ def _environment() -> jinja2.Environment:
     environment = jinja2.Environment(loader=jinja2.PackageLoader("histeg.report", "templates"), autoescape=True,
                                      undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
     environment.globals["histeg_version"] = __version__
+    environment.filters["tally"] = tally
     environment.filters["percent"] = lambda ratio: "–" if ratio is None else f"{100 * ratio:.0f} %"
     environment.filters["number"] = lambda value: f"{value:,.2f}".rstrip("0").rstrip(".") if isinstance(value, float) else f"{value:,}"
     return environment
+
+
+def tally(rows: list[Any], *fields: str) -> list[tuple[Any, int]]:
+    """Rows alike in ``fields``, once each with how often: a test calling a function 25 times lists it once."""
+    counted: dict[tuple[Any, ...], list[Any]] = {}
+    for row in rows:
+        key = tuple(str(getattr(row, name)) for name in fields)
+        counted.setdefault(key, [row, 0])[1] += 1
+    return [(row, count) for row, count in counted.values()]
 
 
 def map_height(entities: int) -> int:

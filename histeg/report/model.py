@@ -28,7 +28,7 @@ from histeg.records.divergences import (
     TargetedReruns,
     TraceDivergences,
 )
-from histeg.records.history import FileChange, History, Version
+from histeg.records.history import FileChange, FileChanges, History, Version
 from histeg.records.statics import FunctionRecord, Functions
 from histeg.records.targets import (
     ChangedCode,
@@ -421,7 +421,7 @@ class _Context:
     def _file(self, results: VersionResults, path: str) -> list[str] | None:
         key = (results.index, path)
         if key not in self._files:
-            self._files[key] = _text_lines(results.directory / "snapshot" / path)
+            self._files[key] = _text_lines(results.store.snapshot(results.index) / path)
         return self._files[key]
 
 
@@ -476,7 +476,7 @@ def _text_lines(path: Path) -> list[str] | None:
 def _file_diffs(results: VersionResults, against: VersionResults | None) -> list[FileDiff]:
     changes = results.file_changes
     if changes is None:
-        raise HistegError(f"missing result file {results.directory / 'fileChanges.json'}")
+        raise HistegError(f"missing result file {results.directory / FileChanges.FILE}")
     skipped = {entry.path for entry in results.version.skipped_entries}
     if against is not None:
         skipped |= {entry.path for entry in against.version.skipped_entries}
@@ -491,8 +491,8 @@ def _file_diff(change: FileChange, results: VersionResults, against: VersionResu
         return empty("binary file")
     if {change.old_path, change.new_path} & skipped:
         return empty("not in the snapshot (a submodule or a link leaving it)")
-    old = [] if change.old_path is None or against is None else _text_lines(against.directory / "snapshot" / change.old_path)
-    new = [] if change.new_path is None else _text_lines(results.directory / "snapshot" / change.new_path)
+    old = [] if change.old_path is None or against is None else _text_lines(against.store.snapshot(against.index) / change.old_path)
+    new = [] if change.new_path is None else _text_lines(results.store.snapshot(results.index) / change.new_path)
     if old is None or new is None:
         return empty("not UTF-8 text")
     lines, added, removed = _diff_lines(old, new)
