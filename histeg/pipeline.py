@@ -10,6 +10,7 @@ steps before it too; what is still valid costs a fingerprint.
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import time
 import traceback
@@ -20,6 +21,13 @@ from typing import Any
 import msgspec
 
 from histeg.build import BUILD_LOG, BuildRequest, build_version, environment_exists
+from histeg.engine.executor import (
+    DaskExecutor,
+    KeptConsole,
+    Outcome,
+    WorkerJob,
+    executor_for,
+)
 from histeg.engine.fingerprint import file_digest
 from histeg.engine.runner import results, run_step
 from histeg.engine.step import Step, StepResult
@@ -95,6 +103,8 @@ class Context:
     run: PipelineRun
     versions: list[int]
     """Indices still in the running, in the user's order."""
+    executor: DaskExecutor | None = None
+    """Where versions are worked on at once (``-j N``, ``--scheduler``); ``None``: one after another, here."""
 
     def fail(self, index: int, reason: str) -> None:
         self.run.failed[index] = reason
@@ -131,6 +141,26 @@ class Context:
                     traceback.print_exc()
                 self.fail(index, f"internal error in {description}: {type(exc).__name__}: {exc}")
         return results
+
+    def each_step(self, step: Step) -> list[dict[str, Any]]:
+        """``step`` on every usable version: in this loop, or as one task per version on the executor."""
+        if self.executor is None or step.name not in SPREAD_STEPS:
+            return self.each(step.doing, lambda index: self.run_step(step, index))
+        usable = self.usable()
+        task = functools.partial(version_task, WorkerJob.of(self.options, _failing(self, step, usable)), step.name)
+        found: dict[int, list[dict[str, Any]]] = {}
+        outcomes = self.executor.map(step.name, usable, task, lambda index: _touches(self, step, index))
+        for index, outcome in self.console.progress(outcomes, len(usable), step.doing):
+            if isinstance(outcome, WriteError):  # nothing more can be written: the run stops, earlier results intact
+                raise outcome
+            if isinstance(outcome, BaseException):  # the worker died, or the task could not reach it
+                self.fail(index, f"internal error in {step.doing}: {type(outcome).__name__}: {outcome}")
+                continue
+            for message in outcome.warnings:
+                self.console.warn(message)
+            self.run.failed.update(outcome.failed)
+            found[index] = outcome.results
+        return [result for index in usable for result in found.get(index, [])]
 
 
 def _extract_step(options: RunOptions, console: Console) -> ExtractResult:
@@ -170,6 +200,44 @@ def impact_options(settings: Settings) -> Any:
         jobs=settings.compare_jobs,
         confirm=settings.confirm,
     )
+
+
+SPREAD_STEPS = frozenset({"build", "statics", "syntax", "traces", "targets"})
+"""The steps run as one task per version with ``-j N``: each writes only its version's files (``_touches`` says where a
+comparison writes more). The others run in the coordinator: writing a trace configuration is too quick to be worth a
+task, and a merge's comparisons write into several versions and read the failures of the step itself."""
+
+
+def _failing(context: Context, step: Step, usable: list[int]) -> dict[int, str]:
+    """The versions a task must take as failed: those failed already and, for the comparisons, those whose predecessor
+    fails before them in the serial order for that very reason (a failed predecessor fails the comparison with it).
+    A comparison that fails for another reason while the step runs does not fail the next one: it runs meanwhile."""
+    failed = dict(context.run.failed)
+    if step.name == "targets":
+        for position, index in enumerate(usable):
+            against = context.store.version(index).comparing_against_index
+            if against in failed and (against not in usable or usable.index(against) < position):
+                failed[index] = f"its predecessor, version {against}, failed"
+    return failed
+
+
+def _touches(context: Context, step: Step, index: int) -> frozenset[int]:
+    """The versions whose files ``step`` writes for ``index``: a comparison re-runs entry points of both its versions."""
+    if step.name == "targets":
+        against = context.store.version(index).comparing_against_index
+        return frozenset({index} if against is None else {index, against})
+    return frozenset({index})
+
+
+def version_task(job: WorkerJob, step_name: str, index: int) -> Outcome:
+    """One version's step in a worker process: the serial loop's body over that version alone."""
+    options = job.options()
+    console = KeptConsole()
+    before = {i: reason for i, reason in job.failed.items() if i != index}
+    context = Context(options, console, OutputStore(options.out), PipelineRun(failed=dict(before)), [index])
+    step = STEPS[step_name]
+    results = context.each(step.doing, lambda i: context.run_step(step, i))
+    return Outcome(results, {i: reason for i, reason in context.run.failed.items() if i not in before}, console.warnings)
 
 
 # --- what the steps' results depend on ------------------------------------------------------------
@@ -314,6 +382,7 @@ PIPELINE: dict[str, tuple[Step, ...]] = {
     "compute": (BUILD, STATICS, TRACE_CONFIG, SYNTAX, TRACES, TARGETS, MERGES),
 }
 """What each command runs, in order; a version a step fails is skipped by the steps after it."""
+STEPS: dict[str, Step] = {step.name: step for step in PIPELINE["compute"]}
 
 
 @contextlib.contextmanager
@@ -338,11 +407,13 @@ def run_pipeline(options: RunOptions, console: Console, until: str = COMMANDS[-1
         ended = end_orphans(store.root)
         if ended:
             console.warn(f"ended {len(ended)} process group(s) that a killed histeg run left running: {', '.join(map(str, ended))}")
-        extracted = _extract_step(options, console)
-        run.steps["extract"] = extracted.to_json()
-        context = Context(options, console, store, run, [v.index for v in extracted.versions])
-        for step in PIPELINE[until]:
-            run.steps[step.name] = context.each(step.doing, lambda i, step=step: context.run_step(step, i))
+        steps = PIPELINE[until]
+        with executor_for(options.settings, store.root, console) if steps else contextlib.nullcontext() as executor:
+            extracted = _extract_step(options, console)
+            run.steps["extract"] = extracted.to_json()
+            context = Context(options, console, store, run, [v.index for v in extracted.versions], executor)
+            for step in steps:
+                run.steps[step.name] = context.each_step(step)
     run.seconds = time.perf_counter() - started
     for item in run.steps.get("targets", []):
         if "targets" in item:

@@ -45,6 +45,8 @@ class Settings:
     ignore_functions: tuple[str, ...]
     verbosity: int
     json: bool
+    jobs: int
+    scheduler: str | None
     repeat: int
     timeout: float
     run_main: tuple[str, ...]

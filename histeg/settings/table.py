@@ -125,6 +125,11 @@ OPTIONS: tuple[Option, ...] = (
     _run("verbosity", Whole(0), 1, "How much is said on stderr: 0 only errors, 1 steps, 2 details.", flags=(), in_file=False, shown=False,
          presets=(Preset(("-q", "--quiet"), 0, "Only errors."), Preset(("-v", "--verbose"), 2, "Details of every step."))),
     _run("json", Boolean(), False, "Print a JSON summary on stdout.", in_file=False, shown=False),
+    _run("jobs", Whole(1), 1, "Versions worked on at once, each in a Dask worker process (1: one after another, in this process; "
+         "more needs the 'cluster' extra); results do not depend on it.", flags=("-j", "--jobs"), metavar="N"),
+    _run("scheduler", Text(), None, "Address of a running Dask scheduler whose workers take the versions (--jobs, when given, "
+         "caps how many run at once); results do not depend on it.", metavar="ADDRESS",
+         default_text="a local cluster of --jobs workers"),
     _trace("repeat", Whole(1), 1, "Run each version's whole suite N times (the divergent entry points are re-run instead, see "
            "--confirm: nondeterminism is found at a fraction of the cost).", metavar="N"),
     _trace("timeout", Number(), 600.0, "Seconds per trace command.", metavar="SECONDS"),

@@ -1,0 +1,206 @@
+"""Versions worked on at once (``-j N``, ``--scheduler ADDRESS``): a step's per-version work as Dask tasks.
+
+The serial loop of ``histeg.pipeline`` stays the reference; this module only
+moves its body into worker processes, one task per version, and hands back
+what the loop would have collected. A task receives plain data (the run's
+options, the output folder, the index) and rebuilds the rest in the worker,
+so it runs the same on a ``LocalCluster`` of this machine as on a cluster
+of several machines sharing the output folder. The coordinator keeps the
+output folder's lock and writes every run-level file; a task writes only
+its version's files, and two tasks that would write the same version's
+files (a comparison re-runs entry points of both its versions) never run at
+the same time. Traced runs stay subprocesses of the worker, recorded under
+``OUT/.histeg/processes`` by the worker's pid: when the coordinator is
+interrupted it closes its local cluster and ends what the workers left.
+Dask is an optional dependency (the ``cluster`` extra), imported only here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import signal
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from histeg.envs.environment import default_root
+from histeg.errors import HistegError
+from histeg.options import RunOptions, Scope
+from histeg.report.console import Console
+from histeg.runs.groups import end_orphans
+from histeg.settings.model import Settings
+
+CONNECT_SECONDS = 10.0
+"""How long connecting to a ``--scheduler`` may take before it is an error."""
+INSTALL_HINT = "install histeg's 'cluster' extra: pip install 'histeg[cluster]'"
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What the serial loop would have collected for one version: its summary (none when the step raised),
+    the versions it failed, and the warnings it said, for the coordinator to say."""
+
+    results: list[dict[str, Any]]
+    failed: dict[int, str]
+    warnings: list[str]
+
+
+class KeptConsole(Console):
+    """A worker's console: silent, its warnings kept for the coordinator (a worker has no user to talk to)."""
+
+    def __init__(self) -> None:
+        super().__init__(0)
+        self.warnings: list[str] = []
+
+    def warn(self, message: str) -> None:
+        self.warnings.append(message)
+
+
+@dataclass(frozen=True)
+class WorkerJob:
+    """The run as a task carries it: plain data only. ``Settings`` holds a mapping proxy (not picklable), so its
+    fields travel as a dict; paths are made absolute and the environments root resolved where the run started,
+    since a worker may have another working directory and environment."""
+
+    settings: dict[str, Any]
+    repo: str
+    out: Path
+    scope: Scope
+    branch: str | None
+    override: bool
+    out_chosen: bool
+    cwd: str
+    failed: dict[int, str] = field(default_factory=dict)
+    """Versions failed before the step started: a comparison with one of them is not made."""
+
+    @classmethod
+    def of(cls, options: RunOptions, failed: dict[int, str]) -> WorkerJob:
+        settings = options.settings
+        environments = settings.environments.expanduser().absolute() if settings.environments is not None else default_root()
+        # a comparison's worker pool would be a child of a daemonic process, which Python forbids; the
+        # versions run side by side instead, and the results do not depend on the number of workers
+        settings = replace(settings, environments=environments, compare_jobs=1)
+        state = {f.name: getattr(settings, f.name) for f in fields(Settings)}
+        state["origins"] = dict(settings.origins)
+        return cls(settings=state, repo=options.repo, out=options.out.absolute(), scope=options.scope, branch=options.branch,
+                   override=options.override, out_chosen=options.out_chosen, cwd=os.getcwd(), failed=dict(failed))
+
+    def options(self) -> RunOptions:
+        with contextlib.suppress(OSError):  # relative paths the user gave mean what they meant where the run started
+            if os.getcwd() != self.cwd:
+                os.chdir(self.cwd)
+        settings = Settings(**self.settings)
+        return RunOptions(repo=self.repo, out=self.out, scope=self.scope, branch=self.branch, override=self.override, verbosity=0,
+                          json_output=False, out_chosen=self.out_chosen, settings=settings)
+
+
+Task = Callable[[int], Outcome]
+"""One version's work; a picklable callable (a module-level function with its arguments bound)."""
+
+
+class DaskExecutor:
+    """Submits one task per version and yields each version's outcome as it finishes."""
+
+    def __init__(self, client: Any, cap: int | None) -> None:
+        self.client = client
+        self.cap = cap
+        """How many tasks are submitted at once (``None``: as many as may run; the scheduler queues them)."""
+        self._submitted = 0
+
+    def map(self, name: str, indices: Sequence[int], task: Task,
+            touches: Callable[[int], frozenset[int]]) -> Iterator[tuple[int, Outcome | BaseException]]:
+        """``task`` on every index; two tasks whose ``touches`` (the versions whose files they write) meet never run
+        at the same time, and the earliest waiting index goes first. Yields ``(index, outcome or the error the task
+        raised)`` as they finish; whatever still runs when the caller stops is cancelled."""
+        from distributed import wait
+
+        waiting = list(indices)
+        running: dict[Any, int] = {}
+        busy: set[int] = set()
+        try:
+            while waiting or running:
+                for index in list(waiting):
+                    if self.cap is not None and len(running) >= self.cap:
+                        break
+                    if touches(index) & busy:
+                        continue
+                    waiting.remove(index)
+                    busy |= touches(index)
+                    self._submitted += 1
+                    running[self.client.submit(task, index, key=f"histeg-{name}-{index}-{os.getpid()}-{self._submitted}", pure=False)] = index
+                done, _ = wait(list(running), return_when="FIRST_COMPLETED")
+                for future in sorted(done, key=lambda f: indices.index(running[f])):
+                    index = running.pop(future)
+                    busy -= touches(index)
+                    try:
+                        yield index, future.result()
+                    except Exception as exc:  # noqa: BLE001 - the task's own error, or the worker that ran it died
+                        yield index, exc
+        finally:
+            if running:
+                self.client.cancel(list(running), force=True)
+
+
+@contextlib.contextmanager
+def _interrupts_ignored() -> Iterator[None]:
+    """Workers started inside ignore SIGINT: Ctrl-C reaches the terminal's whole process group, and it is the
+    coordinator that stops them, closing the cluster (their traced runs restore SIGINT for their own timeouts)."""
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
+def _quiet_dask() -> None:
+    for name in ("distributed", "tornado", "bokeh"):
+        logging.getLogger(name).setLevel(logging.ERROR)
+
+
+@contextlib.contextmanager
+def executor_for(settings: Settings, out: Path, console: Console) -> Iterator[DaskExecutor | None]:
+    """``None`` for ``-j 1`` without a scheduler (the serial loop); else a client of a local cluster of ``jobs``
+    single-threaded worker processes, or of the scheduler at ``settings.scheduler``. On the way out the cluster is
+    closed; when the run was interrupted, what the local workers' traced runs left is ended (their histeg is gone)."""
+    if settings.jobs == 1 and settings.scheduler is None:
+        yield None
+        return
+    try:
+        from distributed import Client, LocalCluster
+    except ImportError:
+        asked = f"--scheduler {settings.scheduler}" if settings.scheduler is not None else f"--jobs {settings.jobs}"
+        raise HistegError(f"{asked} needs Dask: {INSTALL_HINT}") from None
+    _quiet_dask()
+    cluster = None
+    if settings.scheduler is None:
+        with _interrupts_ignored():
+            cluster = LocalCluster(n_workers=settings.jobs, threads_per_worker=1, processes=True, dashboard_address=None,
+                                   silence_logs=logging.ERROR, memory_limit=0)
+        client = Client(cluster)
+        cap: int | None = settings.jobs
+        console.detail(f"started a local Dask cluster of {settings.jobs} worker processes")
+    else:
+        try:
+            client = Client(settings.scheduler, timeout=CONNECT_SECONDS)
+        except (OSError, ValueError, TypeError) as exc:
+            raise HistegError(f"cannot reach the Dask scheduler at {settings.scheduler}: {exc}") from None
+        cap = settings.jobs if settings.given("jobs") else None
+        console.detail(f"connected to the Dask scheduler at {settings.scheduler} ({len(client.nthreads())} workers)")
+    interrupted = True
+    try:
+        yield DaskExecutor(client, cap)
+        interrupted = False
+    finally:
+        with contextlib.suppress(Exception):
+            client.close()
+        if cluster is not None:
+            with contextlib.suppress(Exception):
+                cluster.close()
+            if interrupted:
+                end_orphans(out)
+
+
+__all__ = ["DaskExecutor", "KeptConsole", "Outcome", "WorkerJob", "executor_for"]

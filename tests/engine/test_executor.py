@@ -1,0 +1,113 @@
+"""``-j N``: versions built, traced and compared in Dask worker processes give what the serial loop gives."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import GitRepo, run_histeg, validate_output
+
+LIB = "def price(n):\n    total = 0\n    for i in range(n):\n        total += i\n    return total\n\n\ndef label(n):\n    return f'#{n}'\n"
+TEST = ("from lib import label, price\n\n\ndef test_price():\n    assert price(4) >= 0\n\n\n"
+        "def test_label():\n    assert label(2).startswith('#')\n")
+BROKEN = 5
+"""The version whose suite cannot even start: it fails, and so does every later comparison, as in the serial loop."""
+VERSIONS = 7
+
+
+def history(repo: GitRepo) -> None:
+    repo.commit("library", {"lib.py": LIB, "tests/test_lib.py": TEST})
+    repo.commit("price counts down", {"lib.py": LIB.replace("for i in range(n):", "for i in range(n - 1, -1, -1):")})
+    repo.commit("label in brackets", {"lib.py": LIB.replace("f'#{n}'", "f'#[{n}]'")})
+    repo.commit("price doubles", {"lib.py": LIB.replace("total += i", "total += 2 * i")})
+    repo.commit("a test of zero", {"tests/test_zero.py": "from lib import price\n\n\ndef test_zero():\n    assert price(0) == 0\n"})
+    repo.commit("conftest breaks", {"tests/conftest.py": "raise RuntimeError('no database')\n"})
+    repo.commit("conftest mended", remove=("tests/conftest.py",))
+
+
+def compute(repo: Path, out: Path, *more: str) -> dict[str, Any]:
+    result = run_histeg("compute", "--repo", str(repo), "--all", "--out", str(out), "--json", *more)
+    assert result.code == 1, result.stderr  # the broken version fails
+    assert "Traceback" not in result.stderr and "distributed" not in result.stderr, result.stderr  # workers say nothing
+    return json.loads(result.stdout)
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], Path, dict[str, Any]]:
+    base = tmp_path_factory.mktemp("executor")
+    repo = GitRepo.create(base / "repo")
+    history(repo)
+    serial, parallel = base / "serial", base / "parallel"
+    return serial, compute(repo.path, serial, "-j", "1"), parallel, compute(repo.path, parallel, "-j", "2")
+
+
+def _statuses(out: Path, index: int) -> dict[str, str]:
+    return {name: state["status"] for name, state in validate_output(out / str(index) / "steps.json")["steps"].items()}
+
+
+@pytest.mark.slow
+def test_two_workers_give_the_serial_results_byte_for_byte(runs: tuple[Path, dict[str, Any], Path, dict[str, Any]]) -> None:
+    serial, _, parallel, _ = runs
+    compared = [index for index in range(VERSIONS) if (serial / str(index) / "testingTargets.json").is_file()]
+    assert compared == [1, 2, 3, 4]
+    for index in compared:
+        validate_output(parallel / str(index) / "testingTargets.json")
+        assert (parallel / str(index) / "testingTargets.json").read_bytes() == (serial / str(index) / "testingTargets.json").read_bytes()
+        assert (parallel / str(index) / "traceDivergences.json").read_bytes() == (serial / str(index) / "traceDivergences.json").read_bytes()
+    for index in range(VERSIONS):
+        assert _statuses(parallel, index) == _statuses(serial, index)
+    targets = json.loads((parallel / "1" / "testingTargets.json").read_bytes())["targets"]
+    assert "lib:price" in [target["identifier"] for target in targets]  # a real comparison, not two empty ones
+
+
+def _without_times(summary: dict[str, Any]) -> dict[str, Any]:
+    """A step's summary without its times, nor whether the shared environment was made then (the serial run made it)."""
+    return {key: value for key, value in summary.items() if key not in ("seconds", "created")}
+
+
+@pytest.mark.slow
+def test_a_failing_version_fails_as_in_the_serial_loop(runs: tuple[Path, dict[str, Any], Path, dict[str, Any]]) -> None:
+    serial_out, serial, parallel_out, parallel = runs
+    assert json.dumps(parallel["failedVersions"]).replace(str(parallel_out), "OUT") == \
+        json.dumps(serial["failedVersions"]).replace(str(serial_out), "OUT")
+    assert [failure["index"] for failure in parallel["failedVersions"]] == [BROKEN, BROKEN + 1]
+    assert "trace run pytest" in parallel["failedVersions"][0]["reason"]
+    assert f"its predecessor, version {BROKEN}, failed" in parallel["failedVersions"][1]["reason"]
+    for name in ("build", "statics", "traceConfig", "syntax", "traces", "targets"):
+        assert [_without_times(item) for item in parallel["steps"][name]] == [_without_times(item) for item in serial["steps"][name]]
+    assert [v["status"] for v in parallel["versions"]] == ["ok"] * BROKEN + ["failed", "failed"]
+
+
+def test_jobs_and_scheduler_are_no_inputs_of_any_result(tmp_path: Path) -> None:
+    """The number of workers is how, not what: it is in no step's fingerprint and in no settings.json."""
+    from histeg.pipeline import _settings_values
+    from histeg.settings.load import load_settings, python_arguments
+
+    settings = load_settings(python_arguments({"jobs": 3, "scheduler": "tcp://127.0.0.1:8786"}), read_file=False)
+    assert (settings.jobs, settings.scheduler) == (3, "tcp://127.0.0.1:8786")
+    for step in ("traces", "targets"):
+        assert not {"jobs", "scheduler"} & set(_settings_values(settings, step))
+
+
+def test_bad_jobs_is_one_line(tmp_path: Path) -> None:
+    result = run_histeg("compute", "--repo", str(tmp_path), "--all", "--out", str(tmp_path / "out"), "-j", "0")
+    assert result.code == 2
+    assert result.stderr.strip() == "histeg: --jobs: setting 'jobs' must be an integer >= 1, not '0'" or \
+        len(result.stderr.strip().splitlines()) == 1, result.stderr
+
+
+def test_two_jobs_without_dask_is_one_line(tmp_path: Path) -> None:
+    repo = GitRepo.create(tmp_path / "repo")
+    repo.commit("library", {"lib.py": LIB, "tests/test_lib.py": TEST})
+    program = ("import sys; sys.modules['distributed'] = None\n"  # as if the 'cluster' extra were not installed
+               "from histeg.cli import main; main()")
+    done = subprocess.run([sys.executable, "-c", program, "build", "--repo", str(repo.path), "--all", "--out", str(tmp_path / "out"),
+                           "-j", "2"], capture_output=True, text=True, check=False)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and "cluster" in lines[0] and "Dask" in lines[0], done.stderr
