@@ -256,9 +256,11 @@ def test_an_interrupted_retrace_leaves_the_earlier_traces_as_they_were(tmp_path:
     program = (
         "from pathlib import Path\n"
         "from histeg.runs.commands import shell_command\n"
+        "from histeg.runs.interrupt import handling_signals\n"
         "from histeg.runs.runner import run_traces\n"
         "from histeg.store import OutputStore\n"
-        f"run_traces(OutputStore(Path({str(store.root)!r})), 0, [shell_command('true'), shell_command({waits!r})], timeout=600)\n"
+        "with handling_signals():\n"  # as histeg's command line runs it: a signal while a run starts waits until its group is recorded
+        f"    run_traces(OutputStore(Path({str(store.root)!r})), 0, [shell_command('true'), shell_command({waits!r})], timeout=600)\n"
     )
     retrace = subprocess.Popen([sys.executable, "-c", program], stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
