@@ -48,10 +48,12 @@ class Console:
                 self.detail(f"{description} {position}/{total}")
                 yield item
             return
+        from rich.console import Console as RichConsole
         from rich.progress import Progress
 
-        with Progress(transient=True) as bar:
+        with Progress(console=RichConsole(stderr=True), transient=True) as bar:  # stdout is for --json
             task = bar.add_task(description, total=total)
+            bar.refresh()  # shown at once: a step over a few fast versions would otherwise end before the first refresh
             for item in items:
                 yield item
                 bar.advance(task)
