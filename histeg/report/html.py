@@ -7,6 +7,8 @@ so no name, value or source line reaches the page unescaped.
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,7 @@ from histeg.atomic import write_bytes
 from histeg.records.targets import ChangedCode
 from histeg.report.model import (
     DIFF_CONTEXT,
+    Counts,
     RunReport,
     VersionReport,
     VersionSummary,
@@ -83,9 +86,8 @@ def write_report(out: Path, versions: list[int] | None = None) -> Path:
 
 def render_index(run: RunReport) -> str:
     compared = run.compared
-    sparks = [_spark("testing targets", compared, lambda s: s.counts.targets if s.counts else 0),
-              _spark("divergences", compared, lambda s: s.counts.divergences if s.counts else 0),
-              _spark("untested changes", compared, lambda s: s.counts.untested if s.counts else 0)]
+    sparks = [_spark("testing targets", compared, lambda c: c.targets), _spark("divergences", compared, lambda c: c.divergences),
+              _spark("untested changes", compared, lambda c: c.untested)]
     return _environment().get_template("index.html.j2").render(run=run, sparks=sparks, page=version_page, spark_width=SPARK_WIDTH,
                                                                spark_height=SPARK_HEIGHT)
 
@@ -99,6 +101,7 @@ def render_version(report: VersionReport, previous: VersionSummary | None = None
     )
 
 
+@functools.cache
 def _environment() -> jinja2.Environment:
     environment = jinja2.Environment(loader=jinja2.PackageLoader("histeg.report", "templates"), autoescape=True,
                                      undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
@@ -123,8 +126,8 @@ def map_height(entities: int) -> int:
     return max(MAP_MIN_HEIGHT, min(MAP_HEIGHT, 40 * entities))
 
 
-def _spark(title: str, summaries: list[VersionSummary], value: object) -> Spark:
-    values = [value(s) for s in summaries]  # type: ignore[operator]
+def _spark(title: str, summaries: list[VersionSummary], count: Callable[[Counts], int]) -> Spark:
+    values = [count(s.counts) if s.counts else 0 for s in summaries]
     top = max(values, default=0) or 1
     step = (SPARK_WIDTH - 8) / max(len(values) - 1, 1)
     dots = [(4 + i * step, SPARK_HEIGHT - 4 - (SPARK_HEIGHT - 8) * v / top, s.index, v) for i, (s, v) in enumerate(zip(summaries, values))]
