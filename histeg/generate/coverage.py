@@ -17,17 +17,14 @@ from histeg.generate.selection import Chosen
 
 
 @dataclass(frozen=True)
-class TestFunction:
+class GeneratedFunction:
     """A test in a generated file and the names its body uses."""
-
-    __test__ = False
-    """Not a pytest class."""
 
     name: str
     names: frozenset[str]
 
 
-def test_functions(source: str | bytes) -> list[TestFunction]:
+def generated_tests(source: str | bytes) -> list[GeneratedFunction]:
     """The module-level ``test_*`` functions of a generated file, in file order."""
     try:
         tree = ast.parse(source)
@@ -42,7 +39,7 @@ def test_functions(source: str | bytes) -> list[TestFunction]:
                     names.add(inner.attr)
                 elif isinstance(inner, ast.Name):
                     names.add(inner.id)
-            found.append(TestFunction(node.name, frozenset(names)))
+            found.append(GeneratedFunction(node.name, frozenset(names)))
     return found
 
 
@@ -54,10 +51,10 @@ def calling_name(target: Chosen) -> str:
     return parts[-1]
 
 
-def covered_targets(test: TestFunction, targets: Sequence[Chosen]) -> list[Chosen]:
+def covered_targets(test: GeneratedFunction, targets: Sequence[Chosen]) -> list[Chosen]:
     """The targets of the test's module that it uses by name; all of them when it uses none."""
     named = [target for target in targets if calling_name(target) in test.names]
     return named or list(targets)
 
 
-__all__ = ["TestFunction", "calling_name", "covered_targets", "test_functions"]
+__all__ = ["GeneratedFunction", "calling_name", "covered_targets", "generated_tests"]

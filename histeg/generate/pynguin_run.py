@@ -32,7 +32,7 @@ ASSERTION_GENERATION = "MUTATION_ANALYSIS"
 """Pynguin's default: the assertions kept are those that kill a mutant of the code under test."""
 OVERHEAD_SECONDS = 120.0
 """Time allowed beyond the search: start-up, assertion generation, writing the tests."""
-_LOG_LINE = re.compile(r"\[(?:ERROR|CRITICAL)\][^:]*:\d+\):\s*(?P<message>.+)")
+_LOG_LINE = re.compile(r"\[(?:ERROR|CRITICAL)\].*?:\d+\):\s*(?P<message>.+)")
 _EXIT_REASONS = {2: "Pynguin generated no test", 3: "Pynguin could not track its final metrics"}
 
 

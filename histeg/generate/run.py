@@ -17,7 +17,7 @@ from pathlib import Path
 
 from histeg.atomic import make_folders
 from histeg.errors import HistegError
-from histeg.generate.coverage import TestFunction, covered_targets, test_functions
+from histeg.generate.coverage import GeneratedFunction, covered_targets, generated_tests
 from histeg.generate.pynguin_run import (
     ASSERTION_GENERATION,
     PynguinRun,
@@ -99,14 +99,14 @@ def generate(store: OutputStore, given: str, options: GenerateOptions, console: 
     pynguin = pynguin_version()
     index = resolve_version(store, given)
     new = built_side(store, index, "version")
+    if new.version.comparing_against_index is None:
+        raise HistegError(f"version {index} has no predecessor to compare with")
     targets_path = store.file(index, TestingTargets.FILE)
     if not targets_path.is_file():
         raise HistegError(f"version {index} has no testing targets yet: run histeg compute on it first")
     ranked = TestingTargets.read(targets_path).targets
     if not ranked:
         raise HistegError(f"version {index} has no testing targets: nothing to generate tests for")
-    if new.version.comparing_against_index is None:
-        raise HistegError(f"version {index} has no predecessor to compare with")
     old = built_side(store, new.version.comparing_against_index, f"version {index}'s predecessor")
     same_python(new)
     selection = select(ranked, options.top, _module_scopes(new, {target.module for target in ranked}))
@@ -158,7 +158,7 @@ def _generate(new: VersionSide, old: VersionSide, selection: Selection, options:
         console.info(f"version {new.index}: {module}: {run.status}" + (f" ({run.reason})" if run.reason else ""))
         runs.append(run)
     tests = {module: [(f"{module}/{path.name}::{test.name}", test) for run in runs if run.module == module for path in run.test_files
-                      for test in test_functions(path.read_bytes())] for module in modules}
+                      for test in generated_tests(path.read_bytes())] for module in modules}
     test_ids = [test_id for found in tests.values() for test_id, _ in found]
     side_runs: list[SideRunResult] = []
     if test_ids:
@@ -177,7 +177,7 @@ def _import_path(side: VersionSide) -> list[str]:
 
 
 def _record(new: VersionSide, old: VersionSide, selection: Selection, options: GenerateOptions, pynguin: str, seconds: dict[str, int],
-            runs: list[PynguinRun], tests: dict[str, list[tuple[str, TestFunction]]], side_runs: list[SideRunResult], elapsed: float) -> Generation:
+            runs: list[PynguinRun], tests: dict[str, list[tuple[str, GeneratedFunction]]], side_runs: list[SideRunResult], elapsed: float) -> Generation:
     modules = selection.modules()
     by_side = {role: [run for run in side_runs if run.side == role] for role in ("old", "new")}
     generated: list[GeneratedTest] = []

@@ -13,12 +13,26 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-
-from histeg.records.targets import RankedTarget
+from typing import Protocol
 
 CALLABLE_KINDS = frozenset({"function", "method", "class"})
 ScopeKind = str
 """``class`` or ``function``, for a scope name of a module's AST."""
+
+
+class Ranked(Protocol):
+    """What selection reads of a ranked target (``histeg.records.targets.RankedTarget``)."""
+
+    @property
+    def rank(self) -> int | None: ...
+    @property
+    def identifier(self) -> str: ...
+    @property
+    def kind(self) -> str: ...
+    @property
+    def module(self) -> str: ...
+    @property
+    def qualname(self) -> str: ...
 
 
 @dataclass(frozen=True)
@@ -78,7 +92,7 @@ def scope_names(source: str | bytes) -> dict[str, ScopeKind]:
     return found
 
 
-def cover_name(target: RankedTarget, scopes: Mapping[str, ScopeKind]) -> tuple[str | None, str]:
+def cover_name(target: Ranked, scopes: Mapping[str, ScopeKind]) -> tuple[str | None, str]:
     """The ``--only-cover`` name of ``target`` in a module with ``scopes``, or ``None`` and why not."""
     if target.kind == "module":
         return None, "a module's top level: nothing to call"
@@ -99,7 +113,7 @@ def cover_name(target: RankedTarget, scopes: Mapping[str, ScopeKind]) -> tuple[s
 
 
 def select(
-    targets: Sequence[RankedTarget], top: int, scopes_of: Mapping[str, Mapping[str, ScopeKind] | str],
+    targets: Sequence[Ranked], top: int, scopes_of: Mapping[str, Mapping[str, ScopeKind] | str],
 ) -> Selection:
     """The first ``top`` targets, in rank order, that Pynguin can be pointed at; the ones passed over on the way.
 
@@ -148,4 +162,4 @@ def split_budget(modules: Mapping[str, Iterable[int]], budget: float) -> dict[st
     return seconds
 
 
-__all__ = ["Chosen", "Passed", "Selection", "cover_name", "scope_names", "select", "split_budget"]
+__all__ = ["Chosen", "Passed", "Ranked", "Selection", "cover_name", "scope_names", "select", "split_budget"]
