@@ -2,14 +2,19 @@
 
 from __future__ import annotations
 
+import functools
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from histeg.engine.executor import Outcome, executor_for
+from histeg.report.console import Console
+from histeg.settings.load import load_settings, python_arguments
 from tests.conftest import GitRepo, run_histeg, validate_output
 
 LIB = "def price(n):\n    total = 0\n    for i in range(n):\n        total += i\n    return total\n\n\ndef label(n):\n    return f'#{n}'\n"
@@ -86,7 +91,6 @@ def test_a_failing_version_fails_as_in_the_serial_loop(runs: tuple[Path, dict[st
 def test_jobs_and_scheduler_are_no_inputs_of_any_result(tmp_path: Path) -> None:
     """The number of workers is how, not what: it is in no step's fingerprint and in no settings.json."""
     from histeg.pipeline import _settings_values
-    from histeg.settings.load import load_settings, python_arguments
 
     settings = load_settings(python_arguments({"jobs": 3, "scheduler": "tcp://127.0.0.1:8786"}), read_file=False)
     assert (settings.jobs, settings.scheduler) == (3, "tcp://127.0.0.1:8786")
@@ -111,3 +115,26 @@ def test_two_jobs_without_dask_is_one_line(tmp_path: Path) -> None:
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and "cluster" in lines[0] and "Dask" in lines[0], done.stderr
+
+
+def _stay(folder: str, index: int) -> Outcome:
+    """A task that records when it ran, by the clock every worker of this machine shares."""
+    started = time.monotonic()
+    time.sleep(0.3)
+    Path(folder, f"{index}.json").write_text(json.dumps([started, time.monotonic()]), encoding="utf-8")
+    return Outcome([{"index": index}], {}, [f"version {index}: done"])
+
+
+@pytest.mark.slow
+def test_comparisons_sharing_a_version_never_run_at_once(tmp_path: Path) -> None:
+    settings = load_settings(python_arguments({"jobs": 3}), read_file=False)
+    touches = {index: frozenset({index, index - 1}) if index else frozenset({index}) for index in range(6)}
+    with executor_for(settings, tmp_path / "out", Console(0)) as executor:
+        assert executor is not None
+        finished = list(executor.map("targets", list(range(6)), functools.partial(_stay, str(tmp_path)), touches.__getitem__))
+    assert sorted(index for index, _ in finished) == list(range(6))
+    assert all(isinstance(outcome, Outcome) and outcome.warnings == [f"version {index}: done"] for index, outcome in finished)
+    spans = {index: json.loads((tmp_path / f"{index}.json").read_text()) for index in range(6)}
+    for index in range(1, 6):
+        assert spans[index][0] >= spans[index - 1][1] or spans[index - 1][0] >= spans[index][1], (index, spans)
+    assert any(spans[a][0] < spans[b][1] and spans[b][0] < spans[a][1] for a in range(6) for b in range(a + 2, 6))  # some ran at once
