@@ -55,8 +55,12 @@ class LineCoverage:
 
     def _started(self, code: object, offset: int) -> object:
         """Once per code object: line events for it when its file is instrumented."""
-        if self.tool is not None and self.selector.module_of(code.co_filename) is not None:  # type: ignore[attr-defined]
-            _mon.set_local_events(self.tool, code, _E.LINE)  # type: ignore[arg-type]
+        tool = self.tool
+        if tool is None or _mon.get_tool(tool) != TOOL_NAME:  # the program freed or took over the tool id: it is theirs now
+            self.tool = None
+            return DISABLE
+        if self.selector.module_of(code.co_filename) is not None:  # type: ignore[attr-defined]
+            _mon.set_local_events(tool, code, _E.LINE)  # type: ignore[arg-type]
         return DISABLE
 
     def _line(self, code: object, line: int) -> object:
