@@ -15,7 +15,7 @@ from typing import Any
 
 import click
 
-from histeg.settings.flags import MORE_VERSIONS, _decorators
+from histeg.settings.flags import MORE_VERSIONS, decorators_of
 from histeg.settings.table import BY_KEY
 
 REPORT_OPTIONS = (BY_KEY["repo"], BY_KEY["out"], BY_KEY["config"],
@@ -103,7 +103,7 @@ def _report(output_format: str, fail_on: tuple[str, ...], **params: Any) -> None
 def _command() -> click.Command:
     command: Callable[..., Any] = _report
     for option in reversed(REPORT_OPTIONS):
-        for decorator in reversed(_decorators(option)):
+        for decorator in reversed(decorators_of(option)):
             command = decorator(command)
     command = click.option("--format", "output_format", type=click.Choice(tuple(FORMATS)), default="html", show_default=True,
                            help="html: OUT/report/index.html and a page per version; markdown: a pull-request comment on stdout "

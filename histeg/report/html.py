@@ -27,8 +27,8 @@ from histeg.report.model import (
     load_run,
     load_version,
 )
+from histeg.store import REPORT_DIR
 
-REPORT_DIR = "report"
 INDEX = "index.html"
 MAP_WIDTH = 960
 MAP_HEIGHT = 320

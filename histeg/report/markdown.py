@@ -6,9 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from histeg.atomic import write_bytes
+from histeg.records.targets import UntestedChange
 from histeg.report.model import RunReport, TargetReport, VersionReport
 from histeg.report.reasons import left_out, plural, target_reason, untested_reason
-from histeg.records.targets import UntestedChange
 from histeg.store import REPORT_DIR
 
 TOP = 10
@@ -55,8 +55,8 @@ def render_version(report: VersionReport, top: int = TOP) -> str:
     if counts is not None:
         coverage = "no changed executable line" if counts.diff_coverage is None else (
             f"{counts.executed_lines} of {counts.changed_lines} changed lines ran ({counts.diff_coverage:.0%})")
-        lines += [f"**{plural(counts.targets, 'target')}** · **{plural(counts.untested, 'untested change')}** · {coverage} · "
-                  f"{plural(counts.noise, 'divergence')} set aside as noise", ""]
+        lines += [(f"**{plural(counts.targets, 'target')}** · **{plural(counts.untested, 'untested change')}** · {coverage} · "
+                   f"{plural(counts.noise, 'divergence')} set aside as noise"), ""]
     lines += ["#### Top targets", "", *_targets(report.targets, top), ""]
     lines += ["#### Changed code no test ran", ""]
     lines += _untested(report.untested, top) or ["None: every changed executable line ran."]

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from histeg.report.model import TargetReport
 from histeg.records.targets import UntestedChange
+from histeg.report.model import TargetReport
 
 
 def plural(count: int, word: str) -> str:

@@ -33,7 +33,7 @@ def _help(option: Option) -> str:
     return f"{option.help}  [default: {shown}]" if shown else option.help
 
 
-def _decorators(option: Option) -> list[Callable[[F], F]]:
+def decorators_of(option: Option) -> list[Callable[[F], F]]:
     found = []
     if option.option_flags:
         shape: dict[str, Any] = {"is_flag": True} if option.kind.is_flag else {"multiple": option.kind.multiple}
@@ -46,7 +46,7 @@ def _decorators(option: Option) -> list[Callable[[F], F]]:
 
 def option_decorators(group: Group) -> list[Callable[[F], F]]:
     """Click options of one group, in the table's order (the order of ``--help``)."""
-    return [decorator for option in OPTIONS if option.group == group for decorator in _decorators(option)]
+    return [decorator for option in OPTIONS if option.group == group for decorator in decorators_of(option)]
 
 
 def given_flags(context: click.Context, params: Mapping[str, Any]) -> dict[str, FlagValue]:
