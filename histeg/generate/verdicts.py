@@ -55,9 +55,14 @@ class SideRunResult:
 
 
 def run_tests(side: VersionSide, role: str, run: int, tests: Path, scratch: Path, log: Path, timeout: float = PYTEST_SECONDS) -> SideRunResult:
-    """Run the tests under ``tests`` (one folder per module) on ``side``; ``scratch`` is removed afterwards."""
+    """Run the tests under ``tests`` (one folder per module) on ``side``; results are keyed by those folders' names."""
     folder = scratch / "tests"
-    shutil.copytree(tests, folder, ignore=shutil.ignore_patterns("*.log", "__pycache__"))
+    folder.mkdir(parents=True)
+    aliases = {}
+    for number, module_dir in enumerate(sorted(path for path in tests.iterdir() if path.is_dir()), 1):
+        alias = f"generated_{number}"  # a module's dotted name as a folder would make pytest import a package of that name
+        aliases[alias] = module_dir.name
+        shutil.copytree(module_dir, folder / alias, ignore=shutil.ignore_patterns("*.log", "__pycache__"))
     ini = folder / "pytest.ini"
     ini.write_text(INI, encoding="utf-8")
     report = scratch / "junit.xml"
@@ -68,11 +73,16 @@ def run_tests(side: VersionSide, role: str, run: int, tests: Path, scratch: Path
         argv = [side.runtime.python, "-m", "pytest", "-c", str(ini), "--rootdir", str(folder), "-p", "no:cacheprovider",
                 "--import-mode=importlib", "-o", "junit_family=xunit1", "--junitxml", str(report), "-q", str(folder)]
         result = run_process(argv, work, env, timeout, groups=records_folder(side.store.root))
-    results = read_junit(report.read_bytes()) if report.is_file() else {}
+    results = {_unaliased(test, aliases): found for test, found in (read_junit(report.read_bytes()) if report.is_file() else {}).items()}
     write_bytes(log, f"$ {' '.join(argv)}\nexit code: {result.exit_code}{', timed out' if result.timed_out else ''}\n"
                      f"{output_text(result)}".encode())
     code = None if result.timed_out else result.exit_code
     return SideRunResult(role, side.index, run, code, result.timed_out, result.duration, log, results)
+
+
+def _unaliased(test: str, aliases: Mapping[str, str]) -> str:
+    head, slash, rest = test.partition("/")
+    return f"{aliases[head]}{slash}{rest}" if slash and head in aliases else test
 
 
 def read_junit(payload: bytes) -> dict[str, Result]:
