@@ -3,7 +3,10 @@ while the other gets its tests and witness; bad versions are one-line errors tha
 
 from __future__ import annotations
 
+import signal
+import subprocess
 import sys
+import time
 from pathlib import Path
 
 import orjson
@@ -90,3 +93,22 @@ def test_json_is_the_record(computed: Path) -> None:
     assert printed == orjson.loads((computed / "1" / "generation.json").read_bytes())
     assert [m["module"] for m in printed["modules"]] == ["pkg.good"]  # --top 1: only the best target's module
     assert result.stderr == ""
+
+
+def test_an_interrupted_generation_leaves_the_earlier_results(computed: Path) -> None:
+    assert run_histeg("generate", "1", "--out", str(computed), "--budget", "2", "--top", "1").code == 0
+    version = computed / "1"
+    earlier = (version / "generation.json").read_bytes(), _listing(version / "generated")
+    process = subprocess.Popen([sys.executable, "-m", "histeg", "generate", "1", "--out", str(computed), "--budget", "60", "--seed", "5"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 120
+    while not (version / ".run-generate" / "pynguin").is_dir():  # Pynguin is running
+        assert process.poll() is None and time.monotonic() < deadline, process.communicate()
+        time.sleep(0.02)
+    process.send_signal(signal.SIGINT)
+    _, stderr = process.communicate(timeout=60)
+    assert process.returncode == 130, stderr
+    assert stderr.strip().splitlines()[-1] == "histeg: interrupted"
+    assert ((version / "generation.json").read_bytes(), _listing(version / "generated")) == earlier
+    assert not list(version.glob(".run-generate*"))
+    assert not list((computed / ".histeg" / "processes").glob("*.json"))  # Pynguin's group ended and released
