@@ -8,7 +8,7 @@ from typing import Any
 import click
 
 from histeg.cli.steps import emit_json
-from histeg.errors import EXIT_SOME_VERSIONS_FAILED
+from histeg.errors import EXIT_SOME_VERSIONS_FAILED, HistegError
 from histeg.settings.load import FlagValue, load_settings
 from histeg.settings.table import BY_KEY
 
@@ -40,8 +40,6 @@ def generate(version: str, out: str | None, repo: str | None, budget: float, top
     flags = {key: FlagValue(f"--{key}", value) for key, value in (("out", out), ("repo", repo)) if value is not None}
     store = Project.of(load_settings(flags)).store
     if not store.root.is_dir():
-        from histeg.errors import HistegError
-
         raise HistegError(f"no output folder {store.root}: run histeg compute first (or give --out)")
     record = run_generate(store, version, GenerateOptions(budget=budget, top=top, seed=seed), Console(0 if quiet else 1))
     if as_json:

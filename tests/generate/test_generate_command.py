@@ -112,3 +112,12 @@ def test_an_interrupted_generation_leaves_the_earlier_results(computed: Path) ->
     assert ((version / "generation.json").read_bytes(), _listing(version / "generated")) == earlier
     assert not list(version.glob(".run-generate*"))
     assert not list((computed / ".histeg" / "processes").glob("*.json"))  # Pynguin's group ended and released
+
+
+def test_without_pynguin_generate_is_one_line(computed: Path) -> None:
+    blocked = ("import sys; sys.modules['pynguin'] = None  # what Python does for a package it cannot import\n"
+               "from histeg.cli import main; main(sys.argv[1:])")
+    result = subprocess.run([sys.executable, "-c", blocked, "generate", "1", "--out", str(computed)], capture_output=True, text=True,
+                            timeout=120, check=False)
+    assert result.returncode == 2
+    assert result.stderr.strip() == "histeg: error: Pynguin is not installed in histeg's environment: pip install 'histeg[generate]'"
