@@ -284,11 +284,20 @@ def _traces_inputs(context: Context, index: int) -> dict[str, Any]:
             "traceFormat": FORMAT_VERSION}
 
 
+_NOT_COMPARED = frozenset({"targets", "merges"})
+"""The predecessor's steps a comparison does not read: its own comparison (whose re-runs are paired with another
+version) and its merge marks. Whether they ran first changes nothing, so with ``-j N`` the comparisons need no order."""
+
+
+def _compared_results(store: OutputStore, index: int) -> dict[str, str]:
+    return {name: result for name, result in results(store, index).items() if name not in _NOT_COMPARED}
+
+
 def _targets_inputs(context: Context, index: int) -> dict[str, Any]:
     against, old = _predecessor(context, index)
     return {
         "version": snapshot_inputs(context.store.version(index)),
-        "against": None if against is None else {"version": snapshot_inputs(old), "results": results(context.store, against)},  # type: ignore[arg-type]
+        "against": None if against is None else {"version": snapshot_inputs(old), "results": _compared_results(context.store, against)},  # type: ignore[arg-type]
         "settings": _settings_values(context.options.settings, "targets"),
         "traceMatching": file_digest(context.store.file(index, TRACE_MATCHING)),
     }

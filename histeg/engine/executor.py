@@ -177,7 +177,7 @@ def executor_for(settings: Settings, out: Path, console: Console) -> Iterator[Da
     cluster = None
     if settings.scheduler is None:
         with _interrupts_ignored():
-            cluster = LocalCluster(n_workers=settings.jobs, threads_per_worker=1, processes=True, dashboard_address=None,
+            cluster = LocalCluster(n_workers=settings.jobs, threads_per_worker=1, processes=True, dashboard_address=":0",
                                    silence_logs=logging.ERROR, memory_limit=0)
         client = Client(cluster)
         cap: int | None = settings.jobs
