@@ -236,8 +236,11 @@ def _record(new: VersionSide, old: VersionSide, selection: Selection, options: G
 
 
 def _publish(side: VersionSide, results: Path, record: Generation) -> None:
-    """``generated/`` replaced by the new one, then ``generation.json``: the earlier folder goes only once the new one is in place."""
+    """``generation.json`` written beside the new ``generated/`` first (a write error leaves the earlier results as they
+    were), then both renamed into place; the earlier folder is removed only once the new one is there."""
     final = side.directory / GENERATED
+    document = results.parent / Generation.FILE
+    record.write(document)
     trash = side.directory / f"{SCRATCH}-old"
     if os.path.lexists(trash):
         force_rmtree(trash)
@@ -249,7 +252,7 @@ def _publish(side: VersionSide, results: Path, record: Generation) -> None:
         if trash.exists():
             os.replace(trash, final)
         raise
-    record.write(side.store.file(side.index, Generation.FILE))
+    os.replace(document, side.store.file(side.index, Generation.FILE))
     if trash.exists():
         force_rmtree(trash)
 
