@@ -15,7 +15,7 @@ $(STAMP): pyproject.toml setup.py histeg/tracing/_ctracer.c histeg/tracing/_deco
 	@$(VPY) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' || { \
 	  echo "error: $(VENV) was made with Python older than 3.12; remove it ('make clean') and retry." >&2; exit 1; }
 	$(VPY) -m pip install --quiet --upgrade pip
-	$(VPY) -m pip install --quiet -e '.[test,generate,cluster]'
+	$(VPY) -m pip install --quiet -e '.[test,cluster]'
 	@touch $(STAMP)
 
 venv: check-python $(STAMP)

@@ -46,7 +46,8 @@ def default_root() -> Path:
 
 
 @contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def locked_file(path: Path) -> Iterator[None]:
+    """One process at a time makes what ``path`` guards (an environment, a tool's environment); the others wait."""
     with path.open("a") as handle:
         fcntl.flock(handle, fcntl.LOCK_EX)
         try:
@@ -64,7 +65,7 @@ def ensure_environment(root: Path, declarations: Declarations, interpreter: Inte
         root.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
         raise HistegError(f"cannot create the environments folder {root}: {exc.strerror}") from None
-    with _locked(root / f"{key}.lock"):
+    with locked_file(root / f"{key}.lock"):
         if (path / MARK).is_file() and python.exists():
             with log.open("a", encoding="utf-8") as handle:
                 handle.write(f"reusing environment {path}\n")

@@ -1,11 +1,12 @@
-"""Runs Pynguin as ``__main__`` in histeg's interpreter, with a version's own code and packages importable.
+"""Runs Pynguin as ``__main__`` in Pynguin's own environment, with a version's own code and packages importable.
 
-``python -m histeg.generate.launcher PYNGUIN-ARGS...``: the folders in
+``TOOL-PYTHON -P .../launcher.py PYNGUIN-ARGS...``: the folders in
 ``HISTEG_GENERATE_PATH`` (the version's sources, its installed project, its
-environment's site-packages) are appended to ``sys.path``, after histeg's own
+environment's site-packages) are appended to ``sys.path``, after Pynguin's
 packages, so Pynguin keeps its own dependencies while the module under test
-imports the version's. Nothing is installed anywhere. Standard library only:
-this module runs before anything else in that process.
+imports the version's. Nothing is installed into the version. Standard
+library only: it runs as a file in an environment where histeg is not
+installed.
 """
 
 from __future__ import annotations

@@ -1,6 +1,7 @@
 """One Pynguin run: a module, the targets in it to cover, a search time, a seed; its outcome in one line.
 
-Pynguin runs in histeg's interpreter (``histeg.generate.launcher``) with the
+Pynguin runs in its own environment on the version's interpreter
+(``histeg.generate.tool``), through ``histeg.generate.launcher``, with the
 version's copy of the snapshot as its project path and the version's
 packages after its own; the version's environment is only read. Each run is
 a process group of its own with a time limit, recorded like every run
@@ -9,17 +10,14 @@ a process group of its own with a time limit, recorded like every run
 
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
 import os
 import re
-import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from histeg.atomic import write_bytes
-from histeg.errors import HistegError
+from histeg.generate import launcher
 from histeg.generate.launcher import PATH_VARIABLE
 from histeg.runs.process import (
     ProcessResult,
@@ -46,20 +44,12 @@ class PynguinRun:
     test_files: list[Path] = field(default_factory=list)
 
 
-def pynguin_version() -> str:
-    """Pynguin's version in histeg's interpreter; its absence is one line saying how to install it."""
-    if importlib.util.find_spec("pynguin") is None:
-        raise HistegError("Pynguin is not installed in histeg's environment: pip install 'histeg[generate]'")
-    try:
-        return importlib.metadata.version("pynguin")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
-
-
-def pynguin_argv(project: Path, module: str, output: Path, report: Path, seconds: int, cover: Sequence[str], seed: int) -> list[str]:
-    """The command line; ``--only_cover`` takes the module-relative qualified names as separate words."""
+def pynguin_argv(python: str, project: Path, module: str, output: Path, report: Path, seconds: int, cover: Sequence[str],
+                 seed: int) -> list[str]:
+    """The command line in Pynguin's environment ``python``; ``--only_cover`` takes the module-relative qualified names
+    as separate words. The launcher runs as a file (``-P``: its folder is not put on the import path)."""
     return [
-        sys.executable, "-m", "histeg.generate.launcher",
+        python, "-P", launcher.__file__,
         "--project-path", str(project), "--module-name", module, "--output-path", str(output), "--report-dir", str(report),
         "--maximum-search-time", str(seconds), "--seed", str(seed), "--assertion-generation", ASSERTION_GENERATION,
         "--create-coverage-report", "False", "--no-rich", "--only_cover", *cover,
@@ -67,7 +57,7 @@ def pynguin_argv(project: Path, module: str, output: Path, report: Path, seconds
 
 
 def run_pynguin(
-    project: Path, import_path: Sequence[str], module: str, cover: Sequence[str], seconds: int, seed: int, *,
+    python: str, project: Path, import_path: Sequence[str], module: str, cover: Sequence[str], seconds: int, seed: int, *,
     output: Path, work: Path, log: Path, groups: Path,
 ) -> PynguinRun:
     """Run Pynguin on ``module`` in ``project`` (also importable: ``import_path``); its tests go to ``output``
@@ -75,7 +65,7 @@ def run_pynguin(
     work, output = work.resolve(), output.resolve()
     work.mkdir(parents=True, exist_ok=True)
     output.mkdir(parents=True, exist_ok=True)
-    argv = pynguin_argv(project, module, output, work / "pynguin-report", seconds, cover, seed)
+    argv = pynguin_argv(python, project, module, output, work / "pynguin-report", seconds, cover, seed)
     env = pinned_environment()
     env.update({"PYNGUIN_DANGER_AWARE": "1", "PYTHONDONTWRITEBYTECODE": "1", PATH_VARIABLE: os.pathsep.join(import_path)})
     result = run_process(argv, work, env, seconds + OVERHEAD_SECONDS, groups=groups)
@@ -111,4 +101,4 @@ def failure_reason(output: str, exit_code: int | None) -> str:
     return _EXIT_REASONS.get(exit_code or 0, f"Pynguin exited with code {exit_code}")
 
 
-__all__ = ["ASSERTION_GENERATION", "PynguinRun", "failure_reason", "pynguin_argv", "pynguin_version", "run_pynguin"]
+__all__ = ["ASSERTION_GENERATION", "PynguinRun", "failure_reason", "pynguin_argv", "run_pynguin"]

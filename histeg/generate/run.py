@@ -21,7 +21,6 @@ from histeg.generate.coverage import GeneratedFunction, covered_targets, generat
 from histeg.generate.pynguin_run import (
     ASSERTION_GENERATION,
     PynguinRun,
-    pynguin_version,
     run_pynguin,
 )
 from histeg.generate.selection import (
@@ -32,7 +31,8 @@ from histeg.generate.selection import (
     select,
     split_budget,
 )
-from histeg.generate.sides import VersionSide, built_side, same_python
+from histeg.generate.sides import VersionSide, built_side
+from histeg.generate.tool import PYNGUIN, Tool, pynguin_tool
 from histeg.generate.verdicts import SideRunResult, is_witness, run_tests, side_verdicts
 from histeg.records.generation import (
     GeneratedTest,
@@ -96,7 +96,7 @@ def generate(store: OutputStore, given: str, options: GenerateOptions, console: 
     options.check()
     store = OutputStore(store.root.resolve())
     started = time.monotonic()
-    pynguin = pynguin_version()
+    pynguin = PYNGUIN.partition("==")[2]
     index = resolve_version(store, given)
     new = built_side(store, index, "version")
     if new.version.comparing_against_index is None:
@@ -108,17 +108,17 @@ def generate(store: OutputStore, given: str, options: GenerateOptions, console: 
     if not ranked:
         raise HistegError(f"version {index} has no testing targets: nothing to generate tests for")
     old = built_side(store, new.version.comparing_against_index, f"version {index}'s predecessor")
-    same_python(new)
     selection = select(ranked, options.top, _module_scopes(new, {target.module for target in ranked}))
     if not selection.chosen:
         reasons = "; ".join(f"{p.identifier}: {p.reason}" for p in selection.passed[:3])
         raise HistegError(f"none of version {index}'s top targets is a function, method or class Pynguin can cover ({reasons})")
+    tool = pynguin_tool(new.runtime.python)  # made once per interpreter; what uv cannot do stops here, before any work
     with _private_files(), store.locked():
         ended = end_orphans(store.root)
         if ended:
             console.warn(f"ended {len(ended)} process group(s) that a killed histeg run left running: {', '.join(map(str, ended))}")
         with _scratch(new.directory / SCRATCH) as scratch:
-            record = _generate(new, old, selection, options, pynguin, scratch, console, started)
+            record = _generate(new, old, selection, options, pynguin, tool, scratch, console, started)
             _publish(new, scratch / GENERATED, record)
     return record
 
@@ -137,8 +137,8 @@ def _module_scopes(side: VersionSide, modules: set[str]) -> dict[str, dict[str, 
     return found
 
 
-def _generate(new: VersionSide, old: VersionSide, selection: Selection, options: GenerateOptions, pynguin: str, scratch: Path,
-              console: Console, started: float) -> Generation:
+def _generate(new: VersionSide, old: VersionSide, selection: Selection, options: GenerateOptions, pynguin: str, tool: Tool,
+              scratch: Path, console: Console, started: float) -> Generation:
     results = scratch / GENERATED
     make_folders(results)
     modules = selection.modules()
@@ -151,8 +151,8 @@ def _generate(new: VersionSide, old: VersionSide, selection: Selection, options:
         with fresh_copy(new.snapshot, scratch / "project") as project:
             new.runtime.prepare(project)
             roots = [str((project / source).resolve()) for source in new.settings.sources]
-            run = run_pynguin(Path(roots[0]), [*roots[1:], *import_path], module, sorted({t.cover for t in chosen}), seconds[module],
-                              options.seed, output=results / module, work=scratch / "pynguin", log=results / module / "pynguin.log",
+            run = run_pynguin(tool.python, Path(roots[0]), [*roots[1:], *import_path], module, sorted({t.cover for t in chosen}),
+                              seconds[module], options.seed, output=results / module, work=scratch / "pynguin", log=results / module / "pynguin.log",
                               groups=records_folder(new.store.root))
         force_rmtree(scratch / "pynguin")
         console.info(f"version {new.index}: {module}: {run.status}" + (f" ({run.reason})" if run.reason else ""))

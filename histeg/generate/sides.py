@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -79,16 +78,4 @@ def built_side(store: OutputStore, index: int, role: str) -> VersionSide:
     return VersionSide(store, index, version, VersionSettings.of(version), runtime_of(store.version_dir(index)))
 
 
-def same_python(side: VersionSide) -> None:
-    """Pynguin runs in histeg's interpreter and imports the version's packages: their Python must be the same one."""
-    build = Build.read(side.store.file(side.index, Build.FILE))
-    if build.environment is None:
-        return
-    wanted = ".".join(build.environment.version.split(".")[:2])
-    ours = f"{sys.version_info.major}.{sys.version_info.minor}"
-    if wanted != ours:
-        raise HistegError(f"version {side.index} runs on Python {wanted}; Pynguin runs in histeg's Python {ours} and cannot import "
-                          "its packages: run histeg with the same Python as the version")
-
-
-__all__ = ["VersionSide", "built_side", "same_python"]
+__all__ = ["VersionSide", "built_side"]

@@ -202,7 +202,7 @@ def test_pynguins_failure_is_one_line() -> None:
     assert failure_reason("Traceback (most recent call last):\nValueError: bad\n", 1) == "ValueError: bad"
     assert failure_reason("", 2) == "Pynguin generated no test"
     assert failure_reason("", 0) == "Pynguin wrote no test file"
-    argv = pynguin_argv(__import__("pathlib").Path("p"), "m", __import__("pathlib").Path("o"), __import__("pathlib").Path("r"), 7,
+    argv = pynguin_argv("python", __import__("pathlib").Path("p"), "m", __import__("pathlib").Path("o"), __import__("pathlib").Path("r"), 7,
                         ["A.f", "g"], 3)
     assert argv[argv.index("--only_cover") + 1:] == ["A.f", "g"]
     assert argv[argv.index("--seed") + 1] == "3" and argv[argv.index("--maximum-search-time") + 1] == "7"
