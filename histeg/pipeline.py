@@ -63,6 +63,8 @@ class PipelineRun:
 
     steps: dict[str, Any] = field(default_factory=dict)
     failed: dict[int, str] = field(default_factory=dict)
+    failed_in: dict[int, str] = field(default_factory=dict)
+    """The step each failed version failed in."""
     seconds: float = 0.0
 
     @property
@@ -106,9 +108,16 @@ class Context:
     executor: DaskExecutor | None = None
     """Where versions are worked on at once (``-j N``, ``--scheduler``); ``None``: one after another, here."""
 
-    def fail(self, index: int, reason: str) -> None:
+    def fail(self, index: int, reason: str, step: str | None = None) -> None:
         self.run.failed[index] = reason
+        if step is not None:
+            self.run.failed_in[index] = step
         self.console.warn(f"version {index}: {reason}; it is skipped by later steps")
+
+    def traces_failed(self, index: int | None) -> bool:
+        """Version ``index`` failed before its traces were done: nothing can be compared with it. A version whose own
+        comparison failed keeps traces its successor can be compared with."""
+        return index in self.run.failed and self.run.failed_in.get(index) not in COMPARISONS
 
     @property
     def override(self) -> bool:
@@ -120,14 +129,14 @@ class Context:
             return {"skipped": note}
         result = run_step(step, self, index)
         if result.failure is not None:
-            self.fail(index, result.failure)
+            self.fail(index, result.failure, step.name)
         return result.summary
 
     def usable(self) -> list[int]:
         return [index for index in self.versions if index not in self.run.failed]
 
-    def each(self, description: str, action: Callable[[int], dict[str, Any]]) -> list[dict[str, Any]]:
-        """Apply ``action`` to every usable version; a version's HistegError fails only that version."""
+    def each(self, description: str, action: Callable[[int], dict[str, Any]], step: str | None = None) -> list[dict[str, Any]]:
+        """Apply ``action`` to every usable version; a version's HistegError fails only that version (in ``step``)."""
         results = []
         for index in self.console.progress(self.usable(), len(self.usable()), description):
             try:
@@ -135,30 +144,31 @@ class Context:
             except WriteError:  # nothing more can be written: the run stops, earlier results intact
                 raise
             except HistegError as exc:
-                self.fail(index, str(exc))
+                self.fail(index, str(exc), step)
             except Exception as exc:  # a defect must cost one version, not the run
                 if self.console.verbosity >= 2:
                     traceback.print_exc()
-                self.fail(index, f"internal error in {description}: {type(exc).__name__}: {exc}")
+                self.fail(index, f"internal error in {description}: {type(exc).__name__}: {exc}", step)
         return results
 
     def each_step(self, step: Step) -> list[dict[str, Any]]:
         """``step`` on every usable version: in this loop, or as one task per version on the executor."""
         if self.executor is None or step.name not in SPREAD_STEPS:
-            return self.each(step.doing, lambda index: self.run_step(step, index))
+            return self.each(step.doing, lambda index: self.run_step(step, index), step.name)
         usable = self.usable()
-        task = functools.partial(version_task, WorkerJob.of(self.options, _failing(self, step, usable)), step.name)
+        task = functools.partial(version_task, WorkerJob.of(self.options, _failing(self)), step.name)
         found: dict[int, list[dict[str, Any]]] = {}
         outcomes = self.executor.map(step.name, usable, task, lambda index: _touches(self, step, index))
         for index, outcome in self.console.progress(outcomes, len(usable), step.doing):
             if isinstance(outcome, WriteError):  # nothing more can be written: the run stops, earlier results intact
                 raise outcome
             if isinstance(outcome, BaseException):  # the worker died, or the task could not reach it
-                self.fail(index, f"internal error in {step.doing}: {type(outcome).__name__}: {outcome}")
+                self.fail(index, f"internal error in {step.doing}: {type(outcome).__name__}: {outcome}", step.name)
                 continue
             for message in outcome.warnings:
                 self.console.warn(message)
             self.run.failed.update(outcome.failed)
+            self.run.failed_in.update(dict.fromkeys(outcome.failed, step.name))
             found[index] = outcome.results
         return [result for index in usable for result in found.get(index, [])]
 
@@ -202,23 +212,19 @@ def impact_options(settings: Settings) -> Any:
     )
 
 
+COMPARISONS = frozenset({"targets", "merges"})
+"""The steps that compare a version with others: a version failing one still has traces to be compared with."""
+
 SPREAD_STEPS = frozenset({"build", "statics", "syntax", "traces", "targets"})
 """The steps run as one task per version with ``-j N``: each writes only its version's files (``_touches`` says where a
 comparison writes more). The others run in the coordinator: writing a trace configuration is too quick to be worth a
 task, and a merge's comparisons write into several versions and read the failures of the step itself."""
 
 
-def _failing(context: Context, step: Step, usable: list[int]) -> dict[int, str]:
-    """The versions a task must take as failed: those failed already and, for the comparisons, those whose predecessor
-    fails before them in the serial order for that very reason (a failed predecessor fails the comparison with it).
-    A comparison that fails for another reason while the step runs does not fail the next one: it runs meanwhile."""
-    failed = dict(context.run.failed)
-    if step.name == "targets":
-        for position, index in enumerate(usable):
-            against = context.store.version(index).comparing_against_index
-            if against in failed and (against not in usable or usable.index(against) < position):
-                failed[index] = f"its predecessor, version {against}, failed"
-    return failed
+def _failing(context: Context) -> dict[int, str]:
+    """The versions a task must take as failed: those that failed before their traces were done. A failed comparison
+    is not among them: its version's traces can still be compared with, in this run as in a serial one."""
+    return {index: reason for index, reason in context.run.failed.items() if context.traces_failed(index)}
 
 
 def _touches(context: Context, step: Step, index: int) -> frozenset[int]:
@@ -236,7 +242,7 @@ def version_task(job: WorkerJob, step_name: str, index: int) -> Outcome:
     before = {i: reason for i, reason in job.failed.items() if i != index}
     context = Context(options, console, OutputStore(options.out), PipelineRun(failed=dict(before)), [index])
     step = STEPS[step_name]
-    results = context.each(step.doing, lambda i: context.run_step(step, i))
+    results = context.each(step.doing, lambda i: context.run_step(step, i), step.name)
     return Outcome(results, {i: reason for i, reason in context.run.failed.items() if i not in before}, console.warnings)
 
 
@@ -366,7 +372,7 @@ def _targets(context: Context, index: int) -> StepResult:
     from histeg.impact.step import compute_targets
 
     against, _ = _predecessor(context, index)
-    if against in context.run.failed:
+    if context.traces_failed(against):
         raise HistegError(f"its predecessor, version {against}, failed")
     if against is not None and "traces" not in results(context.store, against):
         raise HistegError(f"its predecessor, version {against}, has no complete traces: include it in the versions of this run")

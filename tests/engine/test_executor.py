@@ -21,8 +21,9 @@ LIB = "def price(n):\n    total = 0\n    for i in range(n):\n        total += i\
 TEST = ("from lib import label, price\n\n\ndef test_price():\n    assert price(4) >= 0\n\n\n"
         "def test_label():\n    assert label(2).startswith('#')\n")
 BROKEN = 5
-"""The version whose suite cannot even start: it fails, and so does every later comparison, as in the serial loop."""
-VERSIONS = 7
+"""The version whose suite cannot even start: it fails, and so does the comparison with it; the version after that is
+compared again, with a predecessor whose comparison failed but whose traces are good, as in the serial loop."""
+VERSIONS = 8
 
 
 def history(repo: GitRepo) -> None:
@@ -33,6 +34,7 @@ def history(repo: GitRepo) -> None:
     repo.commit("a test of zero", {"tests/test_zero.py": "from lib import price\n\n\ndef test_zero():\n    assert price(0) == 0\n"})
     repo.commit("conftest breaks", {"tests/conftest.py": "raise RuntimeError('no database')\n"})
     repo.commit("conftest mended", remove=("tests/conftest.py",))
+    repo.commit("label in braces", {"lib.py": LIB.replace("f'#{n}'", "f'#{{{n}}}'")})
 
 
 def compute(repo: Path, out: Path, *more: str) -> dict[str, Any]:
@@ -59,7 +61,7 @@ def _statuses(out: Path, index: int) -> dict[str, str]:
 def test_two_workers_give_the_serial_results_byte_for_byte(runs: tuple[Path, dict[str, Any], Path, dict[str, Any]]) -> None:
     serial, _, parallel, _ = runs
     compared = [index for index in range(VERSIONS) if (serial / str(index) / "testingTargets.json").is_file()]
-    assert compared == [1, 2, 3, 4]
+    assert compared == [1, 2, 3, 4, BROKEN + 2]
     for index in compared:
         validate_output(parallel / str(index) / "testingTargets.json")
         assert (parallel / str(index) / "testingTargets.json").read_bytes() == (serial / str(index) / "testingTargets.json").read_bytes()
@@ -85,7 +87,7 @@ def test_a_failing_version_fails_as_in_the_serial_loop(runs: tuple[Path, dict[st
     assert f"its predecessor, version {BROKEN}, failed" in parallel["failedVersions"][1]["reason"]
     for name in ("build", "statics", "traceConfig", "syntax", "traces", "targets"):
         assert [_without_times(item) for item in parallel["steps"][name]] == [_without_times(item) for item in serial["steps"][name]]
-    assert [v["status"] for v in parallel["versions"]] == ["ok"] * BROKEN + ["failed", "failed"]
+    assert [v["status"] for v in parallel["versions"]] == ["ok"] * BROKEN + ["failed", "failed", "ok"]
 
 
 def test_jobs_and_scheduler_are_no_inputs_of_any_result(tmp_path: Path) -> None:
