@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import ast
 import json
+import re
 import subprocess
 import sys
 import time
@@ -145,7 +146,7 @@ def probe(project: Path, out: Path) -> tuple[str, list[str], Path, dict[str, Any
 
 
 def last_line(text: str) -> str:
-    lines = [line for line in text.strip().splitlines() if line.strip()]
+    lines = [re.sub(r"\x1b\[[0-9;]*m", "", line) for line in text.strip().splitlines() if line.strip()]
     return lines[-1] if lines else "(no message)"
 
 
@@ -171,6 +172,7 @@ def seed_mutant(project: Project, lines: dict[str, dict[str, int]]) -> Seeded:
             continue
         path.write_bytes(mutated)
         code, seconds, last = plain_suite(project, timeout)
+        last = last_line(last)
         print(f"  trying {site.identifier}: {edit.description}: suite exit {code} in {seconds:.1f}s ({last})", flush=True)
         path.write_bytes(original)
         if code == 1:
