@@ -155,11 +155,14 @@ def last_line(text: str) -> str:
 def seed_mutant(project: Project, lines: dict[str, dict[str, int]]) -> Seeded:
     """(a): the first flipped comparison or constant + 1 on an executed line that makes the suite fail (else finish).
 
-    Nested functions are left out: Pynguin cannot call them, so histeg generate could not be measured on them.
+    Nested functions are left out and private ones (a ``_name`` part) tried last: Pynguin calls neither, so histeg
+    generate could not be measured on them.
     """
     timeout = 600.0
     fallback = None
-    candidates = (e for e in covered_edits(project, _Executed(lines)) if _kept(e[1]) and "<locals>" not in e[0].identifier)
+    found = [e for e in covered_edits(project, _Executed(lines)) if _kept(e[1]) and "<locals>" not in e[0].identifier]
+    candidates = sorted(found, key=lambda e: any(part.startswith("_") and not part.startswith("__")
+                                                 for part in e[0].identifier.replace(":", ".").split(".")))
     for trial, (site, edit) in enumerate(candidates):
         if trial == MUTANT_TRIALS:
             break
