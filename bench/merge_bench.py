@@ -92,6 +92,10 @@ class SeededMerge:
     ranks: dict[str, int | None] = field(default_factory=dict)
     merge_classed: dict[str, list[str]] = field(default_factory=dict)
     """Every merge-classed target with its classes, in rank order."""
+    block_first: bool | None = None
+    """The merge-classed targets are ranks 1..k (they rank before every other target)."""
+    ranked_tests: list[str] = field(default_factory=list)
+    """Merge-classed targets in the tests directories that are ranked (testCode is never ranked)."""
     divergences: list[dict[str, Any]] = field(default_factory=list)
     summary: dict[str, Any] = field(default_factory=dict)
     error: str | None = None
@@ -185,6 +189,10 @@ def write_edit(project_clone: Path, edit: Edit) -> None:
     path.write_bytes(apply(path.read_bytes(), edit))
 
 
+def in_tests(file: str | None, tests: list[str]) -> bool:
+    return file is not None and any(Path(file).is_relative_to(t) for t in tests if t not in ("", "."))
+
+
 def seeded_merge(git: Git, base: str, project_clone: Path, project: Project, scratch: Path, options: argparse.Namespace,
                  log: Any) -> SeededMerge:
     figures = SeededMerge()
@@ -236,6 +244,8 @@ def seeded_merge(git: Git, base: str, project_clone: Path, project: Project, scr
     figures.h_introduced = "introduced" in figures.merge_classed.get(h.identifier, [])
     figures.g_clean = g.identifier not in figures.merge_classed
     figures.first_two = {figures.ranks["f"], figures.ranks["h"]} == {1, 2}
+    figures.block_first = sorted(rank_of[i] for i in figures.merge_classed) == list(range(1, len(figures.merge_classed) + 1))
+    figures.ranked_tests = [t["identifier"] for t in ranked if t.get("mergeClasses") and in_tests(t.get("file"), project.tests)]
     return figures
 
 
@@ -289,6 +299,8 @@ def print_seeded(seeded: SeededMerge) -> None:
     print(f"    h {seeded.h}: introduced {'found' if seeded.h_introduced else 'missed'} (rank {seeded.ranks.get('h')})")
     print(f"    g {seeded.g}: {'clean' if seeded.g_clean else 'classed ' + '/'.join(seeded.merge_classed[seeded.g])} "
           f"(rank {seeded.ranks.get('g')})")
+    print(f"    merge-classed targets rank before the others: {yes_no(seeded.block_first)}; "
+          f"{len(seeded.ranked_tests)} of {len(seeded.merge_classed)} are test functions (tests directories), ranked")
     print(f"    f and h ranks 1 and 2: {yes_no(seeded.first_two)}; merge-classed targets in rank order: {json.dumps(seeded.merge_classed)}")
     for place in seeded.divergences[:SHOWN_FALSE_POSITIVES * 2]:
         print(f"    place: {place['function']} {place['kind']} {'/'.join(place['classes'])} -> {place['target']}")
@@ -300,13 +312,16 @@ def seconds(value: float | None) -> str:
 
 def print_table(rows: list[ProjectFigures]) -> None:
     print()
-    print("| project | build | real merge: s / lost / introduced | seeded: f lost | h introduced | g clean | f, h ranks 1-2 | seconds |")
-    print("|---|---|---|---|---|---|---|---|")
+    print("| project | build | real merge: s / lost / introduced | seeded: f lost (rank) | h introduced (rank) | g clean "
+          "| merge-classed first / of them test functions | f, h ranks 1-2 | seconds |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for row in rows:
         real, seeded = row.real, row.seeded
         real_text = real.error or f"{seconds(real.seconds)} / {real.lost} / {real.introduced}"
-        print(f"| {row.name} | {row.build_style} | {real_text} | {yes_no(seeded.f_lost)} | {yes_no(seeded.h_introduced)} | "
-              f"{yes_no(seeded.g_clean)} | {yes_no(seeded.first_two)} | {seconds(seeded.seconds)} |")
+        classed = f"{yes_no(seeded.block_first)} ({len(seeded.merge_classed)}) / {len(seeded.ranked_tests)}"
+        print(f"| {row.name} | {row.build_style} | {real_text} | {yes_no(seeded.f_lost)} ({seeded.ranks.get('f')}) | "
+              f"{yes_no(seeded.h_introduced)} ({seeded.ranks.get('h')}) | {yes_no(seeded.g_clean)} | {classed} | "
+              f"{yes_no(seeded.first_two)} | {seconds(seeded.seconds)} |")
 
 
 def main() -> int:
