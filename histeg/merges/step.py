@@ -12,36 +12,12 @@ from typing import Any
 from histeg.engine.runner import results
 from histeg.engine.step import Step, StepResult
 from histeg.errors import HistegError
-from histeg.impact.step import ImpactOptions
-from histeg.impact.targets import function_table
-from histeg.merges.classify import INTRODUCED, LOST
-from histeg.merges.compare import PAIRS, PairFacts, classified, compare_pair, observe
-from histeg.merges.impact import changed_functions, charged_to, impact_set
-from histeg.merges.targets import with_merge_classes
-from histeg.records.history import MergeParents, MergeVersion
-from histeg.records.merges import (
-    ChangedSides,
-    MergeComparison,
-    MergeDivergence,
-    MergeDivergences,
-    MergeNoise,
-    MergeSummary,
-    Relations,
-)
-from histeg.records.statics import Functions
-from histeg.records.targets import TestingTargets
-from histeg.settings.model import Settings
+from histeg.records.merges import MergeDivergences
 from histeg.settings.show import settings_json
-from histeg.statics.observed import observed_call_graph
-from histeg.store import TESTING_TARGETS, OutputStore
+from histeg.store import OutputStore
 
 MERGE_DIVERGENCES = MergeDivergences.FILE
 _ROLES = {"firstParent": "first parent", "secondParent": "second parent", "base": "merge base"}
-
-
-def _members(parents: MergeParents) -> dict[str, int]:
-    found = {"firstParent": parents.first_parent.index, "secondParent": parents.second_parent.index}
-    return found | ({"base": parents.base.index} if parents.base is not None else {})
 
 
 def _skip(context: Any, index: int) -> str | None:
@@ -53,7 +29,7 @@ def _skip(context: Any, index: int) -> str | None:
 def _inputs(context: Any, index: int) -> dict[str, Any]:
     store: OutputStore = context.store
     version = store.version(index)
-    members = _members(version.merge) if version.merge is not None else {}
+    members = version.merge.members() if version.merge is not None else {}
     return {
         "identifier": version.identifier,
         "merge": version.merge,
@@ -66,91 +42,14 @@ def _run(context: Any, index: int) -> StepResult:
     store: OutputStore = context.store
     parents = store.version(index).merge
     assert parents is not None  # skipped otherwise
-    for role, member in _members(parents).items():
-        if member in context.run.failed:
+    from histeg.merges.run import compute_merge
+
+    for role, member in parents.members().items():
+        if context.traces_failed(member):
             raise HistegError(f"its {_ROLES[role]}, version {member}, failed")
         if "traces" not in results(store, member):
             raise HistegError(f"its {_ROLES[role]}, version {member}, has no complete traces")
     return StepResult(compute_merge(store, index, context.options.settings))
-
-
-def compute_merge(store: OutputStore, index: int, settings: Settings) -> dict[str, Any]:
-    """Compare the merge ``index`` with its parents and base, write ``mergeDivergences.json`` and mark its targets."""
-    parents = store.version(index).merge
-    if parents is None:
-        raise HistegError(f"version {index} is not a merge extracted in merge mode (--merges)")
-    first, second = parents.first_parent.index, parents.second_parent.index
-    base = parents.base.index if parents.base is not None else None
-    pairs = {"mergeVsFirstParent": (index, first), "mergeVsSecondParent": (index, second)}
-    if base is not None:
-        pairs |= {"firstParentVsBase": (first, base), "secondParentVsBase": (second, base)}
-    jobs = ImpactOptions(jobs=settings.compare_jobs).workers()
-    comparisons = {name: compare_pair(store, new, old, jobs, settings.confirm) for name, (new, old) in pairs.items()}
-    facts = {name: PairFacts.of(comparisons[name]) if name in comparisons else None for name in PAIRS}
-    chains = {(d.entry, d.call.function): d.call.chain for comparison in comparisons.values() for d in comparison.divergences}
-
-    first_side = changed_functions(store, first, index) | (changed_functions(store, base, first) if base is not None else set())
-    second_side = changed_functions(store, second, index) | (changed_functions(store, base, second) if base is not None else set())
-    impact = impact_set(observed_call_graph(store, index), first_side, second_side, settings.merge_distance)
-
-    divergences: list[MergeDivergence] = []
-    charged: dict[str, tuple[set[str], set[str], list[str], list[str]]] = {}
-    for (entry, function, kind), observed, result in classified(observe(facts)):
-        target = charged_to(function, chains.get((entry, function), ()), impact)
-        relations = Relations(**{_field(name): _word(getattr(observed, attribute))
-                                 for name, attribute in zip(PAIRS, ("merge_first", "merge_second", "first_base", "second_base"), strict=True)})
-        divergences.append(MergeDivergence(entry_point=entry, function=function, kind=kind, classes=list(result.classes),  # type: ignore[arg-type]
-                                           lost_from=list(result.lost_from), relations=relations, target=target))
-        if target is not None:
-            classes, lost_from, affected, entries = charged.setdefault(target, (set(), set(), [], []))
-            classes.update(result.classes)
-            lost_from.update(result.lost_from)
-            if function not in affected:
-                affected.append(function)
-            label = entry.label or f"{entry.command}:{entry.root}#{entry.occurrence}"
-            if label not in entries:
-                entries.append(label)
-    document = MergeDivergences(
-        identifier=store.version(index).identifier, parents=parents, distance=settings.merge_distance,
-        changed=ChangedSides(first_parent=sorted(first_side), second_parent=sorted(second_side)), impact_set=sorted(impact),
-        comparisons=[_comparison(store, name, pairs[name], comparisons[name]) for name in PAIRS if name in comparisons],
-        divergences=divergences,
-        noise=[MergeNoise(comparison=name, entry_point=entry, function=function, kinds=sorted(unstable.kinds))  # type: ignore[arg-type]
-               for name in PAIRS if name in comparisons
-               for (entry, function), unstable in sorted(comparisons[name].unstable.items(), key=lambda item: item[0])],
-        summary=MergeSummary(lost=sum(LOST in d.classes for d in divergences), introduced=sum(INTRODUCED in d.classes for d in divergences),
-                             targets=len(charged)),
-    )
-    document.write(store.file(index, MERGE_DIVERGENCES))
-    top = _mark_targets(store, index, parents, charged)
-    return {"lost": document.summary.lost, "introduced": document.summary.introduced, "targets": len(charged), "top": top}
-
-
-def _mark_targets(store: OutputStore, index: int, parents: MergeParents, charged: dict[str, tuple[set[str], set[str], list[str], list[str]]]) -> list[str]:
-    """The merge's testingTargets.json with its merge classes, when the targets step ranked it (it has a predecessor)."""
-    path = store.file(index, TESTING_TARGETS)
-    if store.version(index).comparing_against_index is None or "targets" not in results(store, index) or not path.is_file():
-        return []
-    tables = [Functions.read(store.file(i, Functions.FILE)).functions for i in (index, *_members(parents).values())]
-    document = with_merge_classes(TestingTargets.read(path), charged, function_table(*tables))
-    document.write(path)
-    return [target.identifier for target in document.targets[:3]]
-
-
-def _comparison(store: OutputStore, name: str, pair: tuple[int, int], comparison: Any) -> MergeComparison:
-    new, old = (store.version(i) for i in pair)
-    return MergeComparison(name=name, new=MergeVersion(index=new.index, identifier=new.identifier),  # type: ignore[arg-type]
-                           old=MergeVersion(index=old.index, identifier=old.identifier), matched_entry_points=comparison.matched,
-                           divergences=len(comparison.divergences), noise=len(comparison.noise), confirmation=comparison.confirmation.record())
-
-
-def _field(name: str) -> str:
-    return {"mergeVsFirstParent": "merge_vs_first_parent", "mergeVsSecondParent": "merge_vs_second_parent",
-            "firstParentVsBase": "first_parent_vs_base", "secondParentVsBase": "second_parent_vs_base"}[name]
-
-
-def _word(relation: bool | None) -> str:
-    return "unknown" if relation is None else ("differs" if relation else "equal")
 
 
 MERGES = Step("merges", "comparing merges with their parents and base", (MERGE_DIVERGENCES,), ("syntax", "statics", "traces", "targets"),

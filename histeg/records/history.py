@@ -7,7 +7,14 @@ from typing import Annotated, Literal
 import msgspec
 
 from histeg.records.base import Part, Record
-from histeg.records.types import CommitId, Count, DateTime, Index, RelativeDir, RelativePath
+from histeg.records.types import (
+    CommitId,
+    Count,
+    DateTime,
+    Index,
+    RelativeDir,
+    RelativePath,
+)
 
 
 class Repository(Part, kw_only=True):
@@ -62,6 +69,11 @@ class MergeParents(Part, kw_only=True):
     first_parent: MergeVersion
     second_parent: MergeVersion
     base: Annotated[MergeVersion | None, msgspec.Meta(description="`git merge-base` of the parents; null when they share no history.")]
+
+    def members(self) -> dict[str, int]:
+        """Role -> version number of the versions the merge is compared with."""
+        found = {"firstParent": self.first_parent.index, "secondParent": self.second_parent.index}
+        return found | ({"base": self.base.index} if self.base is not None else {})
 
 
 class MergeRole(Part, kw_only=True):
