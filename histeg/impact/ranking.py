@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 from histeg.compare.divergences import VersionComparison
 from histeg.impact.changes import ChangeIndex
@@ -92,20 +92,22 @@ def ignored(identifier: str, names: frozenset[str]) -> bool:
     return IgnoreRule(functions=tuple(names)).ignores(qualname=split_identifier(identifier)[1])
 
 
+def section_of(file: str | None, layout: Layout) -> Literal["product", "tests", "other"]:
+    """Where code in ``file`` is reported: ranked (the sources), test code, or other code; tests win where they lie inside
+    the sources."""
+    if in_directories(file, layout.tests):
+        return "tests"
+    if any(d in ("", ".") for d in layout.sources) or in_directories(file, layout.sources):
+        return "product"
+    return "other"
+
+
 def partition(targets: Iterable[Target], layout: Layout) -> tuple[list[Target], list[Target], list[Target]]:
-    """Targets in the sources, in the tests directories, and elsewhere; tests win where they lie inside the sources."""
-    everywhere = any(d in ("", ".") for d in layout.sources)
-    product: list[Target] = []
-    tests: list[Target] = []
-    other: list[Target] = []
+    """Targets in the sources, in the tests directories, and elsewhere."""
+    found: dict[str, list[Target]] = {"product": [], "tests": [], "other": []}
     for target in targets:
-        if in_directories(target.file, layout.tests):
-            tests.append(target)
-        elif everywhere or in_directories(target.file, layout.sources):
-            product.append(target)
-        else:
-            other.append(target)
-    return product, tests, other
+        found[section_of(target.file, layout)].append(target)
+    return found["product"], found["tests"], found["other"]
 
 
 def changed_test_data(file_changes: Iterable[Mapping[str, Any]], tests: Iterable[str]) -> list[str]:

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from histeg.config import VersionSettings
 from histeg.engine.runner import results
 from histeg.errors import HistegError
+from histeg.impact.ranking import Layout
 from histeg.impact.step import ImpactOptions
 from histeg.impact.targets import function_table
 from histeg.merges.classify import INTRODUCED, LOST
@@ -88,7 +90,9 @@ def _mark_targets(store: OutputStore, index: int, parents: MergeParents, charged
     if store.version(index).comparing_against_index is None or "targets" not in results(store, index) or not path.is_file():
         return []
     tables = [Functions.read(store.file(i, Functions.FILE)).functions for i in (index, *parents.members().values())]
-    document = with_merge_classes(TestingTargets.read(path), charged, function_table(*tables))
+    settings = VersionSettings.of(store.version(index))
+    layout = Layout(tuple(settings.sources), tuple(settings.tests))
+    document = with_merge_classes(TestingTargets.read(path), charged, function_table(*tables), layout)
     document.write(path)
     return [target.identifier for target in document.targets[:3]]
 

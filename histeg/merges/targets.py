@@ -3,8 +3,9 @@
 The targets step ranks the merge against its first parent only; a behaviour
 the merge lost from the second parent, or one it introduced where the first
 parent's code is unchanged, may be no target there at all. Such functions are
-added (value 0, a note saying why) and every target charged with a merge class
-moves to the front, in the targets step's own order (value, then identifier),
+added (value 0, a note saying why) where the targets step would report them
+(test functions and other code unranked, beside the ranked list) and every
+ranked target charged with a merge class moves to the front, in the targets step's own order (value, then identifier),
 so that applying the classes again to an already marked file gives the same file.
 """
 
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from histeg.impact.ranking import Layout, section_of
 from histeg.impact.targets import FunctionInfo
 from histeg.naming import split_identifier
 from histeg.records.targets import (
@@ -61,19 +63,18 @@ def _added(identifier: str, info: FunctionInfo | None, affected: list[str], entr
 
 
 def with_merge_classes(document: TestingTargets, charged: Mapping[str, tuple[set[str], set[str], list[str], list[str]]],
-                       functions: Mapping[str, FunctionInfo]) -> TestingTargets:
-    """``charged``: per target identifier, its merge classes, the parents it lost from, the divergent functions and entry points."""
+                       functions: Mapping[str, FunctionInfo], layout: Layout) -> TestingTargets:
+    """``charged``: per target identifier, its merge classes, the parents it lost from, the divergent functions and entry points;
+    ``layout``: the merge's sources and tests directories."""
     targets = [kept for target in document.targets if (kept := _unmarked(target)) is not None]
-    for target in (*document.test_code, *document.other_code):
-        _unmarked(target)
+    document.test_code = [kept for target in document.test_code if (kept := _unmarked(target)) is not None]
+    document.other_code = [kept for target in document.other_code if (kept := _unmarked(target)) is not None]
     known = {target.identifier: target for target in (*targets, *document.test_code, *document.other_code)}
-    added = 0
     for identifier, (classes, lost_from, affected, entries) in sorted(charged.items()):
         target = known.get(identifier)
         if target is None:
             target = _added(identifier, functions.get(identifier), affected, entries)
-            targets.append(target)
-            added += 1
+            {"product": targets, "tests": document.test_code, "other": document.other_code}[section_of(target.file, layout)].append(target)
         target.merge_classes = sorted(classes)  # type: ignore[assignment]
         target.notes.append(_note(classes, lost_from))
     targets.sort(key=lambda t: (not t.merge_classes, -t.value, t.identifier))

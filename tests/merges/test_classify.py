@@ -5,6 +5,7 @@ from __future__ import annotations
 import networkx as nx
 import pytest
 
+from histeg.impact.ranking import Layout
 from histeg.impact.targets import FunctionInfo
 from histeg.merges.classify import Observation, classify
 from histeg.merges.impact import charged_to, impact_set, within
@@ -86,6 +87,10 @@ def _target(identifier: str, value: float) -> RankedTarget:
         new_test_entry_points=[], new_test_entry_point_count=0, notes=["changed"])
 
 
+LAYOUT = Layout((".",), ("tests",))
+"""Sources everywhere, tests in tests/: how the targets step would report each file."""
+
+
 def _document() -> TestingTargets:
     targets = [_target("m:tax", 9.0), _target("m:fee", 5.0), _target("m:other", 1.0)]
     for rank, target in enumerate(targets, 1):
@@ -106,15 +111,27 @@ def test_marked_targets_rank_first_and_marking_again_gives_the_same_file() -> No
     charged = {"m:fee": ({"introduced"}, set(), ["m:fee"], ["t::a"]),
                "m:discount": ({"lost"}, {"secondParent"}, ["m:discount"], ["t::a", "t::b"])}
     functions = {"m:discount": FunctionInfo("function", "m.py", (3, 4))}
-    document = with_merge_classes(_document(), charged, functions)
+    document = with_merge_classes(_document(), charged, functions, LAYOUT)
     assert [(t.rank, t.identifier, t.merge_classes) for t in document.targets] == [
         (1, "m:fee", ["introduced"]), (2, "m:discount", ["lost"]), (3, "m:tax", []), (4, "m:other", [])]
     added = document.targets[1]
     assert ADDED in added.notes and added.lines == (3, 4) and added.entry_point_count == 2 and added.value == 0
     assert any("second parent" in note for note in added.notes)
     assert document.summary.targets == 4
-    again = with_merge_classes(document, charged, functions)
-    assert again.to_builtins() == with_merge_classes(_document(), charged, functions).to_builtins()
-    cleared = with_merge_classes(again, {}, functions)  # nothing charged any more: the targets step's own order back
+    again = with_merge_classes(document, charged, functions, LAYOUT)
+    assert again.to_builtins() == with_merge_classes(_document(), charged, functions, LAYOUT).to_builtins()
+    cleared = with_merge_classes(again, {}, functions, LAYOUT)  # nothing charged any more: the targets step's own order back
     assert [(t.identifier, t.merge_classes, t.notes) for t in cleared.targets] == [
         ("m:tax", [], ["changed"]), ("m:fee", [], ["changed"]), ("m:other", [], ["changed"])]
+
+
+def test_a_charged_test_function_is_reported_as_test_code_never_ranked() -> None:
+    charged = {"tests.test_m:test_a": ({"introduced"}, set(), ["tests.test_m:test_a"], ["tests/test_m.py::test_a"]),
+               "m:fee": ({"introduced"}, set(), ["m:fee"], ["tests/test_m.py::test_a"])}
+    functions = {"tests.test_m:test_a": FunctionInfo("function", "tests/test_m.py", (1, 2))}
+    document = with_merge_classes(_document(), charged, functions, LAYOUT)
+    assert [t.identifier for t in document.targets] == ["m:fee", "m:tax", "m:other"]
+    assert [(t.identifier, t.rank, t.merge_classes) for t in document.test_code] == [("tests.test_m:test_a", None, ["introduced"])]
+    again = with_merge_classes(document, charged, functions, LAYOUT)
+    assert again.to_builtins() == with_merge_classes(_document(), charged, functions, LAYOUT).to_builtins()
+    assert with_merge_classes(again, {}, functions, LAYOUT).test_code == []
