@@ -17,7 +17,7 @@ from histeg.history.git import GitRepository
 from histeg.history.merges import extra_commits, merge_sections, merge_triples
 from histeg.history.revisions import first_parent_chain, resolve, select_versions
 from histeg.history.snapshot import write_snapshot
-from histeg.history.source import MIRROR_DIR, Source, open_source, root_commits
+from histeg.history.source import MIRROR_DIR, Source, open_source
 from histeg.options import RunOptions, Scope
 from histeg.records.history import (
     Commit,
@@ -82,7 +82,7 @@ def _ownership_check(store: OutputStore) -> Callable[[GitRepository], None]:
         if not store.history_path.exists():
             return
         previous = History.read(store.history_path).repository
-        if set(previous.root_commits).isdisjoint(root_commits(mirror)):
+        if set(previous.root_commits).isdisjoint(mirror.root_commits):
             raise HistegError(f"output directory {store.root} holds results of another repository ({previous.location}); choose another --out")
 
     return check
@@ -90,7 +90,7 @@ def _ownership_check(store: OutputStore) -> Callable[[GitRepository], None]:
 
 def _history_document(source: Source, branch: str, tip: str, commits: list[Commit]) -> History:
     repository = Repository(location=source.location, is_url=source.is_url, branch=branch, tip=tip,
-                            root_commits=root_commits(source.mirror), shallow=source.mirror.is_shallow())
+                            root_commits=source.mirror.root_commits, shallow=source.mirror.is_shallow())
     return History(histeg_version=__version__, repository=repository, commits=commits)
 
 

@@ -7,6 +7,7 @@ Nothing here writes to the repository: no checkout, no index refresh
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import subprocess
@@ -71,21 +72,39 @@ class GitRepository:
 
     @classmethod
     def open(cls, path: Path) -> GitRepository:
+        return cls._located(path, ())[0]
+
+    @classmethod
+    def open_with_commits(cls, path: Path) -> GitRepository:
+        """Open a repository whose HEAD must be a commit, in one git run."""
+        repository, has_head = cls._located(path, ("--verify", "--quiet", "HEAD^{commit}"))
+        if not has_head:
+            raise HistegError(f"repository {repository.path} has no commits")
+        return repository
+
+    @classmethod
+    def bare(cls, git_dir: Path) -> GitRepository:
+        """A bare repository histeg made itself (its mirror): where it is needs no asking git."""
+        resolved = git_dir.resolve()
+        return cls(path=resolved, git_dir=resolved)
+
+    @classmethod
+    def _located(cls, path: Path, head_check: tuple[str, ...]) -> tuple[GitRepository, bool]:
         if not path.exists():
             raise HistegError(f"repository {path} does not exist")
         if not path.is_dir():
             raise HistegError(f"repository {path} is not a directory")
         try:
             result = subprocess.run(
-                ["git", "-C", str(path), "rev-parse", "--absolute-git-dir"],
+                ["git", "-C", str(path), "rev-parse", "--absolute-git-dir", *head_check],
                 capture_output=True, env=git_environment(), check=False,
             )
         except FileNotFoundError:
             raise HistegError("git is not installed or not on PATH") from None
-        if result.returncode != 0:
+        lines = result.stdout.decode("utf-8", "surrogateescape").splitlines()
+        if not lines or (result.returncode != 0 and not head_check):
             raise HistegError(f"{path} is not a git repository")
-        git_dir = Path(result.stdout.decode().strip())
-        return cls(path=path.resolve(), git_dir=git_dir)
+        return cls(path=path.resolve(), git_dir=Path(lines[0].strip())), result.returncode == 0
 
     def run(self, *args: str, check: bool = True, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
         result = subprocess.run(
@@ -103,7 +122,18 @@ class GitRepository:
         return self.run("rev-parse", "--verify", "--quiet", "HEAD^{commit}", check=False).returncode == 0
 
     def is_shallow(self) -> bool:
-        return self.text("rev-parse", "--is-shallow-repository") == "true"
+        """git's own rule (its ``shallow`` file), read without a git run; histeg asks it of its mirror, which has
+        no linked worktrees whose common directory would hold the file instead."""
+        return (self.git_dir / "shallow").is_file()
+
+    def refs(self) -> bytes:
+        """Every ref and the object it names: equal for two repositories exactly when a mirror fetch has nothing to do."""
+        return self.run("for-each-ref", "--format=%(objectname) %(refname)").stdout
+
+    @functools.cached_property
+    def root_commits(self) -> list[str]:
+        """Asked once per opened repository: histeg changes its mirror (fetch) before it reads anything of it."""
+        return sorted(self.text("rev-list", "--max-parents=0", "--all").split())
 
     def empty_tree(self) -> str:
         return self.run("hash-object", "-t", "tree", "--stdin", stdin=b"").stdout.decode().strip()

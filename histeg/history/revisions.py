@@ -8,10 +8,13 @@ list (thesis section 4.1), not necessarily its parent.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from histeg.errors import HistegError
 from histeg.history.git import GitRepository
+
+_OBJECT_ID = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 
 
 def resolve(repo: GitRepository, revision: str) -> str:
@@ -27,6 +30,20 @@ def resolve(repo: GitRepository, revision: str) -> str:
     return result.stdout.decode().strip()
 
 
+def resolve_all(repo: GitRepository, revisions: Sequence[str]) -> list[str]:
+    """``resolve`` of each revision in one git run; when git has anything to say about one of them, each is resolved
+    on its own, so the error names it exactly as ``resolve`` does."""
+    names = list(revisions)
+    if names and all(name and not name.startswith("-") and "\n" not in name for name in names):
+        request = "".join(f"{name}^{{commit}}\n" for name in names).encode("utf-8", "surrogateescape")
+        answer = repo.run("cat-file", "--batch-check=%(objectname)", stdin=request, check=False)
+        identifiers = answer.stdout.decode("utf-8", "replace").splitlines()
+        clean = answer.returncode == 0 and not answer.stderr.strip()  # git warns of an ambiguous name and goes on
+        if clean and len(identifiers) == len(names) and all(_OBJECT_ID.fullmatch(i) for i in identifiers):
+            return identifiers
+    return [resolve(repo, name) for name in names]
+
+
 def first_parent_chain(repo: GitRepository, tip: str) -> list[str]:
     """First-parent ancestors of ``tip``, oldest first, ``tip`` last."""
     return repo.run("rev-list", "--first-parent", "--reverse", tip).stdout.decode().split()
@@ -34,22 +51,25 @@ def first_parent_chain(repo: GitRepository, tip: str) -> list[str]:
 
 def select_versions(repo: GitRepository, specs: Sequence[str], tip: str) -> list[str]:
     """Resolve ``specs`` (revisions and ``A..B`` ranges) in the user's order."""
-    selected: list[str] = []
     for spec in specs:
         if "..." in spec:
             raise HistegError(f"'{spec}': symmetric ranges (A...B) are not supported; use A..B")
+    named = [name for spec in specs for name in (_ends(spec, tip) if ".." in spec else (spec,)) if name]
+    identifier_of = dict(zip(named, resolve_all(repo, named), strict=True))
+    selected: list[str] = []
+    for spec in specs:
         if ".." in spec:
-            start, _, end = spec.partition("..")
-            end_id = resolve(repo, end or tip)
+            start, end = _ends(spec, tip)
+            end_id = identifier_of[end]
             chain = first_parent_chain(repo, end_id)
             if start:
-                start_id = resolve(repo, start)
+                start_id = identifier_of[start]
                 if start_id not in chain:
-                    raise HistegError(f"'{start}' is not on the first-parent history of '{end or tip}' in {repo.path}")
+                    raise HistegError(f"'{start}' is not on the first-parent history of '{end}' in {repo.path}")
                 chain = chain[chain.index(start_id):]
             selected.extend(chain)
         else:
-            selected.append(resolve(repo, spec))
+            selected.append(identifier_of[spec])
     if len(specs) == 1 and ".." not in specs[0]:
         parent = _first_parent(repo, selected[0])
         if parent is not None:
@@ -59,6 +79,12 @@ def select_versions(repo: GitRepository, specs: Sequence[str], tip: str) -> list
         if identifier not in unique:
             unique.append(identifier)
     return unique
+
+
+def _ends(spec: str, tip: str) -> tuple[str, str]:
+    """``A..B`` as its two revisions, oldest first; a missing end is the tip."""
+    start, _, end = spec.partition("..")
+    return start, end or tip
 
 
 def _first_parent(repo: GitRepository, identifier: str) -> str | None:

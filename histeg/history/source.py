@@ -97,10 +97,6 @@ def _git(*args: str, what: str, env: dict[str, str] | None = None) -> None:
 Acceptor = Callable[[GitRepository], None]
 
 
-def root_commits(repo: GitRepository) -> list[str]:
-    return sorted(repo.text("rev-list", "--max-parents=0", "--all").split())
-
-
 def open_source(location: str, out: Path, accept: Acceptor) -> Source:
     """Validate the user's repository and (re)create histeg's mirror of it.
 
@@ -118,30 +114,34 @@ def open_source(location: str, out: Path, accept: Acceptor) -> Source:
         else:
             _clone(origin.url, mirror_path, shared=False, accept=accept, env=origin.environment())
         return Source(origin.url, True, GitRepository.open(mirror_path))
-    user_repo = GitRepository.open(Path(location).expanduser())
-    if not user_repo.has_commits():
-        raise HistegError(f"repository {user_repo.path} has no commits")
-    if not _update_local_mirror(mirror_path, str(user_repo.git_dir), accept):
+    user_repo = GitRepository.open_with_commits(Path(location).expanduser())
+    mirror = _update_local_mirror(mirror_path, user_repo, accept)
+    if mirror is None:
         _clone(str(user_repo.git_dir), mirror_path, shared=True, accept=accept)
-    return Source(str(user_repo.path), False, GitRepository.open(mirror_path))
+        mirror = GitRepository.bare(mirror_path)
+    return Source(str(user_repo.path), False, mirror)
 
 
-def _update_local_mirror(mirror_path: Path, location: str, accept: Acceptor) -> bool:
+def _update_local_mirror(mirror_path: Path, user_repo: GitRepository, accept: Acceptor) -> GitRepository | None:
     """Bring a mirror of the same repository up to date in place: an unchanged repository then changes no file
-    of the output directory (no FETCH_HEAD either). False when there is no such mirror to update."""
+    of the output directory (no FETCH_HEAD either), and when its refs are the mirror's, nothing is fetched at all
+    (a fetch starts three git processes; a nightly rerun should cost next to nothing). None when there is no such
+    mirror to update."""
     if not (mirror_path / "HEAD").is_file():
-        return False
-    mirror = GitRepository.open(mirror_path)
+        return None
+    location = str(user_repo.git_dir)
+    mirror = GitRepository.bare(mirror_path)
     recorded = mirror.run("config", "--get", "remote.origin.url", check=False).stdout.decode("utf-8", "surrogateescape").strip()
     if recorded != location:
-        return False
+        return None
     try:
-        _git(f"--git-dir={mirror_path}", "fetch", "--quiet", "--prune", "--no-write-fetch-head", "origin", what=f"cannot read repository {location}")
+        if mirror.refs() != user_repo.refs():
+            _git(f"--git-dir={mirror_path}", "fetch", "--quiet", "--prune", "--no-write-fetch-head", "origin", what=f"cannot read repository {location}")
         accept(mirror)
     except HistegError:
         shutil.rmtree(mirror_path, ignore_errors=True)  # made again from the repository on the next run
         raise
-    return True
+    return mirror
 
 
 def _clone(location: str, mirror_path: Path, shared: bool, accept: Acceptor, env: dict[str, str] | None = None) -> None:
