@@ -9,6 +9,7 @@ project is installed per version, apart from the shared environment.
 
 from __future__ import annotations
 
+import configparser
 import hashlib
 import re
 import tomllib
@@ -57,8 +58,9 @@ def read_declarations(snapshot: Path) -> Declarations:
         sources.append(path.relative_to(snapshot).as_posix())
         wanted += _requirement_file(path, snapshot, set())
     requirements = _resolve_self(wanted, own, extras)
-    if not any(_name(item) == "pytest" for item in requirements):
-        requirements.add("pytest")
+    for plugin in ("pytest", *_plugins_of_options(snapshot, pyproject)):
+        if not any(_name(item) == plugin for item in requirements):
+            requirements.add(plugin)
     build_requires = pyproject.get("build-system", {}).get("requires", []) if isinstance(pyproject.get("build-system"), dict) else []
     scm = next((SCM_BUILDERS[n] for item in build_requires if (n := _name(item) or "") in SCM_BUILDERS), None)
     if scm is None and isinstance(pyproject.get("tool"), dict) and "setuptools_scm" in pyproject["tool"]:
@@ -67,6 +69,45 @@ def read_declarations(snapshot: Path) -> Declarations:
     requires_python = project.get("requires-python") or _poetry_python(_poetry(pyproject))
     return Declarations(requirements=tuple(sorted(requirements)), requires_python=requires_python if isinstance(requires_python, str) else None,
                         name=name if isinstance(name, str) else None, installable=installable, scm=scm, sources=tuple(sources))
+
+
+def _plugins_of_options(snapshot: Path, pyproject: dict[str, Any]) -> list[str]:
+    """Plugins whose options the version's pytest configuration passes on every run (``addopts``): without them
+    pytest stops with a usage error before any test. Only pytest-cov is added, because histeg then switches it off
+    (``--no-cov``, see ``histeg.build``): its options are accepted and nothing is measured or written. Every
+    configuration file pytest reads is looked at, whichever wins: a plugin too many is inert."""
+    addopts = [_string(_table(pyproject, "tool", "pytest", "ini_options").get("addopts"))]
+    for name, section in (("pytest.ini", "pytest"), (".pytest.ini", "pytest"), ("tox.ini", "pytest"), ("setup.cfg", "tool:pytest")):
+        addopts.append(_ini_option(snapshot / name, section, "addopts"))
+    options = " ".join(addopts).split()
+    return ["pytest-cov"] if any(option.startswith("--cov") for option in options) else []
+
+
+def _table(document: dict[str, Any], *keys: str) -> dict[str, Any]:
+    for key in keys:
+        value = document.get(key)
+        document = value if isinstance(value, dict) else {}
+    return document
+
+
+def _string(value: Any) -> str:
+    """An ``addopts`` value: a string, or a list of them in pyproject.toml."""
+    if isinstance(value, list):
+        return " ".join(item for item in value if isinstance(item, str))
+    return value if isinstance(value, str) else ""
+
+
+def _ini_option(path: Path, section: str, option: str) -> str:
+    """An option of an INI file, or "" when the file, the section or the option is missing or unreadable:
+    a broken file of an old version is pytest's to report, in the run's log."""
+    if not path.is_file() or path.is_symlink():
+        return ""
+    parser = configparser.RawConfigParser(strict=False, interpolation=None)
+    try:
+        parser.read_string(path.read_text(encoding="utf-8"))
+        return parser.get(section, option, fallback="")
+    except (OSError, UnicodeDecodeError, configparser.Error):
+        return ""
 
 
 def _toml(path: Path) -> dict[str, Any]:

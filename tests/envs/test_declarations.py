@@ -111,3 +111,18 @@ def test_git_derived_version_strings(describe: str | None, commits: int, expecte
 def test_requires_python_ranges() -> None:
     interpreter = Interpreter("/usr/bin/python3", "3.12.1")
     assert fits(interpreter, ">=3.12") and fits(interpreter, None) and not fits(interpreter, ">=3.13") and fits(interpreter, "not a range")
+
+
+@pytest.mark.parametrize(("files", "added"), [
+    ({"setup.cfg": "[tool:pytest]\naddopts = -ra\n    --cov=tinydb --cov-report term\n"}, True),
+    ({"pyproject.toml": "[tool.pytest.ini_options]\naddopts = ['--strict-markers', '--cov-fail-under=90']\n"}, True),
+    ({"tox.ini": "[tox]\nenvlist = py312\n[pytest]\naddopts = --doctest-modules\n"}, False),
+    ({"pytest.ini": "[pytest]\naddopts = --cov\n", "requirements-dev.txt": "pytest-cov==2.5\n"}, False),
+    ({"setup.cfg": "[tool:pytest\naddopts = --cov\n"}, False),
+])
+def test_pytest_cov_is_added_when_the_configuration_passes_its_options(tmp_path: Path, files: dict[str, str], added: bool) -> None:
+    """Without pytest-cov, ``addopts = --cov`` is a usage error before any test runs; a declared pytest-cov is kept
+    as declared, and a file pytest could not read either adds nothing."""
+    requirements = read_declarations(_snapshot(tmp_path, files)).requirements
+    assert ("pytest-cov" in requirements) is added
+    assert ("pytest-cov==2.5" in requirements) is ("requirements-dev.txt" in files)
