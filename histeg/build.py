@@ -117,7 +117,7 @@ def _build(store: OutputStore, index: int, version: Version, settings: VersionSe
             environment = Environment(python=interpreter.path, version=interpreter.version, key=None, shared=False, created=False, seconds=0.0)
         else:
             environment = ensure_environment(request.environments, declarations, choose(declarations.requires_python), log,
-                                             settings.build_command)
+                                             settings.build_command, groups=records_folder(store.root))
     except HistegError as exc:  # an interpreter that does not fit fails this version, not the run
         raise exc if isinstance(exc, BuildFailure) else BuildFailure(str(exc)) from None
     record.environment = environment
@@ -125,7 +125,7 @@ def _build(store: OutputStore, index: int, version: Version, settings: VersionSe
     if declarations.installable:
         pretend = scm_version(version.git_describe, version.git_commits, version.identifier) if declarations.scm else None
         installed = install_project(snapshot, store.version_dir(index), environment.python, settings.sources, log,
-                                    pretend_environment(pretend) if pretend else None)
+                                    pretend_environment(pretend) if pretend else None, groups=records_folder(store.root))
         record.project = Project(installed=True, version=pretend, generated=installed.generated, seconds=round(installed.seconds, 3))
     record.pytest_args, record.neutralised = _neutralised(environment.python)
     if settings.build_command:

@@ -61,7 +61,9 @@ def test_a_build_record_is_reused_while_readable_and_made_again_when_written_by_
     record = Build.read(out / "0" / "build.json")
     assert record.status == "succeeded" and record.environment is not None and record.environment.shared
     mark = EnvironmentMark.read(Path(record.environment.python).parent.parent / MARK)
-    assert mark.key == record.environment.key and mark.declarations == record.declarations
+    # the environment is shared by every version (of any project) that declares the same requirements: the mark keeps the
+    # declarations of the one that made it, which are equal in what the key is made of
+    assert mark.key == record.environment.key and mark.declarations.requirements == record.declarations.requirements
     again = histeg(*build)
     assert json.loads(again.stdout)["steps"]["build"][0]["reused"] is True
     path = out / "0" / "build.json"

@@ -56,8 +56,10 @@ def locked_file(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def ensure_environment(root: Path, declarations: Declarations, interpreter: Interpreter, log: Path, build_command: str | None = None) -> Environment:
-    """The environment for ``declarations`` on ``interpreter``, made when missing; uv's output goes to ``log``."""
+def ensure_environment(root: Path, declarations: Declarations, interpreter: Interpreter, log: Path, build_command: str | None = None,
+                       groups: Path | None = None) -> Environment:
+    """The environment for ``declarations`` on ``interpreter``, made when missing; uv's output goes to ``log``,
+    and its process groups are recorded in ``groups`` while they run."""
     key = environment_key(declarations, interpreter.version, extra=build_command or "")
     path = root / key
     python = path / "bin" / "python"
@@ -73,15 +75,15 @@ def ensure_environment(root: Path, declarations: Declarations, interpreter: Inte
         if path.exists():
             force_rmtree(path)  # left half-made by a run that died
         started = time.monotonic()
-        made = run_uv(["venv", "--seed", "--quiet", "--python", interpreter.path, str(path)], log)
+        made = run_uv(["venv", "--seed", "--quiet", "--python", interpreter.path, str(path)], log, groups=groups)
         if not made.ok:
             force_rmtree(path)
             raise BuildFailure(f"cannot create a virtual environment with Python {interpreter.version}: {last_error(made.output)}")
         (path / REQUIREMENTS).write_text("".join(f"{line}\n" for line in declarations.requirements), encoding="utf-8")
         install = ["pip", "install", "--python", str(python), "-r", str(path / REQUIREMENTS)]
-        done = run_uv([*install, "--offline"], log)
+        done = run_uv([*install, "--offline"], log, groups=groups)
         if not done.ok:
-            done = run_uv(install, log)
+            done = run_uv(install, log, groups=groups)
         if not done.ok:
             force_rmtree(path)
             raise BuildFailure(f"cannot install the declared requirements: {last_error(done.output)}")

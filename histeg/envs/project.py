@@ -36,13 +36,13 @@ class ProjectInstall:
 
 
 def install_project(snapshot: Path, version_dir: Path, python: str, sources: list[str], log: Path,
-                    environment: dict[str, str] | None = None) -> ProjectInstall:
+                    environment: dict[str, str] | None = None, groups: Path | None = None) -> ProjectInstall:
     site, generated_dir = version_dir / "site", version_dir / "generated"
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix=".install-", dir=version_dir) as scratch:
         copy, target = Path(scratch) / "source", Path(scratch) / "site"
         copy_snapshot(snapshot, copy)
-        done = run_uv(["pip", "install", "--python", python, "--no-deps", "--target", str(target), str(copy)], log, env=environment)
+        done = run_uv(["pip", "install", "--python", python, "--no-deps", "--target", str(target), str(copy)], log, env=environment, groups=groups)
         if not done.ok:
             raise BuildFailure(f"cannot build and install the project: {last_error(done.output)}")
         generated = _generated(snapshot, copy, sources)

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from histeg.errors import HistegError
+from histeg.runs.process import run_process
 
 
 def uv_binary() -> str:
@@ -37,18 +37,20 @@ class UvResult:
     output: str
 
 
-def run_uv(args: list[str], log: Path, *, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 1800.0) -> UvResult:
-    """Run ``uv ARGS``; its output is appended to ``log``."""
-    argv = [uv_binary(), *args]
-    try:
-        done = subprocess.run(argv, cwd=cwd, env=uv_environment(env), capture_output=True, text=True, timeout=timeout,
-                              stdin=subprocess.DEVNULL)
-        output, ok = done.stdout + done.stderr, done.returncode == 0
-    except subprocess.TimeoutExpired as exc:
-        output, ok = f"{exc.stdout or ''}{exc.stderr or ''}\ntimed out after {timeout:.0f} s", False
+def run_uv(args: list[str], log: Path, *, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 1800.0,
+           groups: Path | None = None) -> UvResult:
+    """Run ``uv ARGS``; its output is appended to ``log``. uv and the builds it starts (a project's setup.py)
+    run in a process group of their own, as traced runs do: a time limit or an interrupt ends all of them, and
+    ``groups`` (the output directory's records folder) lets the next run end what a killed histeg left."""
+    done = run_process([uv_binary(), *args], cwd or Path.cwd(), uv_environment(env), timeout, groups=groups)
+    output = done.stdout_tail + done.stderr_tail
+    if done.start_error:
+        output += f"\n{done.start_error}"
+    if done.timed_out:
+        output += f"\ntimed out after {timeout:.0f} s"
     with log.open("a", encoding="utf-8") as handle:
         handle.write(f"$ uv {' '.join(args)}\n{output}\n")
-    return UvResult(ok, output)
+    return UvResult(done.exit_code == 0 and not done.timed_out, output)
 
 
 def last_error(output: str) -> str:

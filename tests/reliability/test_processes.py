@@ -306,3 +306,35 @@ def test_a_run_in_another_thread_stops_when_asked(tmp_path: Path) -> None:
     assert not worker.is_alive() and time.monotonic() - started < 10
     assert [type(exc) for exc in outcome] == [interrupt.Stopped]
     assert gone(pgid) and list(records_folder(tmp_path).iterdir()) == []
+
+
+def test_uv_and_what_it_starts_end_at_its_time_limit(tmp_path: Path) -> None:
+    """uv runs in a recorded process group of its own, like a traced run: a build that hangs (here a process uv
+    starts, which starts another) is ended whole at the time limit, and the group's record is gone after."""
+    from histeg.envs.uv import run_uv
+
+    marker = tmp_path / "pids"
+    program = ("import os, subprocess, sys, time; helper = subprocess.Popen(['sleep', '300']); "
+               f"open({str(marker)!r}, 'w').write(f'{{os.getpid()}} {{helper.pid}}'); time.sleep(300)")
+    records = records_folder(tmp_path / "out")
+    records.mkdir(parents=True)
+    started = time.monotonic()
+    result = run_uv(["run", "--no-project", "--python", sys.executable, "python", "-c", program], tmp_path / "uv.log",
+                    cwd=tmp_path, timeout=5, groups=records)
+    assert time.monotonic() - started < 60
+    assert not result.ok and "timed out after 5 s" in (tmp_path / "uv.log").read_text()
+    pids = [int(pid) for pid in marker.read_text().split()]
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in pids) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not any(_alive(pid) for pid in pids), "the processes uv started outlived its time limit"
+    assert list(records.iterdir()) == []
+
+
+def _alive(pid: int) -> bool:
+    """Running, not a zombie waiting to be reaped."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
