@@ -79,6 +79,9 @@ class Run(Part, kw_only=True):
     traces: Annotated[list[RunTrace], msgspec.Meta(description=TRACES_DESCRIPTION)]
     incomplete_traces: Annotated[list[RunTrace], msgspec.Meta(description=INCOMPLETE_DESCRIPTION)]
     log: Annotated[str, msgspec.Meta(description="Command line, exit code and tails of stdout and stderr, relative to the version directory.")]
+    output_truncated_bytes: Annotated[Count, msgspec.Meta(description=(
+        "Bytes of the command's output (stdout and stderr) that were counted but not kept: of each stream the log keeps the "
+        "beginning and the end; 0 when all of it is in the log."))] = 0
 
     @property
     def complete(self) -> bool:

@@ -228,6 +228,7 @@ class Launch:
             repetition=repetition, command=command, argv=argv, exit_code=result.exit_code, outcome=verdict.outcome, message=verdict.message,
             duration_seconds=round(result.duration, 3), timed_out=result.timed_out, tests=verdict.tests,
             traces=[self.relative(p) for p in complete], incomplete_traces=[self.relative(p) for p in incomplete], log=self.relative(log),
+            output_truncated_bytes=result.output_truncated_bytes,
         )
 
     def relative(self, path: Path) -> str:

@@ -234,6 +234,7 @@ def test_a_chatty_suite_is_capped_and_uses_no_temporary_space(tmp_path: Path) ->
     cut = int(text.split("output cut: ")[1].split(" bytes of stdout")[0])
     _, tail = kept.split(f"[... {cut} bytes cut ...]\n")
     assert HEAD_BYTES + cut + len(tail.encode()) == printed and len(tail.encode()) <= TAIL_BYTES
+    assert run.output_truncated_bytes == cut, "runs.json says how much of the output the log lacks"
     files = [Path(folder, name) for folder, _, names in os.walk(temporary) for name in names]
     assert [path for path in files if not path.is_symlink()] == [], "only the tracer's link to histeg is left in the temporary folder"
     assert sum(path.stat().st_size for path in store.version_dir(0).rglob("*") if path.is_file()) < 1 << 20
