@@ -4,33 +4,37 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydriller import Git
-
 from histeg.errors import HistegError
 from histeg.history.git import GitRepository
 from histeg.records.history import Commit
 
 
-class _Git(Git):  # type: ignore[misc]
+def _reader(git_dir: str) -> Any:
     """pydriller's reader, able to open a repository whose HEAD names a branch that is not UTF-8.
 
     pydriller reads the current branch's name when it opens a repository and
     GitPython fails on such a name; the commits are listed from an explicit
-    revision, so the name is not needed.
+    revision, so the name is not needed. pydriller (and GitPython) are imported
+    here, when a history is read: a rerun on an unchanged branch reuses
+    ``history.json`` and does not pay their 60 ms of imports.
     """
+    from pydriller import Git
 
-    def _discover_main_branch(self, repo: Any) -> None:
-        try:
-            super()._discover_main_branch(repo)
-        except UnicodeDecodeError:
-            self._conf.set_value("main_branch", "")
+    class _Git(Git):  # type: ignore[misc]
+        def _discover_main_branch(self, repo: Any) -> None:
+            try:
+                super()._discover_main_branch(repo)
+            except UnicodeDecodeError:
+                self._conf.set_value("main_branch", "")
+
+    return _Git(git_dir)
 
 
 def list_commits(repo: GitRepository, tip: str) -> list[Commit]:
     """Every commit reachable from ``tip``, parents before children."""
-    driller: Git | None = None
+    driller: Any = None
     try:
-        driller = _Git(str(repo.git_dir))
+        driller = _reader(str(repo.git_dir))
         commits = driller.get_list_commits(rev=tip, topo_order=True)
         return [
             Commit(
