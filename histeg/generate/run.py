@@ -112,7 +112,7 @@ def generate(store: OutputStore, given: str, options: GenerateOptions, console: 
     if not selection.chosen:
         reasons = "; ".join(f"{p.identifier}: {p.reason}" for p in selection.passed[:3])
         raise HistegError(f"none of version {index}'s top targets is a function, method or class Pynguin can cover ({reasons})")
-    tool = pynguin_tool(new.runtime.python, groups=records_folder(store.root))  # made once per interpreter; what uv cannot do stops here, before any work
+    tool = pynguin_tool(new.runtime.python)  # made once per interpreter; what uv cannot do stops here, before any work
     with _private_files(), store.locked():
         ended = end_orphans(store.root)
         if ended:

@@ -40,10 +40,9 @@ def tool_folder(root: Path, requirement: str, interpreter: str, version: str) ->
     return root / TOOLS / f"{requirement.split('=')[0]}-{key}"
 
 
-def pynguin_tool(interpreter: str, root: Path | None = None, groups: Path | None = None) -> Tool:
+def pynguin_tool(interpreter: str, root: Path | None = None) -> Tool:
     """Pynguin's environment on ``interpreter`` (the version's), made with uv when missing; uv's output goes to a log
-    beside it. What uv cannot do (offline, no such release for this Python) is one line naming that log. ``groups``:
-    where uv's process group is recorded while it runs (the output directory's records folder)."""
+    beside it. What uv cannot do (offline, no such release for this Python) is one line naming that log."""
     found = probe(interpreter)
     if found is None:
         raise HistegError(f"cannot run the interpreter {interpreter} to make Pynguin's environment")
@@ -57,7 +56,7 @@ def pynguin_tool(interpreter: str, root: Path | None = None, groups: Path | None
         if folder.exists():
             force_rmtree(folder)
         for args in (["venv", "--quiet", "--python", found.path, str(folder)], ["pip", "install", "--python", str(python), PYNGUIN]):
-            result = run_uv(args, log, groups=groups)
+            result = run_uv(args, log)
             if not result.ok:
                 force_rmtree(folder)
                 raise HistegError(f"cannot install {PYNGUIN} with uv: {last_error(result.output)} (see {log})")
