@@ -44,7 +44,7 @@ class DeclarationError(ValueError):
 
 def read_declarations(snapshot: Path) -> Declarations:
     pyproject = _toml(snapshot / "pyproject.toml")
-    project = pyproject.get("project", {}) if isinstance(pyproject.get("project"), dict) else {}
+    project = _table(pyproject, "project")
     name = project.get("name") or _poetry(pyproject).get("name")
     own = canonicalize_name(name) if isinstance(name, str) else None
     sources: list[str] = ["pyproject.toml"] if pyproject else []
@@ -61,9 +61,9 @@ def read_declarations(snapshot: Path) -> Declarations:
     for plugin in ("pytest", *_plugins_of_options(snapshot, pyproject)):
         if not any(_name(item) == plugin for item in requirements):
             requirements.add(plugin)
-    build_requires = pyproject.get("build-system", {}).get("requires", []) if isinstance(pyproject.get("build-system"), dict) else []
+    build_requires = _table(pyproject, "build-system").get("requires", [])
     scm = next((SCM_BUILDERS[n] for item in build_requires if (n := _name(item) or "") in SCM_BUILDERS), None)
-    if scm is None and isinstance(pyproject.get("tool"), dict) and "setuptools_scm" in pyproject["tool"]:
+    if scm is None and "setuptools_scm" in _table(pyproject, "tool"):
         scm = "setuptools-scm"
     installable = "build-system" in pyproject or (snapshot / "setup.py").is_file() or (snapshot / "setup.cfg").is_file()
     requires_python = project.get("requires-python") or _poetry_python(_poetry(pyproject))
@@ -84,6 +84,8 @@ def _plugins_of_options(snapshot: Path, pyproject: dict[str, Any]) -> list[str]:
 
 
 def _table(document: dict[str, Any], *keys: str) -> dict[str, Any]:
+    """The table at ``keys`` of a TOML document; empty where a key is missing or names no table (old versions' files
+    hold anything)."""
     for key in keys:
         value = document.get(key)
         document = value if isinstance(value, dict) else {}
@@ -120,8 +122,7 @@ def _toml(path: Path) -> dict[str, Any]:
 
 
 def _poetry(pyproject: dict[str, Any]) -> dict[str, Any]:
-    found = pyproject.get("tool", {}).get("poetry", {}) if isinstance(pyproject.get("tool"), dict) else {}
-    return found if isinstance(found, dict) else {}
+    return _table(pyproject, "tool", "poetry")
 
 
 def _strings(value: Any, where: str) -> list[str]:

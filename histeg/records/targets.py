@@ -22,6 +22,7 @@ CodeState = Literal["diverged", "executed", "unexecuted"]
 PartName = Literal["returns", "parameters", "calls", "sections", "distance", "coverage"]
 
 Identifier = Annotated[str, msgspec.Meta(description="package.module:Qual.name; a module is 'package.module:'.")]
+TargetFile = Annotated[str | None, msgspec.Meta(description="In the new version (old version for removals).")]
 EntryLabel = Annotated[str, msgspec.Meta(description="pytest node id, or command:root#occurrence outside pytest.")]
 Score = Annotated[float, msgspec.Meta(ge=0)]
 Scaled = Annotated[dict[PartName, float], msgspec.Meta(description=(
@@ -97,7 +98,7 @@ class RankedTarget(Part, kw_only=True):
     kind: TargetKind
     module: str
     qualname: str
-    file: Annotated[str | None, msgspec.Meta(description="In the new version (old version for removals).")]
+    file: TargetFile
     lines: Lines | None
     value: Score
     parts: ValueParts
@@ -164,7 +165,7 @@ class ChangedCode(Part, kw_only=True):
     kind: TargetKind
     module: str
     qualname: str
-    file: Annotated[str | None, msgspec.Meta(description="In the new version (old version for removals).")]
+    file: TargetFile
     lines: Lines | None
     changed_lines: Annotated[list[Line], msgspec.Meta(description=(
         "Executable new-version lines the commit added or changed (not blank, comment, docstring or def lines; "
@@ -183,7 +184,7 @@ class UntestedChange(Part, kw_only=True):
     kind: TargetKind
     module: str
     qualname: str
-    file: Annotated[str | None, msgspec.Meta(description="In the new version (old version for removals).")]
+    file: TargetFile
     lines: Lines | None
     origin: Literal["untested change"]
     unexecuted_lines: Annotated[list[Line], msgspec.Meta(description="Changed executable lines no entry point executed.")]
