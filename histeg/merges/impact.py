@@ -8,6 +8,11 @@ and observed edges) in either direction: a changed callee changes what its
 callers see, a changed caller what its callees are given. The impact set is
 what both sides impact; when nothing is near both, it is the changed functions
 of both sides, as the paper falls back to the changed methods.
+
+It is reported with the merge's divergences, as where the two sides meet; it
+does not decide what becomes a target: a loss can lie outside it (a side's
+change dropped whole by the merge is far from the other side's), and every
+lost or introduced divergence is charged (``charge.py``).
 """
 
 from __future__ import annotations
@@ -66,9 +71,3 @@ def impact_set(graph: nx.Graph, first: Collection[str], second: Collection[str],
     common = within(graph, first, distance) & within(graph, second, distance)
     return common or set(first) | set(second)
 
-
-def charged_to(function: str, chain: Iterable[str], impact: Collection[str]) -> str | None:
-    """The function of the impact set a merge divergence is charged to: itself, else its closest caller in the set."""
-    if function in impact:
-        return function
-    return next((caller for caller in reversed(tuple(chain)) if caller in impact), None)

@@ -5,15 +5,17 @@ from __future__ import annotations
 
 from typing import Any
 
+from histeg.compare.entry_points import EntryKey
 from histeg.config import VersionSettings
 from histeg.engine.runner import results
 from histeg.errors import HistegError
 from histeg.impact.ranking import Layout
 from histeg.impact.step import ImpactOptions
 from histeg.impact.targets import function_table
+from histeg.merges.charge import ProjectCode, charged_to
 from histeg.merges.classify import INTRODUCED, LOST
 from histeg.merges.compare import PAIRS, PairFacts, classified, compare_pair, observe
-from histeg.merges.impact import changed_functions, charged_to, impact_set
+from histeg.merges.impact import changed_functions, impact_set
 from histeg.merges.targets import with_merge_classes
 from histeg.records.history import MergeParents, MergeVersion
 from histeg.records.merges import (
@@ -45,7 +47,11 @@ def compute_merge(store: OutputStore, index: int, settings: Settings) -> dict[st
     jobs = ImpactOptions(jobs=settings.compare_jobs).workers()
     comparisons = {name: compare_pair(store, new, old, jobs, settings.confirm) for name, (new, old) in pairs.items()}
     facts = {name: PairFacts.of(comparisons[name]) if name in comparisons else None for name in PAIRS}
-    chains = {(d.entry, d.call.function): d.call.chain for comparison in comparisons.values() for d in comparison.divergences}
+    chains: dict[tuple[EntryKey, str], tuple[str, ...]] = {}
+    for name in PAIRS:  # the merge's own call chains first, then the parents'
+        for d in comparisons[name].divergences if name in comparisons else ():
+            chains.setdefault((d.entry, d.call.function), d.call.chain)
+    project = _project_code(store, index, parents)
 
     first_side = changed_functions(store, first, index) | (changed_functions(store, base, first) if base is not None else set())
     second_side = changed_functions(store, second, index) | (changed_functions(store, base, second) if base is not None else set())
@@ -54,20 +60,19 @@ def compute_merge(store: OutputStore, index: int, settings: Settings) -> dict[st
     divergences: list[MergeDivergence] = []
     charged: dict[str, tuple[set[str], set[str], list[str], list[str]]] = {}
     for (entry, function, kind), observed, result in classified(observe(facts)):
-        target = charged_to(function, chains.get((entry, function), ()), impact)
+        target = charged_to(function, chains.get((entry, function), ()), project)
         relations = Relations(**{_field(name): _word(getattr(observed, attribute))
                                  for name, attribute in zip(PAIRS, ("merge_first", "merge_second", "first_base", "second_base"), strict=True)})
         divergences.append(MergeDivergence(entry_point=entry, function=function, kind=kind, classes=list(result.classes),  # type: ignore[arg-type]
                                            lost_from=list(result.lost_from), relations=relations, target=target))
-        if target is not None:
-            classes, lost_from, affected, entries = charged.setdefault(target, (set(), set(), [], []))
-            classes.update(result.classes)
-            lost_from.update(result.lost_from)
-            if function not in affected:
-                affected.append(function)
-            label = entry.label or f"{entry.command}:{entry.root}#{entry.occurrence}"
-            if label not in entries:
-                entries.append(label)
+        classes, lost_from, affected, entries = charged.setdefault(target, (set(), set(), [], []))
+        classes.update(result.classes)
+        lost_from.update(result.lost_from)
+        if function not in affected:
+            affected.append(function)
+        label = entry.label or f"{entry.command}:{entry.root}#{entry.occurrence}"
+        if label not in entries:
+            entries.append(label)
     document = MergeDivergences(
         identifier=store.version(index).identifier, parents=parents, distance=settings.merge_distance,
         changed=ChangedSides(first_parent=sorted(first_side), second_parent=sorted(second_side)), impact_set=sorted(impact),
@@ -80,19 +85,24 @@ def compute_merge(store: OutputStore, index: int, settings: Settings) -> dict[st
                              targets=len(charged)),
     )
     document.write(store.file(index, MergeDivergences.FILE))
-    top = _mark_targets(store, index, parents, charged)
+    top = _mark_targets(store, index, project, charged)
     return {"lost": document.summary.lost, "introduced": document.summary.introduced, "targets": len(charged), "top": top}
 
 
-def _mark_targets(store: OutputStore, index: int, parents: MergeParents, charged: dict[str, tuple[set[str], set[str], list[str], list[str]]]) -> list[str]:
+def _project_code(store: OutputStore, index: int, parents: MergeParents) -> ProjectCode:
+    """The functions of the merge and its parents (the merge's rows first) and where the merge keeps its sources and tests."""
+    tables = [Functions.read(store.file(i, Functions.FILE)).functions for i in (index, *parents.members().values())]
+    settings = VersionSettings.of(store.version(index))
+    return ProjectCode(function_table(*tables), Layout(tuple(settings.sources), tuple(settings.tests), frozenset(settings.ignore.functions)))
+
+
+def _mark_targets(store: OutputStore, index: int, project: ProjectCode,
+                  charged: dict[str, tuple[set[str], set[str], list[str], list[str]]]) -> list[str]:
     """The merge's testingTargets.json with its merge classes, when the targets step ranked it (it has a predecessor)."""
     path = store.file(index, TESTING_TARGETS)
     if store.version(index).comparing_against_index is None or "targets" not in results(store, index) or not path.is_file():
         return []
-    tables = [Functions.read(store.file(i, Functions.FILE)).functions for i in (index, *parents.members().values())]
-    settings = VersionSettings.of(store.version(index))
-    layout = Layout(tuple(settings.sources), tuple(settings.tests))
-    document = with_merge_classes(TestingTargets.read(path), charged, function_table(*tables), layout)
+    document = with_merge_classes(TestingTargets.read(path), charged, project.functions, project.layout)
     document.write(path)
     return [target.identifier for target in document.targets[:3]]
 

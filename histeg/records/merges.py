@@ -35,8 +35,9 @@ class MergeDivergence(Part, kw_only=True):
     classes: Annotated[list[MergeClass], msgspec.Meta(min_length=1)]
     lost_from: Annotated[list[Side], msgspec.Meta(description="The parents whose change relative to the base the merge does not keep.")]
     relations: Relations
-    target: Annotated[Identifier | None, msgspec.Meta(description=(
-        "The function of the impact set it is charged to (itself, else its closest caller in the set); null when none."))]
+    target: Annotated[Identifier, msgspec.Meta(description=(
+        "The function it is charged to, whatever the impact set: itself when it is project code (in the sources, not a test), "
+        "else its closest such caller in the trace's call chain, else itself (a test's own code, reported as test code)."))]
 
 
 class MergeComparison(Part, kw_only=True):
@@ -70,23 +71,23 @@ class ChangedSides(Part, kw_only=True):
 class MergeSummary(Part, kw_only=True):
     lost: Annotated[Count, msgspec.Meta(description="Places (entry point, function, kind) classified lost.")]
     introduced: Count
-    targets: Annotated[Count, msgspec.Meta(description="Functions of the impact set charged with a merge class.")]
+    targets: Annotated[Count, msgspec.Meta(description="Functions charged with a merge class.")]
 
 
 class MergeDivergences(Record, kw_only=True):
-    """A merge compared with both parents and their base (TOM's merge oracles): behaviour lost and introduced, and the impact set
-    (functions within the call distance of both sides' changes) the targets are taken from."""
+    """A merge compared with both parents and their base (TOM's merge oracles): behaviour lost and introduced, each charged to a
+    target, and the impact set (functions within the call distance of both sides' changes)."""
 
     FILE = "mergeDivergences.json"
     TITLE = "<index>/mergeDivergences.json"
-    schema_version: Literal[1] = 1
+    schema_version: Literal[2] = 2  # 2: every divergence has a target, whatever the impact set
     identifier: CommitId
     parents: MergeParents
     distance: Annotated[Count, msgspec.Meta(description="The call distance d of the impact set (--merge-distance).")]
     changed: ChangedSides
     impact_set: Annotated[list[str], msgspec.Meta(description=(
         "Functions within distance d (in the merge's call graph, either direction) of both sides' changes; "
-        "the changed functions of both sides when no function is near both."))]
+        "the changed functions of both sides when no function is near both. It does not limit the targets."))]
     comparisons: list[MergeComparison]
     divergences: list[MergeDivergence]
     noise: list[MergeNoise]

@@ -157,8 +157,8 @@ OPTIONS: tuple[Option, ...] = (
             "runs of one version is noise (0: no re-runs).", metavar="K"),
     _run("merges", Boolean(), False, "Merge mode: also extract, build and trace each selected merge's second parent and merge base, "
          "and compare the merge with both parents and the base (behaviour lost or introduced, mergeDivergences.json).", step="targets"),
-    _target("merge-distance", Whole(0), 2, "Merge mode: call distance from either side's changes within which merge divergences "
-            "become targets.", metavar="D"),
+    _target("merge-distance", Whole(0), 2, "Merge mode: call distance from both sides' changes that makes the merge's impact set "
+            "(reported in mergeDivergences.json; every lost or introduced divergence is a target whatever it is).", metavar="D"),
     _target("compare-jobs", Whole(0), 0, "Worker processes comparing entry points (0: one per core, up to 4; results do not depend "
             "on it).", metavar="N", step=None),
     _target("scaling", Weights(), Scaling(), "Weights of the ranking ([tool.histeg.scaling]: non-local-sections = 10, ...).",

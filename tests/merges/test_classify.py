@@ -8,7 +8,8 @@ import pytest
 from histeg.impact.ranking import Layout
 from histeg.impact.targets import FunctionInfo
 from histeg.merges.classify import Observation, classify
-from histeg.merges.impact import charged_to, impact_set, within
+from histeg.merges.charge import ProjectCode, charged_to
+from histeg.merges.impact import impact_set, within
 from histeg.merges.targets import ADDED, with_merge_classes
 from histeg.records.divergences import CompleteRuns
 from histeg.records.targets import (
@@ -69,11 +70,18 @@ def test_impact_set_is_what_both_sides_reach() -> None:
     assert impact_set(graph, {"m:gone"}, {"m:gone", "m:tax"}, 0) == {"m:gone"}  # a function absent from the graph is itself
 
 
-def test_charge_goes_to_the_closest_caller_in_the_set() -> None:
-    impact = {"m:checkout", "m:test"}
-    assert charged_to("m:checkout", ("m:test",), impact) == "m:checkout"
-    assert charged_to("m:discount", ("m:test", "m:checkout"), impact) == "m:checkout"
-    assert charged_to("m:log", ("m:report", "m:audit"), impact) is None
+def test_charge_goes_to_the_function_else_its_closest_project_caller_whatever_the_impact_set() -> None:
+    project = ProjectCode({"m:checkout": FunctionInfo("function", "m.py", (1, 2)), "m:log": FunctionInfo("function", "m.py", (3, 4)),
+                           "m:audit": FunctionInfo("function", "m.py", (5, 6)), "m:Box.__repr__": FunctionInfo("method", "m.py", (7, 8)),
+                           "tests.test_m:test_a": FunctionInfo("function", "tests/test_m.py", (1, 2)),
+                           "tests.test_m:key": FunctionInfo("function", "tests/test_m.py", (3, 4)),
+                           "tools.gen:make": FunctionInfo("function", "tools/gen.py", (1, 2))},
+                          Layout(("m.py",), ("tests",), frozenset({"__repr__"})))
+    assert charged_to("m:log", ("tests.test_m:test_a", "m:audit"), project) == "m:log"  # far from every change: still itself
+    assert charged_to("tests.test_m:key", ("tests.test_m:test_a", "m:checkout", "m:audit", "tests.test_m:key"), project) == "m:audit"
+    assert charged_to("tools.gen:make", ("tests.test_m:test_a", "m:checkout"), project) == "m:checkout"  # outside the sources
+    assert charged_to("m:Box.__repr__", ("tests.test_m:test_a", "m:checkout"), project) == "m:checkout"  # an ignored name
+    assert charged_to("tests.test_m:test_a", (), project) == "tests.test_m:test_a"  # no project code above: itself, as test code
 
 
 def _target(identifier: str, value: float) -> RankedTarget:
