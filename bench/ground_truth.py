@@ -206,21 +206,31 @@ class Suite:
     python: str
     env: dict[str, str]
     args: list[str]
+    """pytest's options, without the test paths."""
+    paths: list[str]
+    """The tests directories run by default."""
     timeout: float = 600.0
 
     def run(self, clone: Path, *extra: str, timeout: float | None = None) -> int | None:
         """pytest's exit code, None on timeout."""
-        argv = [self.python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *extra, *self.args]
+        return self.outcome(clone, *extra, timeout=timeout)[0]
+
+    def outcome(self, clone: Path, *extra: str, paths: Sequence[str] | None = None, timeout: float | None = None) -> tuple[int | None, str]:
+        """pytest's exit code (None on timeout) and its last line, over ``paths`` (default: the tests directories)."""
+        argv = [self.python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *extra, *self.args,
+                *(self.paths if paths is None else paths)]
         try:
-            return subprocess.run(argv, cwd=clone, env=self.env, capture_output=True, timeout=timeout or self.timeout,
-                                  check=False).returncode
+            result = subprocess.run(argv, cwd=clone, env=self.env, capture_output=True, text=True, timeout=timeout or self.timeout,
+                                    check=False)
         except subprocess.TimeoutExpired:
-            return None
+            return None, "timeout"
+        lines = result.stdout.strip().splitlines()
+        return result.returncode, lines[-1] if lines else ""
 
     def executed(self, clone: Path, scratch: Path) -> tuple[int, set[tuple[str, int]]]:
         """Exit code and the (file, first line) of every code object of the clone the suite starts."""
         output = scratch / "executed.json"
-        argv = [self.python, "-c", COLLECTOR, str(output), str(clone), "-q", "-p", "no:cacheprovider", *self.args]
+        argv = [self.python, "-c", COLLECTOR, str(output), str(clone), "-q", "-p", "no:cacheprovider", *self.args, *self.paths]
         subprocess.run(argv, cwd=clone, env=self.env, capture_output=True, timeout=self.timeout * 3, check=False)
         if not output.is_file():
             return -1, set()
@@ -285,7 +295,7 @@ def suite_of(clone: Path, folder: Path, build: dict[str, Any], sources: list[str
         pytest_args = ["--no-cov"] if imports(python, "pytest_cov") else []
     env["PYTHONPATH"] = os.pathsep.join(roots)
     env["PATH"] = os.pathsep.join([str(Path(python).parent), env.get("PATH", os.defpath)])
-    return Suite(python, env, [*pytest_args, *extra, *tests])
+    return Suite(python, env, [*pytest_args, *extra], list(tests))
 
 
 def imports(python: str, module: str) -> bool:
