@@ -22,6 +22,7 @@ from histeg.runs.commands import (
     shell_command,
     trace_commands,
 )
+from histeg.runs.outcome import pytest_counts
 from histeg.runs.runner import (
     RUNS,
     TRACE_CONFIG,
@@ -34,6 +35,7 @@ from histeg.tracing import activation
 from histeg.tracing.call_tree import Trace
 from histeg.tracing.format import read_meta
 from histeg.tracing.reader import read_trace
+from histeg.tracing.tally import read_tally
 from tests.conftest import SCHEMAS, validate_output
 from tests.statics.versions import make_version
 
@@ -166,6 +168,42 @@ def test_failing_suite_is_tolerated_and_still_traced(tmp_path: Path) -> None:
     [trace] = traces_of(store, run)
     assert trace.outcomes["tests/test_more.py::test_wrong"]["call"] == "failed"
     assert "tests.test_more:test_wrong" in called(trace)
+
+
+COLOURED = {
+    **FAILING,
+    "pyproject.toml": """
+        [tool.pytest.ini_options]
+        addopts = ["--color=yes"]
+    """,
+}
+
+
+def test_test_counts_are_recorded_whatever_the_output_looks_like(tmp_path: Path) -> None:
+    """A project that forces coloured output, and a run so quiet that pytest prints no summary line, still
+    get pytest's counts: the plugin leaves them beside the run's trace."""
+    store = make_version(tmp_path, COLOURED)
+    commands = [pytest_command(["tests"]), pytest_command(["tests"], label="quiet", options=["-qq"])]
+    run_traces(store, 0, commands, timeout=120)
+    coloured, quiet = validate_output(store.file(0, RUNS))["runs"]
+    expected = {"failed": 1, "passed": 3, "subtestsPassed": 3}
+    assert (coloured["tests"], quiet["tests"]) == (expected, expected)
+    log = (store.version_dir(0) / coloured["log"]).read_text()
+    assert "\x1b[32m3 passed\x1b[0m" in log, "the summary line is coloured part by part"
+    assert "passed" not in (store.version_dir(0) / quiet["log"]).read_text(), "-qq prints no summary line"
+    [trace] = coloured["traces"]
+    assert read_tally(store.version_dir(0) / trace) == {"failed": 1, "passed": 3, "subtests passed": 3}
+
+
+def test_counts_are_read_from_coloured_output_when_the_plugin_left_none(tmp_path: Path) -> None:
+    store = make_version(tmp_path, COLOURED)
+    snapshot = store.snapshot(0)
+    env = {**os.environ, "PYTHONPATH": str(snapshot / "src"), "PYTHONDONTWRITEBYTECODE": "1"}
+    env.pop("PYTEST_ADDOPTS", None)
+    done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=snapshot, env=env,
+                          capture_output=True, text=True, timeout=120, check=False)
+    assert done.returncode == 1 and "\x1b[" in done.stdout.splitlines()[-1]
+    assert pytest_counts(done.stdout) == {"failed": 1, "passed": 3, "subtestsPassed": 3}
 
 
 @pytest.mark.slow

@@ -74,8 +74,9 @@ class Run(Part, kw_only=True):
     duration_seconds: Seconds
     timed_out: bool
     tests: Annotated[dict[str, Count] | None, msgspec.Meta(description=(
-        "pytest's final summary counts (passed, failed, errors, skipped, xfailed, xpassed, deselected, warnings, subtestsPassed, "
-        "subtestsFailed, ...); null when not pytest or no summary was printed."))]
+        "pytest's own counts of the run's tests, those of its final summary line (passed, failed, errors, skipped, xfailed, xpassed, "
+        "deselected, warnings, subtestsPassed, subtestsFailed, ...), whatever the output's colours; null when not pytest or pytest "
+        "reached no summary."))]
     traces: Annotated[list[RunTrace], msgspec.Meta(description=TRACES_DESCRIPTION)]
     incomplete_traces: Annotated[list[RunTrace], msgspec.Meta(description=INCOMPLETE_DESCRIPTION)]
     log: Annotated[str, msgspec.Meta(description="Command line, exit code and tails of stdout and stderr, relative to the version directory.")]

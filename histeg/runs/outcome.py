@@ -4,11 +4,16 @@ pytest's exit codes: 0 all passed, 1 some tests failed (the traces are still
 traces), 2 interrupted, 3 internal error, 4 usage error, 5 no tests collected
 (those are errors of the version). For other commands any non-zero exit is a
 failure, like failing tests.
+
+A pytest run's test counts are pytest's own, left beside the run's trace by
+the tracer's plugin (``histeg.tracing.tally``); only without them are they
+read from the final summary line of its output, colour codes removed.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from histeg.records.runs import NOT_COMPLETE, Outcome, TraceCommand
@@ -20,6 +25,8 @@ PYTEST_ERRORS = {2: "pytest was interrupted", 3: "pytest hit an internal error",
 _SUMMARY = re.compile(r"^=*\s*((?:\d+ [a-z]+(?: [a-z]+)?(?:, )?)+|no tests ran)(?: in [\d.]+s)?(?: \([^)]*\))?\s*=*$")
 _COUNT = re.compile(r"(\d+) ([a-z]+(?: [a-z]+)?)")
 _KEYS = {"error": "errors", "warning": "warnings", "subtest": "subtests"}
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+"""The terminal's select-graphic-rendition codes, which ``--color=yes`` puts around every part of the summary line."""
 
 
 @dataclass
@@ -30,8 +37,11 @@ class Verdict:
     """pytest's summary counts (``passed``, ``failed``, ``errors``, ``skipped``, ``subtestsPassed``, ...)."""
 
 
-def judge(command: TraceCommand, result: ProcessResult) -> Verdict:
-    tests = pytest_counts(result.stdout_tail) if command.kind == "pytest" else None
+def judge(command: TraceCommand, result: ProcessResult, tally: Mapping[str, int] | None = None) -> Verdict:
+    """``tally``: pytest's own counts of the run's tests, in its words (``error``, ``subtests passed``), when the plugin left them."""
+    tests = None
+    if command.kind == "pytest":
+        tests = {_key(words): count for words, count in tally.items()} if tally is not None else pytest_counts(result.stdout_tail)
     if result.exit_code is None:
         return Verdict("error", result.start_error, tests)
     if result.timed_out:
@@ -52,7 +62,7 @@ def judge(command: TraceCommand, result: ProcessResult) -> Verdict:
 
 def pytest_counts(output: str) -> dict[str, int] | None:
     """The counts of pytest's final summary line (``3 failed, 10 passed in 0.12s``), if printed."""
-    for line in reversed(output.strip().splitlines()):
+    for line in reversed(_COLOUR.sub("", output).strip().splitlines()):
         match = _SUMMARY.match(line.strip())
         if match:
             if match.group(1) == "no tests ran":

@@ -55,6 +55,7 @@ from histeg.tracing.activation import TraceConfig as TracerConfig
 from histeg.tracing.activation import traced_environment
 from histeg.tracing.format import FORMAT_VERSION, read_meta, read_status
 from histeg.tracing.seal import seal
+from histeg.tracing.tally import read_tally
 
 __all__ = ["CONFIRMATIONS", "RUNS", "RUN_DIR", "TRACE_CONFIG", "Launch", "TraceOptions", "base_environment", "run_traces", "trace_config",
            "version_settings", "write_trace_config"]
@@ -211,8 +212,8 @@ class Launch:
             self.runtime.prepare(work)
             env = traced_environment(config_path, base_environment(work, self.settings, self.runtime))
             result = run_process(argv, work, env, self.timeout, self.grace, groups=records_folder(store.root), stop=self.stop)
-        verdict = judge(command, result)
         produced = sorted(set(run_dir.glob(f"*{TRACE_SUFFIX}")) - before)
+        verdict = judge(command, result, _tally(produced) if command.kind == "pytest" else None)
         complete, incomplete, verdict = _check_traces(produced, verdict)
         for path in list(complete):
             try:
@@ -249,14 +250,27 @@ def _check_traces(produced: list[Path], verdict: Verdict) -> tuple[list[Path], l
     truncated = [path for path, state in status.items() if state == "truncated"]
     if not truncated:
         return produced, [], verdict
-    headers = {path: _header(path) for path in produced}
-    pids = {header.pid for header in headers.values() if header is not None}
-    top = [path for path in truncated if (header := headers[path]) is None or header.ppid not in pids]
+    top = [path for path in _top_level(produced) if path in truncated]
     complete = [path for path in produced if status[path] == "complete"]
     if top and verdict.outcome not in NOT_COMPLETE:
         return complete, truncated, Verdict("truncated", f"the traced process ended without closing its trace {top[0].name} "
                                             "(os._exit or a signal)", verdict.tests)
     return complete, truncated, verdict
+
+
+def _top_level(produced: list[Path]) -> list[Path]:
+    """The traces of the processes the command started itself: those whose parent wrote none of the others
+    (and those cut before their header, whose parent is unknown)."""
+    headers = {path: _header(path) for path in produced}
+    pids = {header.pid for header in headers.values() if header is not None}
+    return [path for path, header in headers.items() if header is None or header.ppid not in pids]
+
+
+def _tally(produced: list[Path]) -> dict[str, int] | None:
+    """pytest's own counts of the run's tests, left by the plugin beside the trace of the pytest process the
+    run started; None without exactly one (pytest ran without the plugin, or ended before its summary)."""
+    tallies = [found for path in _top_level(produced) if (found := read_tally(path)) is not None]
+    return tallies[0] if len(tallies) == 1 else None
 
 
 def _header(path: Path) -> TraceHeader | None:

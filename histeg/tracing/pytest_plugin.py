@@ -7,17 +7,23 @@ root call started during a test's setup, call or teardown is labelled with
 the node id and the phase, and each phase's outcome is recorded, so traces
 of two versions can be matched test by test. A run given a selection file
 runs only the tests it names (the others are deselected, the order kept).
+The process's outermost session also leaves pytest's own count of its tests
+beside the trace (``histeg.tracing.tally``), whatever its output looks like.
 """
 
 from __future__ import annotations
 
-from collections.abc import Generator
+import sys
+from collections.abc import Generator, Mapping, Sequence
 
 import pytest
 
 from histeg.tracing import session
+from histeg.tracing.tally import write_tally
 
 PLUGIN_NAME = "histeg-trace-labels"
+_outermost: object | None = None
+"""The plugin of the process's first session: sessions run inside it (pytester's inline runs) count their own tests, not the run's."""
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -32,7 +38,11 @@ class TestLabels:
     __test__ = False  # not a test class, despite the name
 
     def __init__(self, collector: object) -> None:
+        global _outermost
         self.collector = collector
+        self.reporter: pytest.TerminalReporter | None = None
+        if _outermost is None:
+            _outermost = self
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
@@ -69,3 +79,24 @@ class TestLabels:
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         outcome = "xfailed" if getattr(report, "wasxfail", None) is not None and report.skipped else report.outcome
         self.collector.record_outcome(report.nodeid, report.when, outcome)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_terminal_summary(self, terminalreporter: pytest.TerminalReporter) -> None:
+        """Called exactly when pytest prints its summary: the counts are kept for those runs alone, as before."""
+        self.reporter = terminalreporter
+
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        """By now every report, warnings of the session's teardown included, is in the reporter's stats."""
+        if self.reporter is None or _outermost is not self:
+            return
+        try:
+            write_tally(self.collector.writer.path, summary_counts(self.reporter.stats))
+        except OSError as exc:  # the run stands without it; histeg then reads the counts from pytest's output
+            sys.stderr.write(f"histeg: test counts not written: {exc}\n")
+
+
+def summary_counts(stats: Mapping[str, Sequence[object]]) -> dict[str, int]:
+    """What pytest's summary line counts: each report kind (empty key: setup and teardown reports that count
+    for nothing) with the reports that count towards the summary, as ``TerminalReporter`` does."""
+    counts = {key: sum(1 for report in reports if getattr(report, "count_towards_summary", True)) for key, reports in stats.items() if key}
+    return {key: count for key, count in counts.items() if count}
