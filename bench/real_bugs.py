@@ -353,13 +353,20 @@ def main() -> None:
             continue
         print_project(figures)
         results.append(figures)
+        write_report(options.report, results, errors)  # after each project: a long run's figures survive an interruption
     every = [c for f in results for c in f.cases]
     print()
     print_rates(f"all ({len(results)} project(s), {len(every)} case(s))", every)
-    if options.report:
-        report = {"projects": [{**asdict(f), "rates": rates(f.cases)} for f in results], "errors": errors,
-                  "all": rates(every), "goals": GOALS, "cases": len(every)}
-        options.report.write_text(json.dumps(report, indent=1))
+    write_report(options.report, results, errors)
+
+
+def write_report(path: Path | None, results: Sequence[ProjectFigures], errors: Sequence[dict[str, str]]) -> None:
+    if path is None:
+        return
+    every = [c for f in results for c in f.cases]
+    report = {"projects": [{**asdict(f), "rates": rates(f.cases)} for f in results], "errors": list(errors),
+              "all": rates(every), "goals": GOALS, "cases": len(every)}
+    path.write_text(json.dumps(report, indent=1))
 
 
 if __name__ == "__main__":
