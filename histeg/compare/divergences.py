@@ -1,7 +1,8 @@
 """Trace divergences of a version against its predecessor, with noise set apart.
 
 Run 1 of each version is compared. The entry points that diverged are then
-re-run alone on both versions (``confirm`` times, ``histeg.runs.confirm``), and
+re-run alone on both versions (``confirm`` times, ``histeg.runs.confirm``, in
+an order that keeps a clock read at any resolution from passing for a change), and
 with ``--repeat N`` the whole suite ran N times: what differs between runs of
 one version is noise (``histeg.compare.noise``) for that entry point and
 function, in the kinds seen there (lines, parameters, return, calls); it is set
@@ -14,7 +15,7 @@ from __future__ import annotations
 import multiprocessing
 import time
 from collections.abc import Callable, Iterable
-from concurrent.futures import ProcessPoolExecutor, ThreadPoolExecutor
+from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -35,6 +36,7 @@ from histeg.records.divergences import (
     TargetedReruns,
     TraceDivergences,
 )
+from histeg.records.runs import Confirmations
 from histeg.store import SYNTAX_CHANGES, TRACE_DIVERGENCES, TRACE_MATCHING, OutputStore
 from histeg.tracing.reader import TraceFile, trace_files
 
@@ -198,9 +200,9 @@ class Comparer:
         return found
 
 
-Confirm = Callable[[int, dict[str, set[str]], int], list[dict[EntryKey, EntryRef]]]
-"""Re-runs of version ``index`` covering the given labels per command, made for the comparison with
-the other version named, as loaded runs."""
+Confirm = Callable[[int, dict[str, set[str]], int, dict[str, set[str]]], tuple[list[dict[EntryKey, EntryRef]], list[dict[EntryKey, EntryRef]]]]
+"""Re-runs of the old version and of the new one (their indices, each with the labels to cover per command), made for
+their comparison in the order ``histeg.runs.confirm.schedule`` gives, as loaded runs: the old version's, the new one's."""
 
 
 def irreproducible(between: list[Divergence], cross: list[list[Divergence]], new_present: list[set[EntryKey]],
@@ -249,7 +251,7 @@ def _wanted(keys: Iterable[EntryKey], run: dict[EntryKey, EntryRef]) -> dict[str
 
 def compare_versions(store: OutputStore, index: int, with_sections: bool = True, jobs: int = 1,
                      confirm_runs: int = 0, confirm: Confirm | None = None) -> VersionComparison:
-    """``confirm`` re-runs entry points of a version (``confirmed_runs`` by default) when
+    """``confirm`` re-runs entry points of both versions (``confirmed_runs`` by default) when
     ``confirm_runs`` > 0; the divergent entry points of run 1 are re-run on both versions."""
     against = store.version(index).comparing_against_index
     if against is None:
@@ -274,11 +276,9 @@ def compare_versions(store: OutputStore, index: int, with_sections: bool = True,
         suspects = {divergence.entry for divergence in between}
         if confirm_runs > 0 and suspects:
             rerun = time.perf_counter()
-            confirm = confirm or (lambda i, wanted, other: confirmed_runs(store, i, wanted, confirm_runs, other))
-            with ThreadPoolExecutor(2) as pool:  # both versions at the same time: the clock reads alike on both sides
-                new_future = pool.submit(confirm, index, _wanted(suspects, new_runs[0]), against)
-                old_future = pool.submit(confirm, against, _wanted((new_to_old[key] for key in suspects), old_runs[0]), index)
-                new_again, old_again = new_future.result(), old_future.result()
+            confirm = confirm or (lambda old, old_wanted, new, new_wanted: confirmed_runs(store, old, old_wanted, new, new_wanted, confirm_runs))
+            old_again, new_again = confirm(against, _wanted((new_to_old[key] for key in suspects), old_runs[0]), index,
+                                           _wanted(suspects, new_runs[0]))
             confirmation.entry_points = len(suspects)
             confirmation.complete = (len(old_again), len(new_again))
             if len(new_again) > 1:
@@ -316,13 +316,20 @@ def _functions_under(ref: EntryRef) -> set[str]:
     return {functions[f].ident for f in ref.file.entries[ref.index].functions}
 
 
-def confirmed_runs(store: OutputStore, index: int, wanted: dict[str, set[str]], runs: int, other: int) -> list[dict[EntryKey, EntryRef]]:
-    """The version's complete re-runs covering ``wanted`` for its comparison with version ``other``,
-    made now where missing, as loaded runs."""
-    from histeg.runs.confirm import confirm, usable_traces
+def confirmed_runs(store: OutputStore, old: int, old_wanted: dict[str, set[str]], new: int, new_wanted: dict[str, set[str]],
+                   runs: int) -> tuple[list[dict[EntryKey, EntryRef]], list[dict[EntryKey, EntryRef]]]:
+    """Both versions' complete re-runs covering what each wants for their comparison, made now where missing, as loaded
+    runs: the old version's, the new one's."""
+    from histeg.runs.confirm import confirm_pair
 
-    paired_with = store.version(other).identifier
-    confirmations = confirm(store, index, wanted, runs, paired_with)
+    found = confirm_pair(store, old, old_wanted, new, new_wanted, runs)
+    return _loaded(store, old, found[0], store.version(new).identifier), _loaded(store, new, found[1], store.version(old).identifier)
+
+
+def _loaded(store: OutputStore, index: int, confirmations: Confirmations, paired_with: str) -> list[dict[EntryKey, EntryRef]]:
+    """Per re-run number, the entry points of the version's re-runs; an entry point's newest batch wins."""
+    from histeg.runs.confirm import usable_traces
+
     loaded = []
     for batches in usable_traces(store, index, confirmations, paired_with):
         merged: dict[EntryKey, EntryRef] = {}

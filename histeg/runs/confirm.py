@@ -4,12 +4,12 @@ A divergence between versions is noise when the same entry point also diverges b
 one version. Re-running the whole suite to find out costs a full traced run per version; re-running
 only the tests that diverged costs a few seconds. A version's re-runs come in batches: each batch is
 ``runs`` re-runs of a selection (per pytest command its node ids, other commands whole), written to
-``OUT/<index>/traces/confirm-<b>/run-<k>/`` and listed in ``OUT/<index>/confirmations.json``. Both
-comparisons a version takes part in (as the new and as the old side) share them: Each batch is made for one comparison (``pairedWith``: the other version), at the same time as the
-other version's batch, so that what the two show side by side can be compared: a divergence of the
-first runs that re-runs made side by side do not show again came from the moment, not the code.
-Re-runs are never compared with the full run: a test run alone may see other state than after the
-tests before it, and that is not noise.
+``OUT/<index>/traces/confirm-<b>/run-<k>/`` and listed in ``OUT/<index>/confirmations.json``. Each
+batch is made for one comparison (``pairedWith``: the other version), together with the other
+version's batch and in an order (``schedule``) that no clock can fool: a divergence of the first runs
+that the re-runs do not show in every pair is the moment's, not the code's, and so is one on which
+the re-runs of one version disagree. Re-runs are never compared with the full run: a test run alone
+may see other state than after the tests before it, and that is not noise.
 """
 
 from __future__ import annotations
@@ -18,11 +18,12 @@ import os
 import threading
 from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from histeg.envs.runtime import runtime_of
 from histeg.errors import HistegError
-from histeg.records.runs import Batch, Confirmations, Rerun, Runs
+from histeg.records.runs import Batch, Confirmations, Rerun, Runs, TraceCommand
 from histeg.runs.runner import CONFIRMATIONS, RUN_DIR, RUNS, Launch, version_settings
 from histeg.store import OutputStore, force_rmtree
 
@@ -67,18 +68,44 @@ def load_confirmations(store: OutputStore, index: int) -> Confirmations:
     return confirmations if confirmations.identifier == identifier else Confirmations(identifier=identifier, batches=[])
 
 
-def confirm(store: OutputStore, index: int, wanted: Mapping[str, set[str]], runs: int, paired_with: str) -> Confirmations:
-    """Re-run on version ``index`` whatever of ``wanted`` (per command label: node ids, "" for the
-    entry points no test owns) has not been re-run yet for its comparison with ``paired_with``,
-    ``runs`` times, with the options, interpreter and timeout of its first runs."""
+@dataclass
+class _Batch:
+    """One version's batch of re-runs for a comparison: prepared, its runs made by ``confirm_pair`` in its order."""
+
+    store: OutputStore
+    index: int
+    confirmations: Confirmations
+    paired_with: str
+    selection: Selection
+    commands: dict[str, TraceCommand]
+    launch: Launch
+    directory: Path
+    select_files: dict[str, Path]
+    records: list[Rerun] = field(default_factory=list)
+
+    def rerun(self, repetition: int) -> None:
+        run_dir = self.directory / f"run-{repetition}"
+        run_dir.mkdir()
+        self.records.extend(self.launch.run(Rerun, self.commands[label], repetition, run_dir, self.select_files.get(label),
+                                            f"{RUN_DIR}-confirm-{repetition}")
+                            for label in sorted(self.selection))
+
+    def write(self) -> Confirmations:
+        relative = self.directory.relative_to(self.store.version_dir(self.index)).as_posix()
+        chosen = {label: None if ids is None else sorted(ids) for label, ids in sorted(self.selection.items())}
+        runs = sorted(self.records, key=lambda run: (run.repetition, run.command.label))
+        self.confirmations.batches.append(Batch(directory=relative, paired_with=self.paired_with, selection=chosen, runs=runs))
+        self.confirmations.write(self.store.file(self.index, CONFIRMATIONS))
+        return self.confirmations
+
+
+def _prepare(store: OutputStore, index: int, wanted: Mapping[str, set[str]], paired_with: str, stop: threading.Event) -> _Batch:
+    """A new batch of ``wanted`` on version ``index``, with the options, interpreter and timeout of its first runs."""
     confirmations = load_confirmations(store, index)
-    left = missing(confirmations, wanted, paired_with)
-    if not left or runs < 1:
-        return confirmations
     recorded = Runs.read(store.file(index, RUNS))
     commands = {run.command.label: run.command for run in recorded.runs}
     selection: Selection = {}
-    for label, ids in left.items():
+    for label, ids in wanted.items():
         command = commands.get(label)
         if command is None:
             raise HistegError(f"version {index} has no trace command {label!r} to re-run")
@@ -86,7 +113,6 @@ def confirm(store: OutputStore, index: int, wanted: Mapping[str, set[str]], runs
         selection[label] = named if command.kind == "pytest" and named else None
     _, settings = version_settings(store, index)
     runtime = runtime_of(store.version_dir(index))
-    stop = threading.Event()
     launch = Launch(store, index, settings, runtime, recorded.python, recorded.trace_options, recorded.timeout_seconds, stop=stop)
     number = 1 + max((int(b.directory.rsplit("-", 1)[1]) for b in confirmations.batches), default=0)
     directory = store.traces(index) / f"confirm-{number}"
@@ -98,33 +124,54 @@ def confirm(store: OutputStore, index: int, wanted: Mapping[str, set[str]], runs
         if ids is not None:
             select_files[label] = directory / f"{label}.select"
             select_files[label].write_text("".join(f"{nodeid}\n" for nodeid in sorted(ids)), encoding="utf-8")
+    return _Batch(store, index, confirmations, paired_with, selection, commands, launch, directory, select_files)
 
-    def rerun(repetition: int) -> list[Rerun]:
-        run_dir = directory / f"run-{repetition}"
-        run_dir.mkdir()
-        return [launch.run(Rerun, commands[label], repetition, run_dir, select_files.get(label), f"{RUN_DIR}-confirm-{repetition}")
-                for label in sorted(selection)]
 
-    # the re-runs are independent processes in copies of their own: on two cores they take the time of one
-    with ThreadPoolExecutor(max_workers=min(runs, len(os.sched_getaffinity(0)))) as pool:
-        try:
-            records = [record for batch in pool.map(rerun, range(1, runs + 1)) for record in batch]
-        except BaseException:  # only this thread sees a signal or a failed re-run: the others stop their groups and give up
-            stop.set()
-            raise
-    relative = directory.relative_to(store.version_dir(index)).as_posix()
-    chosen = {label: None if ids is None else sorted(ids) for label, ids in sorted(selection.items())}
-    confirmations.batches.append(Batch(directory=relative, paired_with=paired_with, selection=chosen, runs=records))
-    confirmations.write(store.file(index, CONFIRMATIONS))
-    return confirmations
+def schedule(runs: int) -> list[list[tuple[str, int]]]:
+    """The order of a comparison's re-runs, in stages: a stage starts when the one before has ended, and the re-runs of a
+    stage run side by side. The old version's re-run 1 comes first and alone, then every re-run of the new version, then
+    the old version's others. Why: a value read from a clock, at any resolution, can only stay or move on from one
+    stage to the next. If the old version's first and later re-runs read the same value, every new re-run, made between
+    them, read it too, and the pairs of re-runs show no divergence there; if they read different values, the old
+    version differs from itself there. Either way the clock's divergence is noise, never a change. Two versions re-run at
+    the same time could read two values on either side of a tick (the old version 25 s twice, the new one 24 s twice),
+    which nothing would tell from a change of code. One re-run per version cannot be so placed: it takes two."""
+    if runs < 1:
+        return []
+    stages = [[("old", 1)], [("new", k) for k in range(1, runs + 1)], [("old", k) for k in range(2, runs + 1)]]
+    return [stage for stage in stages if stage]
+
+
+def confirm_pair(store: OutputStore, old: int, old_wanted: Mapping[str, set[str]], new: int, new_wanted: Mapping[str, set[str]],
+                 runs: int) -> tuple[Confirmations, Confirmations]:
+    """Re-run, ``runs`` times and in the order of ``schedule``, the entry points ``old_wanted`` on version ``old`` and
+    ``new_wanted`` on version ``new`` (per command label: node ids, "" for the entry points no test owns) for their
+    comparison. Batches made for it before are reused when they cover both; when either side lacks some, both sides are
+    re-run in full, so that every entry point's re-runs on the two sides were made in one schedule."""
+    old_identifier, new_identifier = store.version(old).identifier, store.version(new).identifier
+    found = load_confirmations(store, old), load_confirmations(store, new)
+    if runs < 1 or not (missing(found[0], old_wanted, new_identifier) or missing(found[1], new_wanted, old_identifier)):
+        return found
+    stop = threading.Event()
+    sides = {"old": _prepare(store, old, old_wanted, new_identifier, stop), "new": _prepare(store, new, new_wanted, old_identifier, stop)}
+    # the re-runs are independent processes in copies of their own: a stage's take the time of one on as many cores
+    with ThreadPoolExecutor(max_workers=max(1, min(runs, len(os.sched_getaffinity(0))))) as pool:
+        for stage in schedule(runs):
+            try:
+                list(pool.map(lambda item: sides[item[0]].rerun(item[1]), stage))
+            except BaseException:  # only this thread sees a signal or a failed re-run: the others stop their groups and give up
+                stop.set()
+                raise
+    return sides["old"].write(), sides["new"].write()
 
 
 def usable_traces(store: OutputStore, index: int, confirmations: Confirmations, paired_with: str) -> list[list[list[Path]]]:
-    """Per re-run number, per batch, the trace files of complete re-runs (a re-run that broke, timed
-    out or was cut short confirms nothing; failed tests are tolerated as in any run). Batches stay
-    apart: each counts its entry points' occurrences on its own."""
+    """Per re-run number, per batch, newest batch first, the trace files of complete re-runs (a re-run that
+    broke, timed out or was cut short confirms nothing; failed tests are tolerated as in any run). Batches
+    stay apart: each counts its entry points' occurrences on its own. The newest batch that has an entry
+    point is the one to read: it was made in one schedule with the other version's newest."""
     per_run: dict[int, list[list[Path]]] = {}
-    for batch in paired(confirmations, paired_with):
+    for batch in reversed(paired(confirmations, paired_with)):
         files: dict[int, list[Path]] = {}
         for run in batch.runs:
             if run.complete:
