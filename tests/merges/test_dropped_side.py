@@ -10,7 +10,6 @@ divergence goes to ``apply``, its closest caller that is project code.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +18,7 @@ import pytest
 from histeg.records.merges import MergeDivergences
 from histeg.records.targets import TestingTargets
 from tests.conftest import GitRepo, run_histeg, validate_output
+from tests.merges.histories import branched, commit_merge, version_index
 
 BASE = '''def f(x):
     return x + 1
@@ -65,23 +65,12 @@ def test_apply():
 @pytest.fixture(scope="module")
 def dropped(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, dict[str, str]]:
     repo = GitRepo.create(tmp_path_factory.mktemp("dropped") / "repo")
-    commits = {"base": repo.commit("base", {"calc.py": BASE, "tests/test_calc.py": TESTS})}
-    repo.git("checkout", "-q", "-b", "side")
-    commits["side"] = repo.commit("side: g triples", {"calc.py": SIDE})
-    repo.git("checkout", "-q", "main")
-    commits["main"] = repo.commit("main: f adds two", {"calc.py": MAIN})
+    commits = branched(repo, "calc.py", {"calc.py": BASE, "tests/test_calc.py": TESTS}, ("side", "side: g triples", SIDE),
+                       ("main: f adds two", MAIN))
     repo.git("merge", "-q", "--no-ff", "--no-commit", "-s", "ours", "side")
     assert (repo.path / "calc.py").read_text() == MAIN  # the side's change to g is dropped
-    repo.write({"calc.py": MERGED})
-    repo.git("add", "-A")
-    repo.git("commit", "-q", "-m", "merge side, keeping main's code")
-    commits["merge"] = repo.git("rev-parse", "HEAD")
-    assert repo.git("rev-parse", "HEAD^2") == commits["side"]
+    commits["merge"] = commit_merge(repo, {"calc.py": MERGED}, "merge side, keeping main's code", commits["side"])
     return repo, commits
-
-
-def _index(out: Path, commit: str) -> int:
-    return int(json.loads((out / "versions.json").read_text())["commits"][commit])
 
 
 def _classed(document: dict[str, Any], function: str, merge_class: str) -> list[dict[str, Any]]:
@@ -94,7 +83,7 @@ def test_a_dropped_side_change_is_charged_to_its_function_and_ranks_first(droppe
     out = tmp_path / "out"
     result = run_histeg("compute", "--repo", str(repo.path), "--all", "--merges", "--out", str(out), "--json")
     assert result.code == 0, result.stderr
-    merge = _index(out, commits["merge"])
+    merge = version_index(out, commits["merge"])
 
     path = out / str(merge) / "mergeDivergences.json"
     document = validate_output(path)

@@ -11,6 +11,7 @@ import pytest
 from histeg.records.merges import MergeDivergences
 from histeg.records.targets import TestingTargets
 from tests.conftest import GitRepo, run_histeg, validate_output
+from tests.merges.histories import branched, commit_merge, version_index
 
 BASE = '''def discount(total): return 0
 def tax(total): return total // 10
@@ -49,23 +50,12 @@ def test_fee():
 @pytest.fixture(scope="module")
 def merged(tmp_path_factory: pytest.TempPathFactory) -> tuple[GitRepo, dict[str, str]]:
     repo = GitRepo.create(tmp_path_factory.mktemp("merges") / "repo")
-    commits = {"base": repo.commit("base", {"shop.py": BASE, "tests/test_shop.py": TESTS})}
-    repo.git("checkout", "-q", "-b", "feature")
-    commits["feature"] = repo.commit("feature: a discount above 100", {"shop.py": FEATURE})
-    repo.git("checkout", "-q", "main")
-    commits["main"] = repo.commit("main: a higher tax", {"shop.py": MAIN})
+    commits = branched(repo, "shop.py", {"shop.py": BASE, "tests/test_shop.py": TESTS}, ("feature", "feature: a discount above 100", FEATURE),
+                       ("main: a higher tax", MAIN))
     repo.git("merge", "--no-ff", "--no-commit", "feature", check=False)
     assert "<<<<<<<" in (repo.path / "shop.py").read_text()  # both sides changed the same lines: resolved by hand
-    repo.write({"shop.py": MERGED})
-    repo.git("add", "-A")
-    repo.git("commit", "-q", "-m", "merge feature, keeping main's pricing")
-    commits["merge"] = repo.git("rev-parse", "HEAD")
-    assert repo.git("rev-parse", "HEAD^2") == commits["feature"]
+    commits["merge"] = commit_merge(repo, {"shop.py": MERGED}, "merge feature, keeping main's pricing", commits["feature"])
     return repo, commits
-
-
-def _index(out: Path, commit: str) -> int:
-    return int(json.loads((out / "versions.json").read_text())["commits"][commit])
 
 
 def _by_function(document: dict[str, Any]) -> dict[str, list[dict[str, Any]]]:
@@ -84,7 +74,7 @@ def test_lost_and_introduced_behaviour_rank_first(merged: tuple[GitRepo, dict[st
     assert result.code == 0, result.stderr
     assert (repo.git("status", "--porcelain"), repo.git("rev-parse", "HEAD"), (repo.path / ".git" / "config").read_bytes()) == before
 
-    merge, second, base, first = (_index(out, commits[name]) for name in ("merge", "feature", "base", "main"))
+    merge, second, base, first = (version_index(out, commits[name]) for name in ("merge", "feature", "base", "main"))
     summary = json.loads(result.stdout)
     assert {v["index"] for v in summary["versions"]} == {base, first, second, merge}  # the feature commit is off the first-parent line
     version = validate_output(out / str(merge) / "version.json")
