@@ -65,6 +65,10 @@ from typing import Any
 
 from histeg.records.divergences import TraceDivergences
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from real_repos import add_harness_arguments, each_project, log_to_stderr, print_heading, rank_cells  # noqa: E402
+
 HISTEG = Path(sys.executable).with_name("histeg")
 BRANCH = "ground-truth"
 TRIES_PER_FUNCTION = 3
@@ -851,15 +855,11 @@ def seconds(value: float | None, unit: str = "s") -> str:
 
 def print_figures(figures: Figures) -> None:
     s = figures.summary
-    print()
-    print(f"== {figures.project}  base {figures.base[:12]}  seed {figures.seed}  {len(figures.chain)} seeded commits  "
-          f"histeg exit {figures.histeg_code} in {figures.histeg_seconds:.0f}s  ({figures.untraced_trials} untraced suite runs to pick edits)")
-    header = f"{'#':>5} {'kind':16} {'description':58} {'truth':40} {'rank':>4} {'tgts':>4} {'noise':>5} {'cmp':>6} {'trace':>6}  top 3"
-    print(header)
-    print("-" * len(header))
+    print_heading(f"== {figures.project}  base {figures.base[:12]}  seed {figures.seed}  {len(figures.chain)} seeded commits  "
+                  f"histeg exit {figures.histeg_code} in {figures.histeg_seconds:.0f}s  ({figures.untraced_trials} untraced suite runs to pick edits)",
+                  f"{'#':>5} {'kind':16} {'description':58} {'truth':40} {'rank':>4} {'tgts':>4} {'noise':>5} {'cmp':>6} {'trace':>6}  top 3")
     for item in figures.chain:
-        rank = "-" if item.rank is None else str(item.rank)
-        targets = "FAIL" if item.failed else "-" if item.targets is None else str(item.targets)
+        rank, targets = rank_cells(item.rank, item.targets, item.failed)
         print(f"{item.index if item.index is not None else '-':>5} {item.kind:16} {item.description[:58]:58} {(item.truth or '(none)')[:40]:40} "
               f"{rank:>4} {targets:>4} {'yes' if item.in_noise else '':>5} {seconds(item.compare_seconds):>6} {seconds(item.traced_seconds):>6}  "
               f"{', '.join(item.top)}")
@@ -978,31 +978,21 @@ def clock_noise(out: Path, indices: list[int]) -> bool:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("repos", nargs="+", help="repository paths or URLs (only read: each is cloned)")
+    add_harness_arguments(parser, "interpreter for the untraced checks (default: the one histeg builds for the base)")
     parser.add_argument("--mutants", type=int, default=6, help="mutants kept per project (each with its revert)")
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--base", default="HEAD", help="revision of each repository the chain goes on top of (default: its HEAD)")
-    parser.add_argument("--python", default=None, help="interpreter for the untraced checks (default: the one histeg builds for the base)")
     parser.add_argument("--max-trials", type=int, default=60, help="untraced suite runs spent looking for mutants")
     parser.add_argument("--pytest-arg", action="append", default=[],
                         help="extra pytest option for the untraced checks and histeg's traced runs (then given as --no-tests --run), "
                              "e.g. --pytest-arg=--ignore=tests/slow")
-    parser.add_argument("--histeg-arg", action="append", default=[], help="passed to histeg compute (repeatable), e.g. --histeg-arg=--repeat=2")
-    parser.add_argument("--work", type=Path, default=None, help="where scratch directories go (default: the system's)")
-    parser.add_argument("--keep", action="store_true", help="keep each scratch directory (clone, histeg's output)")
-    parser.add_argument("--report", type=Path, default=None, help="also write every figure here as JSON")
     args = parser.parse_args()
     options = Options(args.mutants, args.seed, args.base, args.python, args.max_trials, args.pytest_arg, args.histeg_arg, args.work,
                       args.keep)
-    log = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
     results = []
-    for repo in args.repos:
-        name = Path(repo.rstrip("/")).name
-        try:
-            figures = measure(name, repo, options, log)
-        except Exception as exc:  # one project's failure must not cost the others
-            print(f"\n== {name}: not measured: {type(exc).__name__}: {exc}")
-            results.append({"project": name, "error": str(exc)})
+    for name, figures, error in each_project(args.repos, lambda name, repo: measure(name, repo, options, log_to_stderr)):
+        if figures is None:
+            results.append({"project": name, "error": error})
             continue
         print_figures(figures)
         results.append(asdict(figures))

@@ -47,7 +47,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ground_truth import Project, probe  # noqa: E402
-from real_repos import clone, git, run_histeg, scratch_directory  # noqa: E402
+from real_repos import (add_harness_arguments, clone, each_project, git, log_to_stderr, print_heading,  # noqa: E402
+                        rank_cells, run_histeg, scratch_directory)
 
 FIX_WORDS = re.compile(r"\b(fix|bug|issue|regression|crash|broke|wrong|incorrect)", re.IGNORECASE)
 TEST_DIRECTORIES = {"tests", "test", "testing"}
@@ -273,15 +274,11 @@ def figure(name: str, cases: Sequence[Case]) -> str:
 
 
 def print_project(figures: ProjectFigures) -> None:
-    print()
-    print(f"== {figures.project}  HEAD {figures.head[:12]}  {len(figures.cases)} case(s) of {figures.candidates_tried} fix commit(s) tried  "
-          f"{figures.seconds:.0f}s ({figures.histeg_seconds:.0f}s in histeg)")
-    header = f"{'fix':12} {'lines':>5} {'rank':>4} {'chg':>3} {'tgts':>4} {'secs':>5}  {'truth':44} {'classes':34} top 3"
-    print(header)
-    print("-" * len(header))
+    print_heading(f"== {figures.project}  HEAD {figures.head[:12]}  {len(figures.cases)} case(s) of {figures.candidates_tried} fix commit(s) "
+                  f"tried  {figures.seconds:.0f}s ({figures.histeg_seconds:.0f}s in histeg)",
+                  f"{'fix':12} {'lines':>5} {'rank':>4} {'chg':>3} {'tgts':>4} {'secs':>5}  {'truth':44} {'classes':34} top 3")
     for case in figures.cases:
-        rank = "-" if case.rank is None else str(case.rank)
-        targets = "FAIL" if case.failed else "-" if case.targets is None else str(case.targets)
+        rank, targets = rank_cells(case.rank, case.targets, case.failed)
         classes = " ".join(f"{k}:{v}" for k, v in sorted(case.classes.items())) or "-"
         truth = ", ".join(f"{t}#{case.ranks.get(t) or '-'}" for t in case.truth) or "(none)"
         print(f"{case.fix[:12]:12} {case.lines:>5} {rank:>4} {'yes' if case.charged else 'no':>3} {targets:>4} {case.histeg_seconds:>5.0f}  "
@@ -330,26 +327,16 @@ def measure(name: str, repo: str, options: argparse.Namespace, log: Any) -> Proj
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("repos", nargs="+", help="repository paths or URLs (only read: each is cloned)")
+    add_harness_arguments(parser, "interpreter for the untraced checks (default: the one histeg builds for HEAD)")
     parser.add_argument("--max-cases", type=int, default=10, help="cases kept per project")
     parser.add_argument("--max-candidates", type=int, default=40, help="fix commits tried per project (untraced checks)")
     parser.add_argument("--max-lines", type=int, default=40, help="most lines of package source a fix may change")
-    parser.add_argument("--python", default=None, help="interpreter for the untraced checks (default: the one histeg builds for HEAD)")
-    parser.add_argument("--histeg-arg", action="append", default=[], help="passed to histeg compute (repeatable)")
-    parser.add_argument("--work", type=Path, default=None, help="where scratch directories go (default: the system's)")
-    parser.add_argument("--keep", action="store_true", help="keep each scratch directory (clone, histeg's output)")
-    parser.add_argument("--report", type=Path, default=None, help="also write every figure here as JSON")
     options = parser.parse_args()
-    log = lambda message: print(message, file=sys.stderr, flush=True)  # noqa: E731
     results: list[ProjectFigures] = []
     errors: list[dict[str, str]] = []
-    for repo in options.repos:
-        name = Path(repo.rstrip("/")).name
-        try:
-            figures = measure(name, repo, options, log)
-        except Exception as exc:  # one project's failure must not cost the others
-            print(f"\n== {name}: not measured: {type(exc).__name__}: {exc}")
-            errors.append({"project": name, "error": str(exc)})
+    for name, figures, error in each_project(options.repos, lambda name, repo: measure(name, repo, options, log_to_stderr)):
+        if figures is None:
+            errors.append({"project": name, "error": error or ""})
             continue
         print_project(figures)
         results.append(figures)

@@ -15,7 +15,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,3 +100,44 @@ def add_common_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--work", type=Path, default=None, help="where the scratch directory goes (default: the system's)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch directory (clone, histeg's output) for inspection")
     parser.add_argument("--json", type=Path, default=None, help="also write the figures here")
+
+
+def add_harness_arguments(parser: argparse.ArgumentParser, python_help: str) -> None:
+    """The options of the harnesses that seed commits in several projects and rank the truth."""
+    parser.add_argument("repos", nargs="+", help="repository paths or URLs (only read: each is cloned)")
+    parser.add_argument("--python", default=None, help=python_help)
+    parser.add_argument("--histeg-arg", action="append", default=[], help="passed to histeg compute (repeatable), e.g. --histeg-arg=--repeat=2")
+    parser.add_argument("--work", type=Path, default=None, help="where scratch directories go (default: the system's)")
+    parser.add_argument("--keep", action="store_true", help="keep each scratch directory (clone, histeg's output)")
+    parser.add_argument("--report", type=Path, default=None, help="also write every figure here as JSON")
+
+
+def log_to_stderr(message: str) -> None:
+    """Progress goes to stderr, so that stdout holds the figures alone."""
+    print(message, file=sys.stderr, flush=True)
+
+
+def each_project(repos: Sequence[str], measure: Callable[[str, str], Any]) -> Iterator[tuple[str, Any, str | None]]:
+    """(name, figures, None) per repository, or (name, None, error): one project's failure must not cost the others."""
+    for repo in repos:
+        name = Path(repo.rstrip("/")).name
+        try:
+            figures = measure(name, repo)
+        except Exception as exc:
+            print(f"\n== {name}: not measured: {type(exc).__name__}: {exc}")
+            yield name, None, str(exc)
+            continue
+        yield name, figures, None
+
+
+def print_heading(title: str, header: str) -> None:
+    """A project's title line, then a table's header underlined."""
+    print()
+    print(title)
+    print(header)
+    print("-" * len(header))
+
+
+def rank_cells(rank: int | None, targets: int | None, failed: str | None) -> tuple[str, str]:
+    """A row's rank and target count as printed: "-" for no rank or no count, "FAIL" for a version histeg could not finish."""
+    return "-" if rank is None else str(rank), "FAIL" if failed else "-" if targets is None else str(targets)
