@@ -286,8 +286,9 @@ def _syntax_inputs(context: Context, index: int) -> dict[str, Any]:
 def _traces_inputs(context: Context, index: int) -> dict[str, Any]:
     from histeg.tracing.format import FORMAT_VERSION
 
+    # a new redaction key makes every secret's digest new: traces made with another key no longer compare
     return {"version": snapshot_inputs(context.store.version(index)), "settings": _settings_values(context.options.settings, "traces"),
-            "traceFormat": FORMAT_VERSION}
+            "traceFormat": FORMAT_VERSION, "redactionKey": file_digest(context.store.redaction_key())}
 
 
 _NOT_COMPARED = frozenset({"targets", "merges"})

@@ -32,6 +32,9 @@ TESTING_TARGETS = "testingTargets.json"
 SNAPSHOT_DIR = "snapshot"
 TRACES_DIR = "traces"
 LOCK_FILE = ".histeg.lock"
+REDACTION_KEY = ".redaction.key"
+"""The key of the secrets' digests in traces: made once per output directory, readable by its owner alone,
+named by path in trace configs and never copied into a trace, record or report."""
 REPORT_DIR = "report"
 """The reports of the output folder (``histeg report``): index.html, a page per version, report.md."""
 TRACE_MATCHING = "traceMatching.json"
@@ -70,6 +73,25 @@ class OutputStore:
         if not self.root.is_dir():
             return []
         return sorted(int(p.name) for p in self.root.iterdir() if p.name.isdigit() and self.has_version(int(p.name)))
+
+    def redaction_key(self) -> Path:
+        """The directory's redaction key, made on first use (0600): equal secrets get equal digests in
+        every run and version compared here, and nobody without the key can test a guess against them."""
+        path = self.root / REDACTION_KEY
+        if path.is_file():
+            return path
+        self.prepare()
+        try:
+            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:  # made meanwhile by another process
+            return path
+        except OSError as exc:
+            raise write_error(path, exc) from None
+        try:
+            os.write(descriptor, os.urandom(32).hex().encode("ascii"))
+        finally:
+            os.close(descriptor)
+        return path
 
     def prepare(self) -> None:
         """Create the directory or fail with one line saying why not."""

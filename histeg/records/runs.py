@@ -167,7 +167,12 @@ class TraceConfig(Record, kw_only=True):
     values: ValueMode
     repr_types: Annotated[list[str], msgspec.Meta(description="Qualified type names (pkg.mod.Class) recorded by their own repr() in repr mode.")]
     redact: Annotated[list[str], msgspec.Meta(description=(
-        "Case-insensitive substrings of dict keys, attribute, parameter and function names whose values are recorded as <redacted>."))]
+        "Names of secrets, matched by words against dict keys, attribute, parameter and function names (api_key matches "
+        "x-api-key and apiKey; =token matches the name token alone). Their values are recorded as keyed digests, "
+        "<redacted #1a2b3c4d5e6f>."))]
+    redaction_key: Annotated[str | None, msgspec.Meta(description=(
+        "The file holding the key of the secrets' digests (OUT/.redaction.key, readable by its owner alone); null: every "
+        "secret is recorded alike, as <redacted>."))] = None
     value_budget: Annotated[int, msgspec.Meta(ge=0, description="Values are recorded for the first N calls of each function per entry point; 0: every call.")]
     line_budget: Budget
     label: Annotated[str | None, msgspec.Meta(description="Name of the run, stored in every trace file's header.")]

@@ -70,7 +70,7 @@ DEFAULT_TIMEOUT_SECONDS = 600.0
 
 def trace_config(
     root: Path, settings: VersionSettings, trace_dir: Path, options: TraceOptions = TraceOptions(), label: str | None = None,
-    select: Path | None = None,
+    select: Path | None = None, redaction_key: Path | None = None,
 ) -> TraceConfig:
     return TraceConfig(
         root=str(root.resolve()),
@@ -84,6 +84,7 @@ def trace_config(
         values=options.values,
         repr_types=list(options.repr_types),
         redact=list(options.redact),
+        redaction_key=str(redaction_key.resolve()) if redaction_key is not None else None,
         value_budget=TracerConfig.value_budget,
         line_budget=options.line_budget,
         label=label,
@@ -103,7 +104,8 @@ def write_trace_config(store: OutputStore, index: int, options: TraceOptions = T
     in its run directory ``OUT/<index>/.run`` (``histeg exec`` makes that fresh copy)."""
     _, settings = version_settings(store, index)
     path = store.file(index, TRACE_CONFIG)
-    trace_config(store.version_dir(index) / RUN_DIR, settings, store.traces(index), options).write(path)
+    trace_config(store.version_dir(index) / RUN_DIR, settings, store.traces(index), options,
+                 redaction_key=store.redaction_key()).write(path)
     return path
 
 
@@ -205,7 +207,7 @@ class Launch:
         work = store.version_dir(index) / work_name
         snapshot = store.snapshot(index)
         config_path = run_dir / f"{command.label}.{TRACE_CONFIG}"
-        trace_config(work, self.settings, run_dir, self.options, command.label, select).write(config_path)
+        trace_config(work, self.settings, run_dir, self.options, command.label, select, store.redaction_key()).write(config_path)
         before = set(run_dir.glob(f"*{TRACE_SUFFIX}"))
         argv = command_line(command, self.python, self.runtime.pytest_args)
         with fresh_copy(snapshot, work):

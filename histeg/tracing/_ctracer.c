@@ -36,8 +36,8 @@ typedef struct {
     int suspends;       /* generator or coroutine */
     uint64_t epoch;     /* entry point in which `spent` counts */
     uint64_t spent;     /* calls in that entry point */
-    uint64_t redact;    /* parameters (bit i) and return value (bit 63) recorded as `redacted` */
-    unsigned long long redacted;
+    uint64_t redact;    /* parameters (bit i) and return value (bit 63) recorded through `redacted` */
+    PyObject *redacted; /* value -> id of its keyed digest (strong): secrets compare, never reach the trace */
 } FuncInfo;
 
 typedef struct {
@@ -455,9 +455,13 @@ instrument(TracerObject *self, PyObject *code)
     fi->func_id = (uint32_t)PyLong_AsUnsignedLong(func_id);
     fi->suspends = PyObject_IsTrue(kind);
     fi->redact = PyLong_AsUnsignedLongLong(redact);
-    fi->redacted = PyLong_AsUnsignedLongLong(redacted);
-    if (PyErr_Occurred() || table_put(self, fi) < 0) {
+    fi->redacted = Py_NewRef(redacted);
+    if (PyErr_Occurred() || !PyCallable_Check(redacted) || table_put(self, fi) < 0) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_TypeError, "histeg: redacted must be callable");
+        }
         Py_DECREF(fi->names);
+        Py_DECREF(fi->redacted);
         PyMem_Free(fi);
         fi = NULL;
     }
@@ -471,6 +475,26 @@ done:
 }
 
 /* -- values ---------------------------------------------------------------- */
+
+/* The id `fn(value)` answers; its events are dropped while it runs, and a failure is NO_VALUE. */
+static unsigned long long
+id_from(TStateObject *st, PyObject *fn, PyObject *value)
+{
+    st->diverting++;
+    PyObject *found = PyObject_CallOneArg(fn, value);
+    st->diverting--;
+    if (found == NULL) {
+        PyErr_Clear();
+        return NO_VALUE;
+    }
+    unsigned long long id = PyLong_AsUnsignedLongLong(found);
+    Py_DECREF(found);
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        return NO_VALUE;
+    }
+    return id;
+}
 
 /* A value's id; NO_VALUE when abstracting it failed (the traced program never sees histeg's errors). */
 static unsigned long long
@@ -491,20 +515,7 @@ value_id(TracerObject *self, TStateObject *st, PyObject *value)
             PyErr_Clear();
             return NO_VALUE;
         }
-        st->diverting++;
-        found = PyObject_CallOneArg(self->value_id, value);
-        st->diverting--;
-        if (found == NULL) {
-            PyErr_Clear();
-            return NO_VALUE;
-        }
-        unsigned long long id = PyLong_AsUnsignedLongLong(found);
-        Py_DECREF(found);
-        if (PyErr_Occurred()) {
-            PyErr_Clear();
-            return NO_VALUE;
-        }
-        return id;
+        return id_from(st, self->value_id, value);
     }
     unsigned long long id = PyLong_AsUnsignedLongLong(found);
     if (PyErr_Occurred()) {
@@ -672,17 +683,12 @@ tracer_py_start(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyFrameObject *frame = PyEval_GetFrame();
     for (Py_ssize_t i = 0; i < nparams; i++) {
         unsigned long long id = NO_VALUE;
-        if (i < 63 && (fi->redact >> i) & 1) {
-            put_id(st->buf + st->len, fi->redacted);
-            st->len += 2;
-            continue;
-        }
         PyObject *value = frame ? PyFrame_GetVar(frame, PyTuple_GET_ITEM(fi->names, i)) : NULL;
         if (value == NULL) {
             PyErr_Clear();
         }
         else {
-            id = value_id(self, st, value);
+            id = (i < 63 && (fi->redact >> i) & 1) ? id_from(st, fi->redacted, value) : value_id(self, st, value);
             Py_DECREF(value);
         }
         /* reserved above: while value_id runs user code, this thread's events are dropped */
@@ -716,7 +722,7 @@ leave(TracerObject *self, PyObject *const *args, Py_ssize_t nargs, unsigned int 
     Py_XDECREF(top.gen);
     unsigned long long id = NO_VALUE;
     if (self->capture && !(self->budget && top.fi->spent > self->budget)) {
-        id = (top.fi->redact >> 63) ? top.fi->redacted : value_id(self, st, args[2]);
+        id = (top.fi->redact >> 63) ? id_from(st, top.fi->redacted, args[2]) : value_id(self, st, args[2]);
     }
     if (buf_reserve(st, 3) < 0) {
         return NULL;
@@ -1023,6 +1029,7 @@ tracer_dealloc(TracerObject *self)
         for (size_t i = 0; i < self->tcap; i++) {
             if (self->table[i] != NULL) {
                 Py_XDECREF(self->table[i]->names);
+                Py_XDECREF(self->table[i]->redacted);
                 PyMem_Free(self->table[i]);
             }
         }

@@ -46,7 +46,11 @@ class TraceConfig:
     repr_types: list[str] = field(default_factory=list)
     """Qualified type names (``pkg.mod.Class``) shown by their own ``repr`` in ``repr`` mode."""
     redact: list[str] = field(default_factory=lambda: list(DEFAULT_REDACT))
-    """Names (dict keys, attributes, parameters) whose values are never recorded: case-insensitive substrings."""
+    """Names (dict keys, attributes, parameters, functions for their return value) of secrets, matched by
+    words (``api_key`` matches ``x-api-key`` and ``apiKey``; ``=token`` the name ``token`` alone)."""
+    redaction_key: str | None = None
+    """The file holding the key of the secrets' digests (the output directory's); none: every secret
+    is written alike, as ``<redacted>``."""
     value_budget: int = VALUE_BUDGET
     """Values are recorded for the first N calls of each function per entry point (0: every call):
     hot functions called millions of times then cost little more than their lines."""

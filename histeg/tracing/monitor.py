@@ -261,10 +261,14 @@ class Collector:
         except ValueError:  # the tool id was freed under us: record it, never raise into the program
             self.check(f"{found[0]} starting")
             return None
-        entry = FunctionEntry(code, func_id, kind, names, found, called, redact, self.value_ids.redacted)
+        entry = FunctionEntry(code, func_id, kind, names, found, called, redact, self.redacted_id)
         self._announce(entry)
         self._codes[id(code)] = entry
         return entry
+
+    def redacted_id(self, value: object) -> int:
+        """A secret's id in the current file (a forked child writes its own)."""
+        return self.value_ids.redacted_id(value)
 
     def _announce(self, entry: FunctionEntry) -> None:
         params = entry.names if self.capture_values else _parameter_names(entry.code)
@@ -463,13 +467,13 @@ class PyTracer:
                 local = getframe(1).f_locals
                 redact = entry.redact
                 for position, name in enumerate(names):
-                    if redact and redact >> position & 1:
-                        vid = entry.redacted
-                    elif name in local:
+                    if name not in local:
+                        vid = NO_VALUE
+                    elif redact and redact >> position & 1:
+                        vid = entry.redacted(local[name])
+                    else:
                         value = local[name]
                         vid = by_type_get(type(value)) or value_id(value, state)
-                    else:
-                        vid = NO_VALUE
                     buf.append(vid & 0xFFFF)
                     buf.append(vid >> 16)
             return None
@@ -493,7 +497,7 @@ class PyTracer:
                 if not capture or (budget and entry.spent[1] > budget):
                     vid = NO_VALUE
                 elif entry.redact & RETURN_REDACTED:
-                    vid = entry.redacted
+                    vid = entry.redacted(value)
                 elif type(value) is int and -INT_BIAS <= value < INT_BIAS:  # id_of's first case, inlined
                     vid = (value + INT_BIAS) | INLINE_INT
                 else:

@@ -9,6 +9,7 @@ callbacks and writes the event streams. ``_ctracer.pyi`` states the C side.
 from __future__ import annotations
 
 from array import array
+from collections.abc import Callable
 from typing import Protocol
 
 from histeg.tracing.format import OP_LINES_OFF, OP_LINES_ON
@@ -27,7 +28,7 @@ class FunctionEntry:
 
     def __init__(
         self, code: object, func_id: int, suspends: int, names: tuple[str, ...], found: tuple[str, str], called: array,
-        redact: int, redacted: int,
+        redact: int, redacted: Callable[[object], int],
     ) -> None:
         self.code = code
         self.func_id = func_id
@@ -48,9 +49,9 @@ class FunctionEntry:
         self.unrecorded = array("H", bytes(4 * len(names)))
         """Parameter words of a call beyond the value budget: "no value" for each."""
         self.redact = redact
-        """Parameters (bit i) and return value (``RETURN_REDACTED``) recorded as redacted."""
+        """Parameters (bit i) and return value (``RETURN_REDACTED``) recorded by a keyed digest."""
         self.redacted = redacted
-        """The value id written in their place."""
+        """``value -> id`` of the value's keyed digest, written in its place."""
         self.lines_off = array("H", (OP_LINES_OFF, func_id & 0xFFFF, func_id >> 16))
         self.lines_on = array("H", (OP_LINES_ON, func_id & 0xFFFF, func_id >> 16))
         """The markers written when its line events go off (budget spent) and on again (next entry point)."""

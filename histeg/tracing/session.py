@@ -55,7 +55,8 @@ def begin(settings: dict):  # noqa: ANN201 - returns the Collector
     mode = settings.get("values", "structural")
     abstraction = None
     if mode != "off":
-        abstraction = Abstraction(mode, settings.get("reprTypes", ()), settings.get("redact", DEFAULT_REDACT), settings["root"])
+        abstraction = Abstraction(mode, settings.get("reprTypes", ()), settings.get("redact", DEFAULT_REDACT), settings["root"],
+                                  _redaction_key(settings.get("redactionKey")))
     implementation = resolve(settings.get("tracer", "auto"))
     os.makedirs(trace_dir, exist_ok=True)
     tool = free_tool_id()
@@ -89,6 +90,18 @@ def begin(settings: dict):  # noqa: ANN201 - returns the Collector
 
     os.register_at_fork(after_in_child=in_child)
     return collector
+
+
+def _redaction_key(path: str | None) -> bytes | None:
+    """The key of the secrets' digests; unreadable, secrets are written alike (and said so once)."""
+    if not path:
+        return None
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        sys.stderr.write(f"histeg: redaction key {path} unreadable ({exc.strerror}): secrets recorded as <redacted>\n")
+        return None
 
 
 def end() -> str | None:

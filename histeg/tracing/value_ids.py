@@ -35,7 +35,7 @@ class ValueIds:
         self._next = itertools.count(1)
         self._write_value = write_value
         self.redacted = self.intern((REDACTED, None))
-        """The id of every value whose name says it is a secret."""
+        """The id of every secret when the abstraction has no key."""
 
     def intern(self, key: tuple[str, str | None]) -> int:
         found = self._values.get(key)
@@ -46,6 +46,10 @@ class ValueIds:
             found = self._values[key] = next(self._next)
             self._write_value(found, key[0], key[1])
         return found
+
+    def redacted_id(self, value: object) -> int:
+        """The id of a secret: its keyed digest, so that equal secrets get equal ids and the value is never written."""
+        return self.intern((self.abstraction.secret(value), None))
 
     def id_of(self, value: object, divert: Callable[[object, Callable[[], int]], int] | None = None, state: object = None) -> int:
         """The id of ``value``'s abstraction. ``divert(state, thunk)`` wraps the one case that runs

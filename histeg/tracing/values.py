@@ -11,12 +11,15 @@ is advanced. Everything is read through the builtin types' own slots:
   do not matter;
 * enum members, functions, methods, classes and modules by qualified name;
 * exceptions by their ``args``;
+* standard-library value types (dates, decimals, paths, UUIDs …) by value,
+  through their own accessors (stdlib_values.py);
 * any other object as its type plus a shallow view of its instance
   dictionary and slots, read through the builtin descriptors of ``object``.
 
 Strings are made path-neutral (the run directory, the temporary directory and
 the home directory become ``<root>``, ``<tmp>``, ``<home>``, random temporary
-names are scrubbed), and secrets are redacted before anything is written.
+names and memory addresses are scrubbed), and secrets are written as keyed
+digests: a changed secret still diverges, its value never reaches a file.
 ``repr`` mode calls ``repr()``, for the types the user names only.
 """
 
@@ -28,6 +31,8 @@ import zlib
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from histeg.tracing.stdlib_values import StandardValues
+
 MODES = ("structural", "repr", "off")
 MAX_REPR = 120
 """Longest text kept verbatim; longer ones keep a prefix and a hash of the whole."""
@@ -35,9 +40,17 @@ MAX_ITEMS = 64
 """Items (container elements, attributes) one value's abstraction visits at most."""
 MAX_DEPTH = 3
 """Nesting levels of builtin containers walked; deeper ones show as their type and length."""
-DEFAULT_REDACT = ("password", "passwd", "secret", "token", "api_key", "apikey", "access_key", "private_key", "credential")
-"""Dict keys, attribute and parameter names whose values are never recorded (case-insensitive substrings)."""
+DEFAULT_REDACT = (
+    "password", "passwd", "passphrase", "secret", "credential", "credentials", "api_key", "apikey", "access_key",
+    "secret_key", "private_key", "=token", "auth_token", "api_token", "access_token", "refresh_token", "bearer_token",
+    "session_token", "id_token", "csrf_token",
+)
+"""Names of secrets, matched by word segments (``redacts``): ``=token`` is the name ``token`` alone,
+so ``api_token`` is a secret and ``format_token``, ``tokens`` and ``tokenize`` are not."""
 REDACTED = "<redacted>"
+"""A secret's value when no key is at hand (a bare trace config): equal for every secret."""
+DIGEST_LENGTH = 12
+"""Hex digits kept of a secret's HMAC-SHA256: enough that two values of one secret never look equal by chance."""
 
 _FunctionType = type(lambda: None)
 _BuiltinType = type(len)
@@ -58,16 +71,19 @@ _PLAIN = {int: int.__int__, float: float.__float__, complex: complex.__complex__
 SCALARS = frozenset({int, float, bool, complex, type(None), str, bytes})
 MAX_CACHED_TEXTS = 1 << 14
 """Texts and names whose neutral form or redaction is remembered (the cache stops growing there)."""
-_STR, _SCALAR, _ENUM, _FUNCTION, _BOUND, _BUILTIN, _MODULE, _CLASS, _EXCEPTION, _SUBCLASS, _OBJECT = (
-    "str", "scalar", "enum", "function", "bound method", "builtin", "module", "class", "exception", "builtin subclass", "object"
+_STR, _SCALAR, _ENUM, _FUNCTION, _BOUND, _BUILTIN, _MODULE, _CLASS, _EXCEPTION, _SUBCLASS, _OBJECT, _STANDARD = (
+    "str", "scalar", "enum", "function", "bound method", "builtin", "module", "class", "exception", "builtin subclass", "object",
+    "standard value",
 )
-_SHOWN_IN_FIELDS = frozenset({_STR, _SCALAR, _ENUM, _FUNCTION, _MODULE})
+_SHOWN_IN_FIELDS = frozenset({_STR, _SCALAR, _ENUM, _FUNCTION, _MODULE, _STANDARD})
 """Kinds an attribute shows by content in a shallow view (builtin containers too); other objects by type."""
 
 
 def _first(pair: tuple[str, Any]) -> str:
     return pair[0]
 CONTAINERS = (list, tuple, dict, set, frozenset)
+BUILTIN_BASES = frozenset({*CONTAINERS, str, bytes, int, float, complex})
+"""Bases whose content ``_builtin`` reads itself; other bases are standard-library value types."""
 
 
 def type_name(cls: type) -> str:
@@ -96,6 +112,39 @@ _ADDRESS = None
 _TEMP_NAME = None
 _PYTEST_DIR = None
 _URL_CREDENTIALS = None
+_ADDRESS_AT = None
+_WORDS = None
+
+
+def name_segments(name: str) -> tuple[str, ...]:
+    """A name's words, lower case: ``apiToken`` and ``API_TOKEN`` are ``('api', 'token')``. A CapWords
+    name (``Token``, ``PasswordField``) names a class, not a value, and has none."""
+    global _WORDS
+    if name[:1].isupper() and any(char.islower() for char in name):
+        return ()
+    if _WORDS is None:
+        import re
+
+        _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+    return tuple(part.lower() for part in _WORDS.findall(name))
+
+
+def secret_pattern(pattern: str) -> tuple[bool, tuple[str, ...]]:
+    """``(whole name, words)``: ``=token`` matches the name ``token`` alone; ``api_key`` any name
+    whose words include ``api`` ``key`` in a row (``x-api-key``, ``apiKey``, ``API_KEY``)."""
+    whole = pattern.startswith("=")
+    text = pattern[1:] if whole else pattern
+    return whole, tuple(part for part in text.replace("-", "_").lower().split("_") if part)
+
+
+def _matches(words: tuple[str, ...], pattern: tuple[bool, tuple[str, ...]]) -> bool:
+    whole, wanted = pattern
+    if not wanted:
+        return False
+    if whole:
+        return words == wanted
+    size = len(wanted)
+    return any(words[start:start + size] == wanted for start in range(len(words) - size + 1))
 
 
 def scrub(text: str) -> str:
@@ -111,6 +160,19 @@ def scrub(text: str) -> str:
 
         _ADDRESS = re.compile(r"(?<![0-9A-Za-z_\u2026])0x[0-9a-fA-F]+")
     return _ADDRESS.sub("0x\u2026", text)
+
+
+def scrub_addresses(text: str) -> str:
+    """Memory addresses a ``repr`` printed into a text (``<Token 'x' at 0x7F3D…>``, an assertion message):
+    ``at 0x…`` is an address by the idiom of every default ``repr``; a bare ``0x1F`` is data and stays."""
+    if "at 0x" not in text:
+        return text
+    global _ADDRESS_AT
+    if _ADDRESS_AT is None:
+        import re
+
+        _ADDRESS_AT = re.compile(r"(?<=\bat )0x[0-9a-fA-F]{4,}\b")
+    return _ADDRESS_AT.sub("0x\u2026", text)
 
 
 def scrub_temporary(text: str) -> str:
@@ -165,12 +227,16 @@ class Abstraction:
         repr_types: Iterable[str] = (),
         redact: Sequence[str] = DEFAULT_REDACT,
         root: str | None = None,
+        key: bytes | None = None,
     ) -> None:
+        """``key``: the output directory's redaction key; secrets are its HMAC digests (without one, all alike)."""
         if mode not in MODES:
             raise ValueError(f"values mode must be one of {', '.join(MODES)}, not {mode!r}")
         self.mode = mode
         self.repr_types = frozenset(repr_types) if mode == "repr" else frozenset()
-        self.redact = tuple(pattern.lower() for pattern in redact)
+        self.redact = tuple(secret_pattern(pattern) for pattern in redact)
+        self.key = key
+        self._standard = StandardValues()
         self.paths = [(prefix, placeholder, _whole_path(prefix)) for prefix, placeholder in placeholders(root)]
         self._layouts: dict[type, tuple[Any, tuple[tuple[str, Any], ...]]] = {}
         self._kinds: dict[type, tuple[str, type | None]] = {}
@@ -201,13 +267,35 @@ class Abstraction:
         return holder is None and not slots
 
     def redacts(self, name: str) -> bool:
+        """Whether ``name`` (a parameter, attribute, dict key or function) names a secret, by its words.
+        A function's name counts for its return value: ``api_token()`` returns one, and as a digest
+        the value still compares, so nothing is lost where the name misleads (``check_password``)."""
         found = self._redacted_names.get(name)
         if found is None:
-            lowered = name.lower()
-            found = any(pattern in lowered for pattern in self.redact)
+            words = name_segments(name)
+            found = bool(words) and any(_matches(words, pattern) for pattern in self.redact)
             if len(self._redacted_names) < MAX_CACHED_TEXTS:
                 self._redacted_names[name] = found
         return found
+
+    def secret(self, value: Any) -> str:
+        """``<redacted #1a2b3c4d5e6f>``: the keyed digest of the value's structural form (no ``repr`` runs)."""
+        if self.key is None:
+            return REDACTED
+        cls = type(value)
+        try:
+            text = self._text(value, cls, [MAX_ITEMS], 0)
+        except Exception as exc:
+            text = f"<abstraction failed: {type(exc).__name__}>"
+        return self.secret_text(f"{self.type_name(cls)}\x00{text}")
+
+    def secret_text(self, text: str) -> str:
+        if self.key is None:
+            return REDACTED
+        import hmac
+
+        digest = hmac.new(self.key, text.encode("utf-8", "surrogatepass"), "sha256").hexdigest()
+        return f"<redacted #{digest[:DIGEST_LENGTH]}>"
 
     def neutral(self, text: str) -> str:
         """Paths replaced by placeholders, random temporary names scrubbed, URL passwords redacted."""
@@ -227,9 +315,9 @@ class Abstraction:
             if _URL_CREDENTIALS is None:
                 import re
 
-                _URL_CREDENTIALS = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:)[^/\s@]*@")
-            text = _URL_CREDENTIALS.sub(r"\1" + REDACTED + "@", text)
-        return scrub_temporary(text)
+                _URL_CREDENTIALS = re.compile(r"([A-Za-z][A-Za-z0-9+.-]*://[^/\s:@]*:)([^/\s@]*)@")
+            text = _URL_CREDENTIALS.sub(lambda found: f"{found.group(1)}{self.secret_text(found.group(2))}@", text)
+        return scrub_addresses(scrub_temporary(text))
 
     # -- the walk ---------------------------------------------------------------------
 
@@ -242,6 +330,8 @@ class Abstraction:
             return self._bytes(value) if cls is bytes else _scalar(value, cls)
         if kind is _OBJECT:
             return self._fields(value, cls, budget, depth) if depth == 0 else None
+        if kind is _STANDARD:
+            return self._standard_value(value, cls, budget, depth)
         if kind is _ENUM:
             member = self._instance_dict(value, cls)
             return f"{self.type_name(cls)}.{member.get('_name_')}" if member is not None else self.type_name(cls)
@@ -277,7 +367,12 @@ class Abstraction:
         """What kind of value ``cls`` makes, decided once per type (no metaclass hook runs:
         ``issubclass`` against builtin types reads the MRO)."""
         base = next((kind for kind in (*CONTAINERS, str, bytes, int, float, complex) if issubclass(cls, kind)), None)
-        if cls is str:
+        standard, standard_base = self._standard.classify(cls, _mro(cls))
+        if base is None:
+            base = standard_base
+        if standard:
+            kind = _STANDARD
+        elif cls is str:
             kind = _STR
         elif cls in SCALARS:
             kind = _SCALAR
@@ -310,6 +405,8 @@ class Abstraction:
 
     def _builtin(self, value: Any, base: type, budget: list[int], depth: int) -> str:
         """The builtin content of an exact container or scalar, or of a subclass instance, via the base type's own methods."""
+        if base not in BUILTIN_BASES:
+            return self._standard_value(value, base, budget, depth)
         if base in (str, bytes, int, float, complex):
             plain = _PLAIN[base](value)
             return self._string(plain) if base is str else self._bytes(plain) if base is bytes else _scalar(plain, base)
@@ -321,7 +418,7 @@ class Abstraction:
                     break
                 key_text = self._text(key, type(key), budget, depth + 1) or type_name(type(key))
                 redacted = type(key) is str and self.redacts(key)
-                items.append(f"{key_text}: {REDACTED if redacted else self._nested(item, budget, depth)}")
+                items.append(f"{key_text}: {self.secret(item) if redacted else self._nested(item, budget, depth)}")
             return "{" + ", ".join(items) + "}"
         iterate = base.__iter__
         size = base.__len__(value)
@@ -346,6 +443,19 @@ class Abstraction:
         if cls in SCALARS or cls in CONTAINERS:
             return text if text is not None else self.type_name(cls)
         return self.type_name(cls) if text is None else f"{self.type_name(cls)}({text})"
+
+    def _standard_value(self, value: Any, cls: type, budget: list[int], depth: int) -> str:
+        """A standard-library value through ``cls``'s own accessors; what it holds (a tzinfo, a deque's
+        items) is walked like any nested value."""
+        def held(item: Any) -> str:
+            item_cls = type(item)
+            kind, _ = self._kinds.get(item_cls) or self._classify(item_cls)
+            if kind is _OBJECT:  # a tzinfo of the project: its name is its state
+                fields = self._fields(item, item_cls, budget, depth + 1)
+                return f"{self.type_name(item_cls)}{fields or ''}"
+            return self._nested(item, budget, depth)
+
+        return self._standard.format(value, cls, held, self._string)
 
     def _fields(self, value: Any, cls: type, budget: list[int], depth: int) -> str | None:
         """A shallow view of the instance dictionary and slots: scalars and builtin containers
@@ -373,7 +483,7 @@ class Abstraction:
                 shown.append(f"\u2026+{len(pairs) - len(shown)}")
                 break
             if self.redacts(name):
-                shown.append(f"{name}={REDACTED}")
+                shown.append(f"{name}={self.secret(item)}")
                 continue
             item_cls = type(item)
             item_kind, item_base = self._kinds.get(item_cls) or self._classify(item_cls)
