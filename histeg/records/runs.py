@@ -57,7 +57,8 @@ class TraceOptions(Part, kw_only=True, frozen=True):
     values: ValueMode = "structural"
     repr_types: Annotated[tuple[str, ...], msgspec.Meta(description="Qualified type names (pkg.mod.Class) recorded by their own repr() in repr mode.")] = ()
     redact: Annotated[tuple[str, ...], msgspec.Meta(description=(
-        "Case-insensitive substrings of dict keys, attribute, parameter and function names whose values are recorded as <redacted>."))] = DEFAULT_REDACT
+        "Names of secrets, matched by words against dict keys, attribute, parameter and function names (api_key matches "
+        "x-api-key and apiKey; =token matches the name token alone); their values are recorded as keyed digests."))] = DEFAULT_REDACT
     tracer: Tracer = "auto"
     line_budget: Budget = LINE_BUDGET
 

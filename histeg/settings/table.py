@@ -144,8 +144,9 @@ OPTIONS: tuple[Option, ...] = (
            presets=(Preset(("--no-values",), "off", "Same as --values off."),)),
     _trace("tracer", Choice(TRACERS), "auto", "Collector: c (callbacks in C, the fast one), python (the reference), auto (c when built)."),
     _trace("repr-types", Strings(), (), "With values = \"repr\": qualified names of the types shown by their own repr().", flags=()),
-    _trace("redact", Strings(), DEFAULT_REDACT, "Names (dict keys, attributes, parameters) whose values are never recorded; "
-           "replaces the default list.", flags=()),
+    _trace("redact", Strings(), DEFAULT_REDACT, "Names of secrets (dict keys, attributes, parameters, functions for their "
+           "return value), matched by words: 'api_key' matches x-api-key and apiKey, '=token' the name token alone. Their "
+           "values are written as keyed digests that still compare; replaces the default list.", flags=()),
     _trace("line-budget", Whole(0), LINE_BUDGET, "Lines are recorded for the first N calls of a function per entry point (0: every call).",
            flags=()),
     _target("metric", Choices(METRICS), ("sections",), "Ranking metric; coverage and distance can be combined (repeatable)."),
