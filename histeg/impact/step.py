@@ -27,12 +27,12 @@ from histeg.impact.scaling import Scaling
 from histeg.impact.targets import FunctionInfo, function_table
 from histeg.impact.untested import (
     changed_code,
+    changed_executable_lines,
     changed_files,
     executed_lines,
-    snapshot_executable_lines,
     untested_changes,
 )
-from histeg.records.history import Version
+from histeg.records.history import FileChanges, Version
 from histeg.records.statics import Functions
 from histeg.records.syntax import SyntaxChanges
 from histeg.records.targets import (
@@ -122,9 +122,11 @@ def _write(store: OutputStore, version: Version, options: ImpactOptions, ranking
     """Returns how many untested changes it listed."""
     index, identifier, valued_with = version.index, version.identifier, options.record()
     against: str = version.comparing_against_version  # type: ignore[assignment]  # compared: it has one
-    executable = snapshot_executable_lines(store.snapshot(index), changed_files(ranking.targets))
-    changed = changed_code(ranking.targets, executable, executed_lines(store.traces(index)))
-    untested = untested_changes(ranking.targets, changed, executable)
+    before = store.snapshot(version.comparing_against_index)  # type: ignore[arg-type]  # compared: it has one
+    old_paths = {change.new_path: change.old_path for change in FileChanges.read(store.file(index, FILE_CHANGES)).changes if change.new_path}
+    changeable = changed_executable_lines(store.snapshot(index), before, old_paths, changed_files(ranking.targets))
+    changed = changed_code(ranking.targets, changeable, executed_lines(store.traces(index)))
+    untested = untested_changes(ranking.targets, changed, changeable)
     testing_targets(identifier, against, valued_with, ranking, comparison, test_data, changed, untested).write(
         store.file(index, TestingTargets.FILE))
     if options.for_syntax:

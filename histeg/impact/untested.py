@@ -1,6 +1,11 @@
 """Changed code no entry point executed: the changed executable lines of each changed entity in the sources, which of
 them ran, and the ranked list of what did not (``changedCode``, ``untestedChanges`` and the diff coverage).
 
+A syntax change spans the whole statement it touched: one entry removed from a keyword table of 540 lines is a change
+of the one assignment that holds the table. Its changed lines are those a line diff of the file's two versions added
+or changed within that span, and where lines were only removed, the lines either side of the gap: what a test has to
+run to see the change, and what diff coverage counts.
+
 A divergence needs a changed line to run; a change the suite never executes cannot diverge and so never shows in the
 ranking's values. Executed lines come from the traces' line coverage sidecars (``histeg.tracing.coverage``), which
 unlike the traces' own line events are not cut by the line budget and include module and class bodies.
@@ -13,8 +18,9 @@ ones; then by value, the unexecuted changed lines each weighted by the most sign
 from __future__ import annotations
 
 import ast
+import difflib
 import types
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,12 +65,34 @@ def _not_executable(tree: ast.Module) -> set[int]:
     return found
 
 
-def snapshot_executable_lines(snapshot: Path, files: Iterable[str]) -> dict[str, frozenset[int]]:
-    """Executable lines of the given snapshot-relative files (absent ones have none)."""
+def touched_lines(old: Sequence[bytes] | None, new: Sequence[bytes]) -> frozenset[int]:
+    """New-version lines (from 1) a line diff of a file's two versions added or changed; where lines were only removed,
+    the new lines either side of the gap, since the change sits between them. Every line of a file that had no old version."""
+    if old is None:
+        return frozenset(range(1, len(new) + 1))
+    touched: set[int] = set()
+    for tag, _, _, start, end in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
+        if tag in ("replace", "insert"):
+            touched.update(range(start + 1, end + 1))
+        elif tag == "delete":  # new line ``start`` is the one before the gap, ``start + 1`` the one after it
+            touched.update(line for line in (start, start + 1) if 1 <= line <= len(new))
+    return frozenset(touched)
+
+
+def changed_executable_lines(snapshot: Path, before: Path, old_paths: Mapping[str, str | None], files: Iterable[str]) -> dict[str, frozenset[int]]:
+    """Executable lines the commit added or changed, per file of ``snapshot`` (absent ones have none). ``before``: the
+    predecessor's snapshot; ``old_paths``: the changed files' paths there (None: added), a file not listed kept its path."""
     table: dict[str, frozenset[int]] = {}
     for file in sorted(set(files)):
         path = snapshot / file
-        table[file] = executable_lines(path.read_bytes(), file) if path.is_file() else frozenset()
+        if not path.is_file():
+            table[file] = frozenset()
+            continue
+        source = path.read_bytes()
+        old_path = old_paths.get(file, file)
+        old = before / old_path if old_path is not None else None
+        old_lines = old.read_bytes().splitlines() if old is not None and old.is_file() else None
+        table[file] = executable_lines(source, file) & touched_lines(old_lines, source.splitlines())
     return table
 
 
@@ -86,15 +114,16 @@ def changed_files(targets: Iterable[Target]) -> set[str]:
     return {change["newPath"] for target in targets for change in target.syntax_changes if change.get("newPath") and change.get("newLines")}
 
 
-def changed_lines(target: Target, executable: LineSets) -> dict[int, float]:
-    """Changed executable lines of a target in the new version, each with the weight of its most significant change."""
+def changed_lines(target: Target, changeable: LineSets) -> dict[int, float]:
+    """Changed executable lines of a target in the new version, each with the weight of its most significant change.
+    ``changeable``: the executable lines the commit added or changed, per file (``changed_executable_lines``)."""
     weights: dict[int, float] = {}
     for change in target.syntax_changes:
         span, file = change.get("newLines"), change.get("newPath")
         weight = WEIGHTS.get(change.get("significance", ""), 0.0)
         if not span or not file or not weight:
             continue
-        lines = executable.get(file, frozenset())
+        lines = changeable.get(file, frozenset())
         for line in range(span[0], span[1] + 1):
             if line in lines and weights.get(line, 0.0) < weight:
                 weights[line] = weight
@@ -106,14 +135,14 @@ def _file_of(target: Target) -> str | None:
     return next((c["newPath"] for c in target.syntax_changes if c.get("newPath") and c.get("newLines")), target.file)
 
 
-def changed_code(targets: Iterable[Target], executable: LineSets, executed: LineSets) -> list[ChangedCode]:
+def changed_code(targets: Iterable[Target], changeable: LineSets, executed: LineSets) -> list[ChangedCode]:
     """Every target with a syntax change (the ranked targets: the sources only), by identifier."""
     found = []
     for target in sorted(targets, key=lambda t: t.identifier):
         if not target.syntax_changes:
             continue
         file = _file_of(target)
-        lines = sorted(changed_lines(target, executable))
+        lines = sorted(changed_lines(target, changeable))
         ran = executed.get(file or "", set())
         hit = [line for line in lines if line in ran]
         module, qualname = split_identifier(target.identifier)
@@ -129,7 +158,7 @@ def _state(target: Target, any_executed: bool) -> CodeState:
     return "executed" if any_executed else "unexecuted"
 
 
-def untested_changes(targets: Iterable[Target], changed: Iterable[ChangedCode], executable: LineSets) -> list[UntestedChange]:
+def untested_changes(targets: Iterable[Target], changed: Iterable[ChangedCode], changeable: LineSets) -> list[UntestedChange]:
     """The changed code with changed lines no entry point ran, ranked (see the module's docstring)."""
     by_identifier = {t.identifier: t for t in targets}
     rows: list[tuple[tuple[Any, ...], ChangedCode, list[int], float]] = []
@@ -138,7 +167,7 @@ def untested_changes(targets: Iterable[Target], changed: Iterable[ChangedCode], 
         missing = [line for line in code.changed_lines if line not in executed]
         if not missing:
             continue
-        weights = changed_lines(by_identifier[code.identifier], executable)
+        weights = changed_lines(by_identifier[code.identifier], changeable)
         value = float(sum(weights[line] for line in missing))
         rows.append(((bool(executed), -value, code.identifier), code, missing, value))
     rows.sort(key=lambda row: row[0])

@@ -169,7 +169,8 @@ class ChangedCode(Part, kw_only=True):
     lines: Lines | None
     changed_lines: Annotated[list[Line], msgspec.Meta(description=(
         "Executable new-version lines the commit added or changed (not blank, comment, docstring or def lines; "
-        "changes of significance none do not count)."))]
+        "changes of significance none do not count): within the statements its syntax changes touched, the lines a line diff "
+        "of the file's two versions added or changed, and where lines were only removed, the lines either side of the gap."))]
     executed_changed_lines: Annotated[list[Line], msgspec.Meta(description="Those of changedLines some entry point executed in the new version.")]
     state: Annotated[CodeState, msgspec.Meta(description=(
         "diverged: it has local divergences or is a ranked target with divergences; executed: some changed line ran and nothing diverged; "

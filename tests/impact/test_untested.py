@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from histeg.impact.untested import executable_lines, spans
+from histeg.impact.untested import executable_lines, spans, touched_lines
 from histeg.records import targets as records
 from histeg.samples import build_sample
 from histeg.tracing.coverage import SUFFIX, read_lines
@@ -72,6 +72,19 @@ def test_step_many_times():
 '''
 
 
+WORDS = '"""Keywords and their kinds."""\n\nKEYWORDS = {\n' + "".join(f'    "w{n:03}": {n % 7},\n' for n in range(300)) + \
+    '}\n\n\ndef kind(word):\n    return KEYWORDS.get(word, -1)\n'
+"""A 300-entry table: one entry removed or changed is a change of the one statement, not of its 300 lines."""
+DROPPED = WORDS.replace('    "w150": 3,\n', "")
+CHANGED_ENTRY = DROPPED.replace('    "w200": 4,\n', '    "w200": 5,\n')
+WORD_TESTS = '''from shop.words import kind
+
+
+def test_kind():
+    assert kind("w001") == 1
+'''
+
+
 def line_of(source: str, text: str) -> int:
     return next(number for number, line in enumerate(source.splitlines(), 1) if text in line)
 
@@ -80,9 +93,12 @@ def line_of(source: str, text: str) -> int:
 def computed(tmp_path_factory: pytest.TempPathFactory) -> Path:
     base = tmp_path_factory.mktemp("untested")
     repo = GitRepo.create(base / "repo")
-    repo.commit("base", {"shop/__init__.py": "", "shop/price.py": PRICE, "tests/test_price.py": TESTS})
+    repo.commit("base", {"shop/__init__.py": "", "shop/price.py": PRICE, "tests/test_price.py": TESTS, "shop/words.py": WORDS,
+                         "tests/test_words.py": WORD_TESTS})
     repo.commit("change three functions", {"shop/price.py": CHANGED})
     repo.commit("document discount", {"shop/price.py": DOCUMENTED})
+    repo.commit("drop a keyword", {"shop/words.py": DROPPED})
+    repo.commit("change a keyword", {"shop/words.py": CHANGED_ENTRY})
     out = base / "out"
     result = run_histeg("compute", "--repo", str(repo.path), "--all", "--out", str(out), "--sources", "shop", "--tests", "tests",
                         "--repeat", "1", "--override")
@@ -127,6 +143,35 @@ def test_a_docstring_only_change_lists_nothing(computed: Path) -> None:
     assert document["changedCode"] == [] and document["untestedChanges"] == []
     assert document["summary"]["untested"] == 0
     assert document["summary"]["diffCoverage"] == {"changedLines": 0, "executedLines": 0, "ratio": None}
+
+
+@pytest.mark.slow
+def test_an_entry_removed_from_a_large_table_changes_the_lines_around_it(computed: Path) -> None:
+    document = targets(computed, 3)
+    [table] = [c for c in document["changedCode"] if c["qualname"] == "KEYWORDS"]
+    around = [line_of(DROPPED, '"w149"'), line_of(DROPPED, '"w151"')]
+    assert table["changedLines"] == table["executedChangedLines"] == around, "the table's other 298 lines did not change"
+    assert table["state"] == "executed"
+    assert document["summary"]["diffCoverage"] == {"changedLines": 2, "executedLines": 2, "ratio": 1.0}
+
+
+@pytest.mark.slow
+def test_an_entry_changed_in_a_large_table_is_one_changed_line(computed: Path) -> None:
+    document = targets(computed, 4)
+    [table] = [c for c in document["changedCode"] if c["qualname"] == "KEYWORDS"]
+    assert table["changedLines"] == [line_of(CHANGED_ENTRY, '"w200": 5')]
+    assert document["summary"]["diffCoverage"]["changedLines"] == 1
+
+
+def test_changed_lines_come_from_the_line_diff() -> None:
+    old = [b"a = {", b'    "x": 1,', b'    "y": 2,', b'    "z": 3,', b"}"]
+    assert touched_lines(old, old) == frozenset()
+    assert touched_lines(old, [old[0], old[1], old[3], old[4]]) == {2, 3}, "a removal: the lines either side of the gap"
+    assert touched_lines(old, old[1:]) == {1}, "a removal at the start: the line after it"
+    assert touched_lines(old, old[:-1]) == {4}, "a removal at the end: the line before it"
+    assert touched_lines(old, [*old[:2], b'    "y": 5,', *old[3:]]) == {3}
+    assert touched_lines(old, [*old[:2], b'    "w": 0,', *old[2:]]) == {3}
+    assert touched_lines(None, old[:2]) == {1, 2}, "a file that had no old version: all of it"
 
 
 @pytest.mark.slow
