@@ -11,7 +11,11 @@ gives the same commits (and SHAs) every time:
 1. ``clock``: a new test calling module-level functions that are mutated
    later with inputs derived from the clock (``time.time()``, ``datetime.now()``):
    they differ on every run, so histeg must call that noise, and only for that
-   test; a mutant of the same function must still be ranked.
+   test; a mutant of the same function must still be ranked. Coarse readings
+   (to the second, two seconds, the minute) differ only when a tick falls
+   between two runs; ``--clock-runs N`` computes the code-neutral commits at
+   the chain's end (which the clock test runs) N more times, traces and
+   re-runs made anew, and counts their targets: every one is false (goal 0).
 2. ``mutant`` / ``revert``: single-function mutants made with ``ast`` on the
    package's sources (not tests) and applied by exact text substitution at the
    nodes' positions (``<``/``<=``, ``==``/``!=``, ``+``/``-``, int + 1,
@@ -110,7 +114,10 @@ CALLED = {called!r}
 
 def _clock_values() -> list[object]:
     now = time.time()
-    return [now % 10, datetime.datetime.now(), datetime.timedelta(seconds=now % 10), str(time.time_ns())]
+    # fine readings differ on every run; coarse ones (the second, two seconds, the minute, the day) only when a tick
+    # falls between two runs, which re-runs made at the wrong moments would take for a change
+    return [now % 10, datetime.datetime.now(), datetime.timedelta(seconds=now % 10), str(time.time_ns()),
+            time.gmtime(now).tm_sec, int(now) // 2, int(now) // 60, datetime.date.today()]
 
 
 def _arity(function: object) -> int:
@@ -150,6 +157,8 @@ class Options:
     histeg_arg: list[str] = field(default_factory=list)
     work: Path | None = None
     keep: bool = False
+    clock_runs: int = 0
+    """Repeated computes of the code-neutral commits, counting false targets (0: none)."""
 
 
 # ---------------------------------------------------------------- processes
@@ -782,6 +791,10 @@ class Figures:
     untraced_trials: int = 0
     failed_versions: list[dict[str, Any]] = field(default_factory=list)
     clock_noise_seen: bool | None = None
+    clock_false_targets: list[int] | None = None
+    """Per repeated compute of the code-neutral commits (``--clock-runs``): their targets, all false."""
+    clock_charged_targets: list[int] | None = None
+    """Per repeated compute: targets the clock test's divergences reached on those commits."""
     summary: dict[str, Any] = field(default_factory=dict)
     output: str = ""
     """histeg's output directory (removed at the end unless kept)."""
@@ -873,6 +886,7 @@ def print_figures(figures: Figures) -> None:
                                        f"class attribute: {s['valueKinds']['class-attribute']})"),
         ("mutants and reverts lost to noise / missed", f"{s['mutantsLostToNoise']} / {s['mutantsMissed']}"),
         ("clock test's noise seen by histeg", "n/a" if figures.clock_noise_seen is None else "yes" if figures.clock_noise_seen else "no"),
+        ("false targets, repeated neutral computes (goal 0)", clock_figure(figures)),
         ("median compare / confirm / one traced run", f"{seconds(s['medianCompareSeconds'])} / {seconds(s['medianConfirmSeconds'])} / "
                                                      f"{seconds(s['medianTracedSeconds'])}"),
         ("median compare / traced run", ratio(s["medianCompareOverTraced"])),
@@ -931,6 +945,8 @@ def measure(name: str, repo: str, options: Options, log: Any) -> Figures:
         run = run_histeg(["compute", "--repo", str(clone), "--versions", f"{base}..{builder.chain[-1].sha}", "--out", str(out), "-q",
                           *project.histeg_pytest, *options.histeg_arg], scratch / "logs")
         read_run(figures, run, out)
+        if options.clock_runs:
+            repeat_neutral(figures, clone, out, options.clock_runs, [*project.histeg_pytest, *options.histeg_arg], scratch / "logs", log)
         figures.summary = summarise(figures)
         return figures
     finally:
@@ -965,6 +981,37 @@ def read_run(figures: Figures, run: Histeg, out: Path) -> None:
         figures.clock_noise_seen = clock_noise(out, [i.index for i in figures.chain if i.index is not None])
 
 
+def repeat_neutral(figures: Figures, clone: Path, out: Path, runs: int, extra: list[str], logs: Path, log: Any) -> None:
+    """Compute the code-neutral commits at the chain's end (and the commit before them) ``runs`` more times, each traced and
+    re-run anew (``--override``): the clock test runs in all of them, so a clock tick taken for a change would make a
+    target there. Nothing there changed behaviour: every target is false."""
+    neutral = [i for i in figures.chain if i.kind in NEUTRAL and i.sha]
+    if not neutral or not any(i.kind == "clock" for i in figures.chain):
+        log("  repeated neutral computes: n/a (no clock test or no neutral commit)")
+        return
+    figures.clock_false_targets, figures.clock_charged_targets = [], []
+    for attempt in range(1, runs + 1):
+        run = run_histeg(["compute", "--repo", str(clone), "--versions", f"{neutral[0].sha}~1..{neutral[-1].sha}", "--out", str(out),
+                          "--override", "-q", *extra], logs)
+        if run.summary is None or run.code != 0:
+            raise RuntimeError(f"repeated compute {attempt} failed (exit {run.code}): {run.stderr.strip()[-800:]}")
+        indices = {v["identifier"]: v["index"] for v in run.summary["steps"]["extract"]["versions"]}
+        documents = [json.loads((out / str(indices[i.sha]) / "testingTargets.json").read_text()) for i in neutral]
+        figures.clock_false_targets.append(sum(len(d["targets"]) for d in documents))
+        figures.clock_charged_targets.append(sum(1 for d in documents for t in [*d["targets"], *d["testCode"], *d["otherCode"]]
+                                                 if any(CLOCK_TEST in entry for entry in t["entryPoints"])))
+        log(f"  repeated neutral compute {attempt}/{runs}: {figures.clock_false_targets[-1]} targets, "
+            f"{figures.clock_charged_targets[-1]} reached by the clock test")
+
+
+def clock_figure(figures: Figures) -> str:
+    if figures.clock_false_targets is None or figures.clock_charged_targets is None:
+        return "n/a"
+    runs = len(figures.clock_false_targets)
+    return (f"{sum(figures.clock_false_targets)} over {runs} runs ({sum(1 for n in figures.clock_false_targets if n)} runs with any); "
+            f"reached by the clock test: {sum(figures.clock_charged_targets)}")
+
+
 def clock_noise(out: Path, indices: list[int]) -> bool:
     """Whether any version lists an unstable (clock test, function) pair: histeg saw the clock."""
     for index in indices:
@@ -986,9 +1033,12 @@ def main() -> None:
     parser.add_argument("--pytest-arg", action="append", default=[],
                         help="extra pytest option for the untraced checks and histeg's traced runs (then given as --no-tests --run), "
                              "e.g. --pytest-arg=--ignore=tests/slow")
+    parser.add_argument("--clock-runs", type=int, default=0, metavar="N",
+                        help="compute the code-neutral commits N more times, traced anew, and count their targets: all false "
+                             "(the criterion: 0 over 20 runs)")
     args = parser.parse_args()
     options = Options(args.mutants, args.seed, args.base, args.python, args.max_trials, args.pytest_arg, args.histeg_arg, args.work,
-                      args.keep)
+                      args.keep, args.clock_runs)
     results = []
     for name, figures, error in each_project(args.repos, lambda name, repo: measure(name, repo, options, log_to_stderr)):
         if figures is None:
