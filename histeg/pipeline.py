@@ -209,6 +209,7 @@ def impact_options(settings: Settings) -> Any:
         for_divergence=settings.generate_for_divergence,
         jobs=settings.compare_jobs,
         confirm=settings.confirm,
+        evidence_first=settings.evidence_first,
     )
 
 

@@ -64,6 +64,14 @@ class GitRepo:
         repo.git("init", "-q", "-b", "main")
         return repo
 
+    @classmethod
+    def with_history(cls, path: Path, *commits: tuple[str, dict[str, str | bytes]]) -> GitRepo:
+        """A new repository holding these commits (message, files written), oldest first."""
+        repo = cls.create(path)
+        for message, files in commits:
+            repo.commit(message, files)
+        return repo
+
     def git(self, *args: str, check: bool = True) -> str:
         self.clock += 1
         date = f"2024-01-01T00:{self.clock // 60:02d}:{self.clock % 60:02d}+00:00"

@@ -8,15 +8,23 @@ the change, the behaviour differs, and no test tells.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from histeg.compare.calls import CallDivergence
+if TYPE_CHECKING:  # the names below are read by the settings table at start-up: no trace decoding imported for them
+    from histeg.compare.calls import CallDivergence
 
 EXCEPTION_ONLY_IN_NEW = "exceptionOnlyInNew"
 EXCEPTION_ONLY_IN_OLD = "exceptionOnlyInOld"
 OUTCOME_CHANGED = "outcomeChanged"
 SILENT = "silent"
 CLASSES = (EXCEPTION_ONLY_IN_NEW, EXCEPTION_ONLY_IN_OLD, OUTCOME_CHANGED, SILENT)
+EVIDENCE = (OUTCOME_CHANGED, EXCEPTION_ONLY_IN_NEW, EXCEPTION_ONLY_IN_OLD)
+"""The classes a test can tell: all but silent."""
+EVIDENCE_FIRST = (OUTCOME_CHANGED, EXCEPTION_ONLY_IN_NEW)
+"""The classes that, by default, put a target above every target none of whose divergences has one (``evidence-first``):
+a test whose outcome changed, or a call that raises where it returned, says that the change matters; a silent
+divergence may be a value the change was meant to change, and many of them (a table read by every test) add up to
+a large value that says little."""
 
 
 def exception_side(call: CallDivergence) -> str | None:

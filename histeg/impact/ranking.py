@@ -5,6 +5,13 @@ divergent function becomes a target valued by its metrics (``targets``,
 ``metrics``, ``scaling``), and the targets are split by where their code
 lives: only code under the sources directories is ranked; targets in the
 tests directories and elsewhere are listed apart.
+
+Evidence weighs before value: a target charged with a divergence of a class
+in ``evidence_first`` (by default a changed test outcome or an exception only
+the new version raises) ranks above every target without one, whatever their
+values; within each group, the higher value first. A value adds up every
+divergence alike, so a table that every test reads, diverging silently under
+each, would otherwise outrank the method that made tests fail.
 """
 
 from __future__ import annotations
@@ -13,6 +20,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from histeg.compare.classes import EVIDENCE_FIRST
 from histeg.compare.divergences import VersionComparison
 from histeg.impact.changes import ChangeIndex
 from histeg.impact.mapping import Distance, ImpactMap, map_divergences
@@ -71,20 +79,25 @@ class Ranking:
         return [t for t in self.targets if t.impact.local or t.impact.non_local]
 
 
-def rank_version(inputs: RankingInputs, scaling: Scaling, metrics: tuple[str, ...], restrict: bool = False) -> Ranking:
+def rank_version(inputs: RankingInputs, scaling: Scaling, metrics: tuple[str, ...], restrict: bool = False,
+                 evidence_first: tuple[str, ...] = EVIDENCE_FIRST) -> Ranking:
+    """``evidence_first``: the divergence classes that put a target above those without (empty: by value alone)."""
     layout, comparison = inputs.layout, inputs.comparison
     tests = frozenset(identifier for identifier, info in inputs.functions.items() if in_directories(info.file, layout.tests))
     mapped = map_divergences(comparison.divergences, inputs.changes, inputs.reads, inputs.distance, restrict, tests,
                              bool(inputs.test_data), entry_functions=comparison.entry_functions)
     built = build_targets(inputs.changes, mapped, comparison, inputs.functions, scaling, metrics)
     kept = [t for t in built if not ignored(t.identifier, layout.ignored_functions)]
+    for target in kept:
+        target.evidence = [name for name, count in target.classes().items() if count and name in evidence_first]
     product, test_code, other_code = partition(kept, layout)
     return Ranking(mapped, ranked(product), ranked(test_code), ranked(other_code))
 
 
 def ranked(targets: Iterable[Target]) -> list[Target]:
-    """Highest value first; equal values by identifier, so the order never depends on the input's."""
-    return sorted(targets, key=lambda t: (-t.value.total, t.identifier))
+    """Targets with evidence (``Target.evidence``) first, then the highest value; equal values by identifier, so the
+    order never depends on the input's."""
+    return sorted(targets, key=lambda t: (not t.evidence, -t.value.total, t.identifier))
 
 
 def ignored(identifier: str, names: frozenset[str]) -> bool:

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from histeg.atomic import read_json
+from histeg.compare.classes import EVIDENCE_FIRST
 from histeg.compare.divergences import (
     VersionComparison,
     compare_versions,
@@ -61,6 +62,8 @@ class ImpactOptions:
     """Worker processes comparing entry points (0: one per core, up to 4)."""
     confirm: int = DEFAULT_CONFIRM_RUNS
     """Targeted re-runs per version of the entry points that diverged (0: none)."""
+    evidence_first: tuple[str, ...] = EVIDENCE_FIRST
+    """Divergence classes that rank a target above those without any (empty: by value alone)."""
 
     def workers(self) -> int:
         import os
@@ -70,7 +73,8 @@ class ImpactOptions:
     def record(self) -> RankingOptions:
         """What the targets files say they were valued with."""
         return RankingOptions(metrics=list(self.metrics), restrict_syntax_mapping=self.restrict,  # type: ignore[arg-type]
-                              confirm_runs=self.confirm, scaling=self.scaling.to_json())
+                              confirm_runs=self.confirm, scaling=self.scaling.to_json(),
+                              evidence_first=list(self.evidence_first))  # type: ignore[arg-type]
 
 
 def load_changes(path: Path) -> ChangeIndex:
@@ -84,7 +88,7 @@ def compute_targets(store: OutputStore, index: int, options: ImpactOptions) -> d
     mapping_started = time.perf_counter()
     write_divergences(store, comparison, options.flat)
     inputs = _inputs(store, version, comparison)
-    ranking = rank_version(inputs, options.scaling, options.metrics, options.restrict)
+    ranking = rank_version(inputs, options.scaling, options.metrics, options.restrict, options.evidence_first)
     untested = _write(store, version, options, ranking, comparison, inputs.test_data)
     seconds = {"compare": round(comparison.compare_seconds + time.perf_counter() - mapping_started, 3),
                "confirm": round(comparison.confirmation.seconds, 3)}

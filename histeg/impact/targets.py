@@ -62,6 +62,8 @@ class Target:
     notes: list[str] = field(default_factory=list)
     new_tests: list[EntryKey] = field(default_factory=list)
     """Entry points only the new version has (added or renamed tests) that run this target."""
+    evidence: list[str] = field(default_factory=list)
+    """The classes of its divergences that rank it above targets without any (``ranking.rank_version``'s ``evidence_first``)."""
 
     def divergences(self) -> list[Divergence]:
         return [*self.impact.local, *(d for d, _ in self.impact.non_local)]
@@ -104,6 +106,7 @@ class Target:
             entry_points=entry_points[:MAX_LISTED],
             entry_point_count=len(entry_points),
             divergence_classes=convert(self.classes(), DivergenceCounts),
+            evidence=self.evidence,  # type: ignore[arg-type]  # names of CLASSES
             new_test_entry_points=new_tests[:MAX_LISTED],
             new_test_entry_point_count=len(new_tests),
             notes=self.notes,

@@ -37,6 +37,9 @@ class RankingOptions(Part, kw_only=True):
     confirm_runs: Annotated[Count, msgspec.Meta(description="Targeted re-runs per version of the entry points that diverged (0: none).")]
     scaling: Annotated[dict[str, float], msgspec.Meta(description=(
         "Weights under their [tool.histeg.scaling] names (non-local-sections, ...), as a user writes them and settings.json shows them."))]
+    evidence_first: Annotated[list[DivergenceClass], msgspec.Meta(description=(
+        "Divergence classes that rank a target charged with one above every target charged with none, whatever the values "
+        "(evidence-first); empty: ranked by value alone."))] = msgspec.field(default_factory=list)
 
 
 class ValueParts(Part, kw_only=True):
@@ -119,6 +122,9 @@ class RankedTarget(Part, kw_only=True):
         "they may observe behaviour the old tests cannot (first 25)."))]
     new_test_entry_point_count: Count
     notes: list[str]
+    evidence: Annotated[list[DivergenceClass], msgspec.Meta(description=(
+        "The classes among options.evidenceFirst that its divergences have: a target with any ranks above every target with "
+        "none, then by value."))] = msgspec.field(default_factory=list)
     merge_classes: Annotated[list[Literal["lost", "introduced"]], msgspec.Meta(description=(
         "Merge mode (--merges), on a merge: lost (a parent's change the merge does not keep) or introduced (behaviour neither "
         "parent had) charged to the target; such targets rank first (mergeDivergences.json)."))] = msgspec.field(default_factory=list)

@@ -236,6 +236,8 @@ class Choice(Kind):
 class Choices(Choice):
     """Several of the choices; kept in the table's order, so the order given does not matter."""
 
+    empty: bool = False
+    """An empty list is a value: none of the choices (what it chooses is off)."""
     multiple = True
 
     @property
@@ -244,11 +246,11 @@ class Choices(Choice):
 
     @property
     def expected(self) -> str:
-        return f"one or more of {', '.join(self.choices)}"
+        return f"{'a list of' if self.empty else 'one or more of'} {', '.join(self.choices)}"
 
     def from_file(self, raw: Any) -> tuple[str, ...]:
         items = [raw] if isinstance(raw, str) else raw
-        if not isinstance(items, list) or not items or any(item not in self.choices or not isinstance(item, str) for item in items):
+        if not isinstance(items, list) or not (items or self.empty) or any(item not in self.choices or not isinstance(item, str) for item in items):
             raise Invalid(self.expected)
         return tuple(choice for choice in self.choices if choice in items)
 

@@ -60,6 +60,7 @@ class Settings:
     line_budget: int
     metric: tuple[str, ...]
     restrict_syntax_mapping: bool
+    evidence_first: tuple[str, ...]
     export_flat: bool
     generate_for_syntax: bool
     generate_for_divergence: bool

@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from histeg.compare.classes import EVIDENCE, EVIDENCE_FIRST
 from histeg.impact.scaling import METRICS, Scaling
 from histeg.settings.kinds import (
     Boolean,
@@ -151,6 +152,9 @@ OPTIONS: tuple[Option, ...] = (
            flags=()),
     _target("metric", Choices(METRICS), ("sections",), "Ranking metric; coverage and distance can be combined (repeatable)."),
     _target("restrict-syntax-mapping", Boolean(), False, "Charge a divergence only to the closest changed caller."),
+    _target("evidence-first", Choices(EVIDENCE, empty=True), EVIDENCE_FIRST, "Rank targets charged with a divergence of this class "
+            "above every target charged with none, whatever the values (repeatable; replaces the default list).",
+            presets=(Preset(("--no-evidence-first",), (), "Rank by value alone, whatever the divergences' classes."),)),
     _target("export-flat", Boolean(), False, "Write traceDivergences.json as a flat list instead of trees."),
     _target("generate-for-syntax", Boolean(), False, "Also write syntaxTargets.json (targets from syntax changes alone)."),
     _target("generate-for-divergence", Boolean(), False, "Also write divergenceTargets.json (targets from divergences alone)."),

@@ -54,10 +54,8 @@ CLOCK = "tests/test_lib.py::test_reads_the_clock"
 
 @pytest.fixture(scope="module")
 def project(tmp_path_factory: pytest.TempPathFactory) -> GitRepo:
-    repo = GitRepo.create(tmp_path_factory.mktemp("clock") / "repo")
-    repo.commit("base", {"lib.py": LIB, "tests/test_lib.py": TESTS})
-    repo.commit("area off by one", {"lib.py": MUTANT})
-    return repo
+    return GitRepo.with_history(tmp_path_factory.mktemp("clock") / "repo", ("base", {"lib.py": LIB, "tests/test_lib.py": TESTS}),
+                                ("area off by one", {"lib.py": MUTANT}))
 
 
 def compute(project: GitRepo, out: Path) -> dict[str, Any]:
