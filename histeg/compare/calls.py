@@ -38,6 +38,9 @@ class CallDivergence:
     returns: int = 0
     calls: int = 0
     details: dict[str, Any] = field(default_factory=dict)
+    receiver: str | None = None
+    """The type (``pkg.mod.Cls``) of the instance or class the call ran for in the new version, when its first
+    parameter is ``self`` or ``cls``: which subclass's overriding values a base method's ``self.NAME`` read."""
 
     @property
     def kinds(self) -> list[str]:
@@ -47,7 +50,7 @@ class CallDivergence:
     def without(self, kinds: set[str]) -> CallDivergence:
         """The same divergence with the given kinds set aside (they are noise for this function)."""
         kept = CallDivergence(self.function, self.chain, self.path, self.distance, self.sections, self.coverage,
-                              self.parameters, self.returns, self.calls, dict(self.details))
+                              self.parameters, self.returns, self.calls, dict(self.details), self.receiver)
         if "lines" in kinds:
             kept.distance = kept.sections = kept.coverage = 0
             kept.details.pop("sections", None)
@@ -96,6 +99,18 @@ class Tree:
     def params(self, call: int) -> list[str | None]:
         c = self.columns
         return [self.definitions.value_text(v) for v in c.params[c.param_start[call] : c.param_start[call + 1]]]
+
+    def receiver(self, call: int) -> str | None:
+        """The type of ``self`` (or the class that is ``cls``) of a method call, as recorded."""
+        names = self.params_names(call)
+        c = self.columns
+        start = c.param_start[call]
+        if not names or names[0] not in ("self", "cls") or start >= c.param_start[call + 1]:
+            return None
+        value = self.definitions.value(c.params[start])
+        if value is None:
+            return None
+        return value.repr if names[0] == "cls" and value.repr else value.type
 
     def outcome(self, call: int) -> tuple[str, str | None]:
         """Returned versus raised, with the value's text (a call that never ended returned nothing known)."""
@@ -147,6 +162,7 @@ def _compare_pair(old: Tree, new: Tree, o: int, n: int, chain: tuple[str, ...], 
             divergence.coverage = coverage_difference(old_positions, new_positions)
             divergence.details["sections"] = [[s.old_start, s.old_end, s.new_start, s.new_end] for s in difference.sections[:20]]
     names = old.params_names(o) or new.params_names(n)
+    divergence.receiver = new.receiver(n)
     old_params, new_params = old.params(o), new.params(n)
     if old_params != new_params:
         changed = []

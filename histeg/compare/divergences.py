@@ -94,9 +94,16 @@ class VersionComparison:
     """Functions called under each matched entry point (new version): the traces a target appears in."""
     new_entry_functions: dict[EntryKey, set[str]] = field(default_factory=dict)
     """Functions called under each entry point only the new version has (new or renamed tests)."""
+    old_entry_functions: dict[EntryKey, set[str]] = field(default_factory=dict)
+    """Functions called under each matched entry point in the old version (keyed as in the new): what a
+    removed or renamed definition did before."""
     confirmation: Confirmation = field(default_factory=lambda: Confirmation(0))
     compare_seconds: float = 0.0
     """Time spent comparing the versions' first runs (re-runs and their comparisons not included)."""
+
+    def executed(self) -> dict[EntryKey, set[str]]:
+        """Functions called under each matched entry point in either version."""
+        return {key: functions | self.old_entry_functions.get(key, set()) for key, functions in self.entry_functions.items()}
 
     @property
     def noise_keys(self) -> set[tuple[EntryKey, str]]:
@@ -303,8 +310,9 @@ def compare_versions(store: OutputStore, index: int, with_sections: bool = True,
                 continue
         divergence.classes = classify(divergence.call, divergence.entry in changed_outcome)
         result.divergences.append(divergence)
-    for _, new_key in matching.pairs:
+    for old_key, new_key in matching.pairs:
         result.entry_functions[new_key] = _functions_under(new_runs[0][new_key])
+        result.old_entry_functions[new_key] = _functions_under(old_runs[0][old_key])
     for new_key in matching.only_new:
         result.new_entry_functions[new_key] = _functions_under(new_runs[0][new_key])
     result.compare_seconds = time.perf_counter() - started - confirmation.seconds

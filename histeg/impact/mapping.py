@@ -4,13 +4,20 @@ In order: the divergent function itself changed (local impact); a changed
 function above it in the call chain (non-local impact of each, or only of the
 closest with ``restrict``); beyond the thesis, a changed function it called
 that returned or raised something else (the effect travels up through the
-return value: non-local impact of the closest such callee); a function at or
+return value: non-local impact of the closest such callee); for an evident
+divergence (a test's outcome changed, an exception raised in one version only,
+calls to a changed function missing or extra), a changed function it called
+that is missing or extra (a removed override the old version reached), else
+the changed functions executed in its entry point in either version, closest
+first in the static call graph; a function at or
 above it reads a changed constant, class attribute or module global by any
 path (non-local impact of that value; a read through a receiver of unknown
 class counts where a method of the class ran in the same entry point); beyond
 the thesis again, the changed function that diverged last before it in the
 same entry point (the effect travels through state: an attribute or global
-written there and read here);
+written there and read here); a changed value read by any function executed
+in the same entry point (a lexer that compiles a changed table into its own
+state when it is made, and diverges later in methods that never read it);
 a changed test above it (tests are entry points: their changes explain a
 divergence only when the code under test does not); changed test data (files
 in the tests directories that are not Python: the entry points' inputs
@@ -23,10 +30,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Set
 from dataclasses import dataclass, field
 
+from histeg.compare.classes import EXCEPTION_ONLY_IN_NEW, EXCEPTION_ONLY_IN_OLD, OUTCOME_CHANGED
 from histeg.compare.divergences import Divergence
 from histeg.compare.entry_points import EntryKey
 from histeg.impact.changes import ChangeIndex
-from histeg.statics.reads import FunctionReads
+from histeg.statics.reads import RECEIVER, FunctionReads
+
+EVIDENT_CLASSES = frozenset({OUTCOME_CHANGED, EXCEPTION_ONLY_IN_NEW, EXCEPTION_ONLY_IN_OLD})
+"""Classes of a divergence a test can see: it is always charged to a change that ran under it."""
 
 
 @dataclass
@@ -65,7 +76,8 @@ def map_divergences(
     """``reads`` maps a function to the values it reads; ``distance`` is the call-graph distance;
     ``tests`` are the functions of the test code; ``test_data_changed``: the version changed
     files in the tests directories that are not Python; ``entry_functions``: the functions called
-    under each entry point, which confirm reads through receivers syntax could not resolve."""
+    under each entry point in either version, which confirm reads through receivers syntax could
+    not resolve and say which changes ran under an evident divergence."""
     divergences = list(divergences)
     mapper = _Mapper(changes, reads, distance, restrict, tests, test_data_changed, entry_functions or {},
                      _changed_returns(divergences, changes), _changed_calls(divergences, changes, tests))
@@ -99,8 +111,9 @@ class _Mapper:
 
     def _explained(self, divergence: Divergence) -> bool:
         chain = list(reversed(divergence.call.chain))  # closest caller first
-        return (self._callers(divergence, chain, in_tests=False) or self._returns(divergence) or self._values(divergence, chain)
-                or self._state(divergence) or self._callers(divergence, chain, in_tests=True) or self._test_data(divergence))
+        return (self._callers(divergence, chain, in_tests=False) or self._returns(divergence) or self._evident(divergence)
+                or self._values(divergence, chain) or self._state(divergence) or self._read_in_entry(divergence)
+                or self._callers(divergence, chain, in_tests=True) or self._test_data(divergence))
 
     def _callers(self, divergence: Divergence, chain: list[str], in_tests: bool) -> bool:
         """Non-local impact of each changed caller in (or outside) the tests, only the closest when restricted;
@@ -117,8 +130,46 @@ class _Mapper:
             self.result.of(callee).non_local.append((divergence, hops))
         return bool(below)
 
-    def _values(self, divergence: Divergence, chain: list[str]) -> bool:
+    def _evident(self, divergence: Divergence) -> bool:
+        """What a test sees is never left unexplained while a changed function ran under it: first the changed
+        functions whose calls are missing or extra (a removed override), else those executed under it."""
+        call = divergence.call
+        if not EVIDENT_CLASSES.intersection(divergence.classes) and not self._changed_in_calls(divergence):
+            return False
+        if named := self._changed_in_calls(divergence):
+            for function in named:
+                self.result.of(function).non_local.append((divergence, 1))
+            return True
+        executed = []
+        for function in sorted(self.entry_functions.get(divergence.entry, frozenset()) & self.changes.functions - self.tests):
+            if function != call.function:  # the static distance, else through the entry point at worst
+                executed.append((self.distance(call.function, function) or len(call.path) + 1, function))
+        for hops, function in sorted(executed):
+            self.result.of(function).non_local.append((divergence, hops))
+        return bool(executed)
+
+    def _changed_in_calls(self, divergence: Divergence) -> list[str]:
+        details = divergence.call.details
+        named = {*details.get("missingCalls", ()), *details.get("additionalCalls", ())}
+        return sorted(function for function in named if function in self.changes.functions and function not in self.tests)
+
+    def _read_in_entry(self, divergence: Divergence) -> bool:
+        """Changed values read anywhere in the entry point, when nothing closer explains the divergence."""
+        called = self._called(divergence)
+        values = {value for function in called if (found := self.reads.get(function)) is not None
+                  for value in found.values(called) & self.changes.values}
+        for value in sorted(values):
+            self.result.of(value).non_local.append((divergence, len(divergence.call.path) + 1))
+        return bool(values)
+
+    def _called(self, divergence: Divergence) -> Set[str]:
+        """The functions run under the divergence's entry point, and the type its own call ran for."""
         called = self.entry_functions.get(divergence.entry, frozenset())
+        receiver = divergence.call.receiver
+        return called | {RECEIVER + receiver} if receiver else called
+
+    def _values(self, divergence: Divergence, chain: list[str]) -> bool:
+        called = self._called(divergence)
         reader = _closest_reader([divergence.call.function, *chain], self.reads, called, self.changes.values)
         if reader is None:
             return False

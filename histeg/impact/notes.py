@@ -10,9 +10,10 @@ if TYPE_CHECKING:
 CALLABLE_KINDS = ("function", "method")
 
 
-def notes_on(target: Target, traces_seen: int) -> list[str]:
-    """``traces_seen``: the traced entry points that ran the target, whether or not anything in them diverged."""
-    return [*_origin(target), *_classes(target), *_change(target, traces_seen)]
+def notes_on(target: Target, traces_seen: int, outcome_changed: int = 0) -> list[str]:
+    """``traces_seen``: the traced entry points that ran the target in either version, whether or not anything
+    in them diverged; ``outcome_changed``: those of them whose test's outcome changed."""
+    return [*_origin(target), *_classes(target), *_change(target, traces_seen, outcome_changed)]
 
 
 def _origin(target: Target) -> list[str]:
@@ -40,7 +41,7 @@ def _classes(target: Target) -> list[str]:
     return found
 
 
-def _change(target: Target, traces_seen: int) -> list[str]:
+def _change(target: Target, traces_seen: int, outcome_changed: int) -> list[str]:
     """What a changed target's divergences, or their absence, suggest about the change."""
     if target.new_tests and not target.divergences() and target.syntax_changes:
         return [(f"its behaviour is observed only by tests this version adds or renames ({len(target.new_tests)} entry point(s)): "
@@ -53,12 +54,15 @@ def _change(target: Target, traces_seen: int) -> list[str]:
         return ["changed; only its own lines differ (same returns, parameters and calls): likely an equivalent change"] if only_lines else []
     if target.kind not in CALLABLE_KINDS:
         return [] if non_local else ["changed; no divergence was attributed to it"]
-    return [] if target.new else [_not_local(bool(non_local), traces_seen)]
+    return [] if target.new else [_not_local(bool(non_local), traces_seen, outcome_changed)]
 
 
-def _not_local(non_local: bool, traces_seen: int) -> str:
+def _not_local(non_local: bool, traces_seen: int, outcome_changed: int) -> str:
     if traces_seen == 0:
         return "changed but not executed by any traced entry point"
+    if outcome_changed:
+        return (f"ran under {outcome_changed} test(s) whose outcome changed, with no divergence of its own: "
+                "its effect shows through what it returns, writes or calls")
     if non_local:
         return "no local impact observed; the change shows in the functions it calls"
     return "changed but no local impact observed: equivalent or not executed"

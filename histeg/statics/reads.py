@@ -15,7 +15,9 @@ Where syntax cannot tell the receiver's class (a parameter, a returned object,
 *candidate* of every project class holding a value of that name. The trace can
 tell: a candidate counts under an entry point where one of its witnesses (a
 method of a class whose instances carry the value) ran, since an instance
-then existed (``histeg.impact.mapping``).
+then existed (``histeg.impact.mapping``). ``self.NAME`` in a method of a class
+is also a candidate read of every subclass's own ``NAME``, witnessed by the
+subclass's methods or by the receiver's type the trace records for the call.
 """
 
 from __future__ import annotations
@@ -47,6 +49,15 @@ class FunctionReads:
         return set(self.resolved) | {value for value, witnesses in self.candidates.items() if not witnesses.isdisjoint(called)}
 
 
+RECEIVER = "instance of "
+
+
+def receiver_witness(klass: str) -> str:
+    """The witness that a call ran on an instance of ``klass`` (``pkg.mod:Cls``), as the trace tells
+    by its receiver's type (``pkg.mod.Cls``): ``instance of pkg.mod.Cls``."""
+    return RECEIVER + klass.replace(":", ".")
+
+
 ValueReads = dict[str, FunctionReads]
 """Function identifier -> what it reads."""
 
@@ -73,6 +84,8 @@ def _reads_of(index: ProjectIndex, candidates: _Candidates, definition: Definiti
             how: Resolution = "instance attribute" if held else "attribute"
             if places := index.member_places(receiver, node.attr):
                 found.resolved.update(dict.fromkeys(places, how))
+                if _on_self(node) and (receiver_class := class_of(receiver)) is not None:  # a subclass may override NAME
+                    found.candidates.update(candidates.overriding(node.attr, receiver_class, set(places)))
             elif receiver is UNKNOWN:
                 found.candidates.update(candidates.holding(node.attr))
             elif (receiver_class := class_of(receiver)) is not None:
@@ -80,6 +93,11 @@ def _reads_of(index: ProjectIndex, candidates: _Candidates, definition: Definiti
     for value in found.resolved:
         found.candidates.pop(value, None)
     return found
+
+
+def _on_self(node: ast.Attribute) -> bool:
+    """``self.NAME`` or ``cls.NAME``: read on whatever instance or class the method runs for."""
+    return isinstance(node.value, ast.Name) and node.value.id in ("self", "cls")
 
 
 class _Candidates:
@@ -97,6 +115,23 @@ class _Candidates:
                 classes = [klass for klass in classes if below in self.index.mro(klass)[0]]
             if classes:
                 found[value] = frozenset(witness for klass in classes for witness in self._witnesses(klass))
+        return found
+
+    def overriding(self, name: str, below: str, read: set[str]) -> dict[str, frozenset[str]]:
+        """Value -> witnesses, for the values of ``name`` that project subclasses of ``below`` bind
+        themselves (a locale subclass's own ``PHRASES``): ``self.NAME`` in a method of ``below`` reads
+        them when it runs on such an instance. Witnesses: the subclasses' own methods, and the
+        receiver's type the trace records for the call (``receiver_witness``); never the base's methods,
+        which run for the base's instances and every sibling's too."""
+        found: dict[str, frozenset[str]] = {}
+        for value, classes in self.index.carriers(name).items():
+            below_it = [klass for klass in classes if klass != below and below in self.index.mro(klass)[0]]
+            if value in read or not below_it:
+                continue
+            witnesses = {receiver_witness(klass) for klass in below_it}
+            witnesses.update(identifier_of(method.definition) for klass in below_it for method in self.index.methods(klass)
+                             if method.definition is not None)
+            found[value] = frozenset(witnesses)
         return found
 
     def _witnesses(self, klass: str) -> list[str]:
