@@ -85,7 +85,7 @@ def rank_version(inputs: RankingInputs, scaling: Scaling, metrics: tuple[str, ..
     layout, comparison = inputs.layout, inputs.comparison
     tests = frozenset(identifier for identifier, info in inputs.functions.items() if in_directories(info.file, layout.tests))
     mapped = map_divergences(comparison.divergences, inputs.changes, inputs.reads, inputs.distance, restrict, tests,
-                             bool(inputs.test_data), entry_functions=comparison.entry_functions)
+                             bool(inputs.test_data), entry_functions=comparison.executed())
     built = build_targets(inputs.changes, mapped, comparison, inputs.functions, scaling, metrics)
     kept = [t for t in built if not ignored(t.identifier, layout.ignored_functions)]
     for target in kept:

@@ -9,7 +9,7 @@ from typing import Any
 
 import msgspec
 
-from histeg.compare.classes import CLASSES
+from histeg.compare.classes import CLASSES, OUTCOME_CHANGED
 from histeg.compare.divergences import Divergence, VersionComparison
 from histeg.compare.entry_points import EntryKey
 from histeg.impact.changes import ChangeIndex
@@ -155,6 +155,8 @@ def build_targets(
     metrics: tuple[str, ...],
 ) -> list[Target]:
     identifiers = set(changes.by_entity) | set(mapped.targets)
+    executed = comparison.executed()
+    evident = {d.entry for d in comparison.divergences if OUTCOME_CHANGED in d.classes}
     targets = []
     for identifier in sorted(identifiers):
         impact = mapped.targets.get(identifier, Impact())
@@ -168,7 +170,8 @@ def build_targets(
         value = target_value(impact, traces, len(syntax), new_class, scaling, metrics)
         target = Target(identifier, kind, file, lines, value, syntax, impact, identifier in mapped.unmapped, identifier in changes.new_entities)
         target.new_tests = sorted(key for key, called in comparison.new_entry_functions.items() if identifier in called)
-        target.notes = notes_on(target, sum(1 for f in comparison.entry_functions.values() if identifier in f))
+        target.notes = notes_on(target, sum(1 for f in executed.values() if identifier in f),
+                                sum(1 for key, f in executed.items() if key in evident and identifier in f))
         targets.append(target)
     return targets
 
