@@ -77,7 +77,7 @@ def with_merge_classes(document: TestingTargets, charged: Mapping[str, tuple[set
             {"product": targets, "tests": document.test_code, "other": document.other_code}[section_of(target.file, layout)].append(target)
         target.merge_classes = sorted(classes)  # type: ignore[assignment]
         target.notes.append(_note(classes, lost_from))
-    targets.sort(key=lambda t: (not t.merge_classes, -t.value, t.identifier))
+    targets.sort(key=lambda t: (not t.merge_classes, not t.evidence, -t.value, t.identifier))  # as ranking.ranked within each
     for rank, target in enumerate(targets, 1):
         target.rank = rank
     document.targets = targets

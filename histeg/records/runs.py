@@ -144,7 +144,9 @@ class Confirmations(Record, kw_only=True):
 
     FILE = "confirmations.json"
     TITLE = "<index>/confirmations.json"
-    schema_version: Literal[2] = 2
+    schema_version: Literal[3] = 3
+    """3: re-runs made in stages (old, then new, then old again), so that no clock tick passes for a change;
+    earlier batches were made side by side and are made again."""
     identifier: CommitId
     batches: list[Batch]
 
