@@ -108,25 +108,18 @@ def _digest(value: str | bytes) -> str:
     return f"{zlib.crc32(data) | (zlib.adler32(data) << 32):016x}"
 
 
-_ADDRESS = None
+_PATTERNS: dict[str, Any] = {}
 _TEMP_NAME = None
 _PYTEST_DIR = None
 _URL_CREDENTIALS = None
-_ADDRESS_AT = None
-_WORDS = None
 
 
 def name_segments(name: str) -> tuple[str, ...]:
     """A name's words, lower case: ``apiToken`` and ``API_TOKEN`` are ``('api', 'token')``. A CapWords
     name (``Token``, ``PasswordField``) names a class, not a value, and has none."""
-    global _WORDS
     if name[:1].isupper() and any(char.islower() for char in name):
         return ()
-    if _WORDS is None:
-        import re
-
-        _WORDS = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
-    return tuple(part.lower() for part in _WORDS.findall(name))
+    return tuple(part.lower() for part in _compiled(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+").findall(name))
 
 
 def secret_pattern(pattern: str) -> tuple[bool, tuple[str, ...]]:
@@ -154,12 +147,7 @@ def scrub(text: str) -> str:
     text = scrub_temporary(text)
     if "0x" not in text:
         return text
-    global _ADDRESS
-    if _ADDRESS is None:
-        import re
-
-        _ADDRESS = re.compile(r"(?<![0-9A-Za-z_\u2026])0x[0-9a-fA-F]+")
-    return _ADDRESS.sub("0x\u2026", text)
+    return _compiled(r"(?<![0-9A-Za-z_\u2026])0x[0-9a-fA-F]+").sub("0x\u2026", text)
 
 
 def scrub_addresses(text: str) -> str:
@@ -167,12 +155,17 @@ def scrub_addresses(text: str) -> str:
     ``at 0x…`` is an address by the idiom of every default ``repr``; a bare ``0x1F`` is data and stays."""
     if "at 0x" not in text:
         return text
-    global _ADDRESS_AT
-    if _ADDRESS_AT is None:
+    return _compiled(r"(?<=\bat )0x[0-9a-fA-F]{4,}\b").sub("0x\u2026", text)
+
+
+def _compiled(pattern: str) -> Any:
+    """A regular expression compiled when first needed: ``re`` is not imported at a traced program's start."""
+    found = _PATTERNS.get(pattern)
+    if found is None:
         import re
 
-        _ADDRESS_AT = re.compile(r"(?<=\bat )0x[0-9a-fA-F]{4,}\b")
-    return _ADDRESS_AT.sub("0x\u2026", text)
+        found = _PATTERNS[pattern] = re.compile(pattern)
+    return found
 
 
 def scrub_temporary(text: str) -> str:
