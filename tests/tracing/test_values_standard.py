@@ -37,6 +37,13 @@ class Paris(datetime.tzinfo):
 
 
 UTC = datetime.timezone.utc
+
+
+def _named(cls: type) -> str:
+    """pathlib's classes live in ``pathlib`` on 3.12 and in ``pathlib._local`` on 3.13."""
+    return f"{cls.__module__}.{cls.__qualname__}"
+
+
 # (value, an unequal value of the same type, the expected type name, the expected text)
 CASES: list[tuple[Any, Any, str, str]] = [
     (datetime.datetime(2024, 2, 1, 9, 30), datetime.datetime(2024, 2, 2, 9, 30), "datetime.datetime", "2024-02-01T09:30:00"),
@@ -52,9 +59,9 @@ CASES: list[tuple[Any, Any, str, str]] = [
     (decimal.Decimal("1.10"), decimal.Decimal("1.1"), "decimal.Decimal", "1.10"),
     (fractions.Fraction(3, 4), fractions.Fraction(3, 5), "fractions.Fraction", "3/4"),
     (uuid.UUID(int=7), uuid.UUID(int=8), "uuid.UUID", "00000000-0000-0000-0000-000000000007"),
-    (pathlib.PurePosixPath("/srv/run/data//a/./b.txt"), pathlib.PurePosixPath("/srv/run/data/b.txt"), "pathlib.PurePosixPath",
+    (pathlib.PurePosixPath("/srv/run/data//a/./b.txt"), pathlib.PurePosixPath("/srv/run/data/b.txt"), _named(pathlib.PurePosixPath),
      "'<root>/data/a/b.txt'"),
-    (pathlib.Path("/srv/run/x") / "y", pathlib.Path("/srv/run/x/z"), "pathlib.PosixPath", "'<root>/x/y'"),
+    (pathlib.Path("/srv/run/x") / "y", pathlib.Path("/srv/run/x/z"), _named(pathlib.PosixPath), "'<root>/x/y'"),
     (ipaddress.ip_address("10.0.0.1"), ipaddress.ip_address("10.0.0.2"), "ipaddress.IPv4Address", "10.0.0.1"),
     (ipaddress.ip_address("::1"), ipaddress.ip_address("::2"), "ipaddress.IPv6Address", "::1"),
     (ipaddress.ip_network("10.0.0.0/8"), ipaddress.ip_network("10.0.0.0/16"), "ipaddress.IPv4Network", "10.0.0.0/8"),
