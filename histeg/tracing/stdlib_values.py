@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import sys
 from itertools import islice
-from collections.abc import Callable
+from collections.abc import Callable, Hashable
 from typing import Any
 
 Nested = Callable[[Any], str]
@@ -43,41 +43,45 @@ def _member(cls: type, name: str) -> Callable[[Any], Any]:
     return cls.__dict__[name].__get__
 
 
-def _time_of_day(hour: int, minute: int, second: int, microsecond: int, fold: int) -> str:
+def _time_of_day(hour: int, minute: int, second: int, microsecond: int) -> str:
     text = f"{hour:02d}:{minute:02d}:{second:02d}"
-    if microsecond:
-        text += f".{microsecond:06d}"
-    return text + (" fold=1" if fold else "")
-
-
-def _tz(tzinfo: Any, nested: Nested) -> str:
-    return "" if tzinfo is None else f" tz={nested(tzinfo)}"
+    return f"{text}.{microsecond:06d}" if microsecond else text
 
 
 def _datetime_formatters(module: Any) -> dict[type, Formatter]:
     date, datetime, time, timedelta, timezone = module.date, module.datetime, module.time, module.timedelta, module.timezone
-    year, month, day = (_member(date, name) for name in ("year", "month", "day"))
-    dt_fields = [_member(datetime, name) for name in ("hour", "minute", "second", "microsecond", "fold")]
-    dt_tz = _member(datetime, "tzinfo")
-    t_fields = [_member(time, name) for name in ("hour", "minute", "second", "microsecond", "fold")]
-    t_tz = _member(time, "tzinfo")
+    dt_fields = [_member(datetime, name) for name in ("hour", "minute", "second", "microsecond")]
+    t_fields = [_member(time, name) for name in ("hour", "minute", "second", "microsecond")]
+    dt_tz, dt_fold, t_tz, t_fold = _member(datetime, "tzinfo"), _member(datetime, "fold"), _member(time, "tzinfo"), _member(time, "fold")
     td_fields = [_member(timedelta, name) for name in ("days", "seconds", "microseconds")]
     tz_offset, tz_name = timezone.utcoffset, timezone.tzname
+    date_text, datetime_text, time_text = date.isoformat, datetime.isoformat, time.isoformat
 
-    def on_date(value: Any) -> str:
-        return f"{year(value):04d}-{month(value):02d}-{day(value):02d}"
+    def zoned(text: str, tzinfo: Any, fold: int, nested: Nested) -> str:
+        """The base type's own C ``isoformat`` where the zone is the standard library's fixed offset (whose C
+        methods it calls); with a zone of the project's, the zone's state instead of a call of its methods."""
+        if tzinfo is not None:
+            text += f" {tz_name(tzinfo, None)}" if type(tzinfo) is timezone else f" tz={nested(tzinfo)}"
+        return f"{text} fold=1" if fold else text
 
     def fmt_date(value: Any, nested: Nested, text: Text) -> str:
-        return on_date(value)
+        return date_text(value)
 
     def fmt_datetime(value: Any, nested: Nested, text: Text) -> str:
-        return f"{on_date(value)}T{_time_of_day(*(get(value) for get in dt_fields))}{_tz(dt_tz(value), nested)}"
+        tzinfo = dt_tz(value)
+        if tzinfo is None or type(tzinfo) is timezone:
+            return zoned(datetime_text(value), tzinfo, dt_fold(value), nested)
+        day = date_text(value)
+        return zoned(f"{day}T{_time_of_day(*[get(value) for get in dt_fields])}", tzinfo, dt_fold(value), nested)
 
     def fmt_time(value: Any, nested: Nested, text: Text) -> str:
-        return f"{_time_of_day(*(get(value) for get in t_fields))}{_tz(t_tz(value), nested)}"
+        tzinfo = t_tz(value)
+        if tzinfo is None or type(tzinfo) is timezone:
+            return zoned(time_text(value), tzinfo, t_fold(value), nested)
+        return zoned(_time_of_day(*[get(value) for get in t_fields]), tzinfo, t_fold(value), nested)
 
     def fmt_timedelta(value: Any, nested: Nested, text: Text) -> str:
-        days, seconds, microseconds = (get(value) for get in td_fields)
+        days, seconds, microseconds = [get(value) for get in td_fields]
         return f"days={days}, seconds={seconds}, microseconds={microseconds}"
 
     def fmt_timezone(value: Any, nested: Nested, text: Text) -> str:
@@ -85,6 +89,24 @@ def _datetime_formatters(module: Any) -> dict[type, Formatter]:
         return f"{fmt_timedelta(offset, nested, text)}, name={text(tz_name(value, None))}"
 
     return {date: fmt_date, datetime: fmt_datetime, time: fmt_time, timedelta: fmt_timedelta, timezone: fmt_timezone}
+
+
+def _datetime_keys(module: Any) -> dict[type, Callable[[Any], Hashable | None]]:
+    """Exact types whose equal values have equal texts, with the key that says so (None: abstract this one anew)."""
+    dt_tz, dt_fold, t_tz, t_fold = (_member(module.datetime, "tzinfo"), _member(module.datetime, "fold"),
+                                    _member(module.time, "tzinfo"), _member(module.time, "fold"))
+
+    def naive_datetime(value: Any) -> Hashable | None:  # aware ones are equal across zones, their texts are not
+        return (value, dt_fold(value)) if dt_tz(value) is None else None
+
+    def naive_time(value: Any) -> Hashable | None:
+        return (value, t_fold(value)) if t_tz(value) is None else None
+
+    return {module.date: _itself, module.timedelta: _itself, module.datetime: naive_datetime, module.time: naive_time}
+
+
+def _itself(value: Any) -> Hashable:
+    return value
 
 
 def _decimal_formatters(module: Any) -> dict[type, Formatter]:
@@ -254,6 +276,7 @@ class StandardValues:
     """Which types are standard-library value types, and how each shows its value (one per process)."""
 
     def __init__(self) -> None:
+        self._keys: dict[type, Callable[[Any], Hashable | None]] = {}
         self._formatters: dict[type, Formatter] = _builtin_formatters()
         self._loaded: set[str] = set()
         self._bases: list[type] = list(SUBCLASSABLE_BUILTINS)
@@ -267,6 +290,8 @@ class StandardValues:
                 continue
             try:
                 self._formatters.update(loader(module))
+                if name == "datetime":
+                    self._keys.update(_datetime_keys(module))
             except (AttributeError, KeyError):  # a Python whose module lacks what is read here: its values show as objects
                 pass
             self._loaded.add(name)
@@ -283,6 +308,14 @@ class StandardValues:
             if klass in self._bases:
                 return False, klass
         return False, None
+
+    def keyed(self, cls: type) -> bool:
+        return cls in self._keys
+
+    def key(self, value: Any, cls: type) -> Hashable | None:
+        """A key under which ``value``'s id can be cached: equal keys, equal texts (None: no such key)."""
+        found = self._keys.get(cls)
+        return None if found is None else found(value)
 
     def format(self, value: Any, cls: type, nested: Nested, text: Text) -> str:
         """The value's state as read through ``cls``'s own accessors (``cls`` is the value's type or its C base)."""

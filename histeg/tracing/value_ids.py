@@ -30,6 +30,8 @@ class ValueIds:
         self.by_type: dict[type, int] = {}
         """Types whose values all abstract alike: one id per type (read by the C collector too)."""
         self._varying: set[type] = set()
+        self._keyed: set[type] = set()
+        """Types whose values are cached by ``Abstraction.value_key``."""
         self._by_object: dict[tuple[type, object], int] = {}
         self._values: dict[tuple[str, str | None], int] = {}
         self._next = itertools.count(1)
@@ -69,11 +71,23 @@ class ValueIds:
                     self._by_object.clear()
                 found = self._by_object[key] = self.intern(abstract(value))
             return found
+        if cls in self._keyed:  # a standard value type whose equal values abstract alike: once per value
+            value_key = self.abstraction.value_key(value, cls)
+            if value_key is not None:
+                key = (cls, value_key)
+                found = self._by_object.get(key)
+                if found is None:
+                    if len(self._by_object) >= MAX_CACHED_VALUES:
+                        self._by_object.clear()
+                    found = self._by_object[key] = self.intern(abstract(value))
+                return found
         if cls not in self._varying:
             if self.abstraction.constant(cls):
                 found = self.by_type[cls] = self.intern(abstract(value))
                 return found
             self._varying.add(cls)
+            if self.abstraction.keyed(cls):
+                self._keyed.add(cls)
         if divert is not None and self.abstraction.repr_types and type_name(cls) in self.abstraction.repr_types:
             return divert(state, lambda: self.intern(abstract(value)))
         return self.intern(abstract(value))

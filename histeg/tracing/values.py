@@ -251,6 +251,14 @@ class Abstraction:
         except Exception as exc:  # a defect here must not break the traced program
             return name, f"<abstraction failed: {type(exc).__name__}>"
 
+    def keyed(self, cls: type) -> bool:
+        """Whether values of ``cls`` may have a ``value_key``."""
+        return self._standard.keyed(cls)
+
+    def value_key(self, value: Any, cls: type) -> Any:
+        """A key equal for two values exactly when their abstractions are (a naive datetime, a date), or None."""
+        return self._standard.key(value, cls)
+
     def constant(self, cls: type) -> bool:
         """Whether every instance of ``cls`` abstracts alike (no state visible): one id per type."""
         kind, _ = self._kinds.get(cls) or self._classify(cls)

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from histeg.tracing.value_ids import ValueIds
 from histeg.tracing.values import Abstraction
 
 ABSTRACTION = Abstraction(root="/srv/run")
@@ -48,7 +49,10 @@ def _named(cls: type) -> str:
 CASES: list[tuple[Any, Any, str, str]] = [
     (datetime.datetime(2024, 2, 1, 9, 30), datetime.datetime(2024, 2, 2, 9, 30), "datetime.datetime", "2024-02-01T09:30:00"),
     (datetime.datetime(2024, 2, 1, 9, 30, 0, 5, tzinfo=UTC), datetime.datetime(2024, 2, 1, 9, 30, 0, 6, tzinfo=UTC), "datetime.datetime",
-     "2024-02-01T09:30:00.000005 tz=datetime.timezone(days=0, seconds=0, microseconds=0, name='UTC')"),
+     "2024-02-01T09:30:00.000005+00:00 UTC"),
+    (datetime.datetime(2021, 11, 7, 1, 30, fold=1), datetime.datetime(2021, 11, 7, 1, 30), "datetime.datetime", "2021-11-07T01:30:00 fold=1"),
+    (datetime.time(1, 2, tzinfo=Paris("Europe/Paris")), datetime.time(1, 2, tzinfo=Paris("Europe/Rome")), "datetime.time",
+     f"01:02:00 tz={__name__}.Paris{{name='Europe/Paris'}}"),
     (datetime.datetime(2024, 2, 1, tzinfo=Paris("Europe/Paris")), datetime.datetime(2024, 2, 1, tzinfo=Paris("Europe/Rome")),
      "datetime.datetime", f"2024-02-01T00:00:00 tz={__name__}.Paris{{name='Europe/Paris'}}"),
     (datetime.date(2024, 2, 1), datetime.date(2024, 2, 2), "datetime.date", "2024-02-01"),
@@ -82,6 +86,17 @@ def test_a_standard_value_is_recorded_by_value(value: Any, other: Any, type_name
     assert ABSTRACTION.abstract(value) == (type_name, text)
     assert ABSTRACTION.abstract(other) != ABSTRACTION.abstract(value)  # two unequal values never look alike
     assert not ABSTRACTION.constant(type(value))  # so a value id is never shared by the whole type
+
+
+def test_equal_values_cached_by_value_keep_apart_what_their_texts_tell_apart() -> None:
+    """Naive datetimes are cached by value: a fold (equal in comparisons) and an aware twin still get ids of their own."""
+    ids = ValueIds(lambda *_: None, Abstraction())
+    plain, folded = datetime.datetime(2021, 11, 7, 1, 30), datetime.datetime(2021, 11, 7, 1, 30, fold=1)
+    assert plain == folded
+    first = ids.id_of(plain)
+    assert ids.id_of(datetime.datetime(2021, 11, 7, 1, 30)) == first
+    assert ids.id_of(folded) != first
+    assert ids.id_of(plain.replace(tzinfo=UTC)) != ids.id_of(plain.replace(tzinfo=datetime.timezone(datetime.timedelta(0), "Z")))
 
 
 def test_a_standard_value_inside_a_container_and_an_object_shows_its_value() -> None:
