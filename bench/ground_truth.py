@@ -229,7 +229,7 @@ class Suite:
         return self.outcome(clone, *extra, timeout=timeout)[0]
 
     def outcome(self, clone: Path, *extra: str, paths: Sequence[str] | None = None, timeout: float | None = None) -> tuple[int | None, str]:
-        """pytest's exit code (None on timeout) and its last line, over ``paths`` (default: the tests directories)."""
+        """pytest's exit code (None on timeout) and its last line with the first failing test, over ``paths`` (default: the tests directories)."""
         argv = [self.python, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *extra, *self.args,
                 *(self.paths if paths is None else paths)]
         try:
@@ -238,7 +238,9 @@ class Suite:
         except subprocess.TimeoutExpired:
             return None, "timeout"
         lines = result.stdout.strip().splitlines()
-        return result.returncode, lines[-1] if lines else ""
+        first = next((line.split()[1] for line in lines if line.startswith(("FAILED ", "ERROR ")) and len(line.split()) > 1), None)
+        last = lines[-1] if lines else ""
+        return result.returncode, f"{last} (first: {first})" if first else last
 
     def executed(self, clone: Path, scratch: Path) -> tuple[int, set[tuple[str, int]]]:
         """Exit code and the (file, first line) of every code object of the clone the suite starts."""
@@ -909,7 +911,9 @@ def build_chain(clone: Path, project: Project, options: Options, scratch: Path, 
     started = time.perf_counter()
     code, builder.executed = project.suite.executed(clone, scratch)
     if code != 0:
-        raise RuntimeError(f"the untraced suite does not pass at the base (pytest exit {code})")
+        _, last = project.suite.outcome(clone)
+        raise RuntimeError(f"the untraced suite does not pass at the base (pytest exit {code}: {last}) in its environment; "
+                           "leave its failing tests out with --pytest-arg=--deselect=NODE_ID or --pytest-arg=--ignore=PATH")
     project.suite.timeout = max(60.0, 10 * (time.perf_counter() - started) + 30)  # a mutant that loops is not kept
     log(f"  {len(builder.executed)} code objects of the clone run by the suite; looking for {options.mutants} mutants")
     mutants = builder.find_mutants(options.mutants)

@@ -191,7 +191,7 @@ class Case:
     lines: int
     revert: str = ""
     failing: str = ""
-    """pytest's last line on the revert (the fix's changed test modules)."""
+    """pytest's last line and first failing test on the revert (the fix's changed test modules)."""
     truth: list[str] = field(default_factory=list)
     rank: int | None = None
     ranks: dict[str, int | None] = field(default_factory=dict)
@@ -283,7 +283,7 @@ def print_project(figures: ProjectFigures) -> None:
         truth = ", ".join(f"{t}#{case.ranks.get(t) or '-'}" for t in case.truth) or "(none)"
         print(f"{case.fix[:12]:12} {case.lines:>5} {rank:>4} {'yes' if case.charged else 'no':>3} {targets:>4} {case.histeg_seconds:>5.0f}  "
               f"{truth[:44]:44} {classes[:34]:34} {', '.join(case.top)}")
-        print(f"{'':12} {case.subject[:90]}  [{case.failing[:50]}]" + (f"  FAILED: {case.failed[:80]}" if case.failed else ""))
+        print(f"{'':12} {case.subject[:90]}  [{case.failing[:120]}]" + (f"  FAILED: {case.failed[:80]}" if case.failed else ""))
     print_rates(figures.project, figures.cases)
 
 
