@@ -1,6 +1,6 @@
 """Ground truth from real bugs: fix commits of a project's history, their source change reverted, and how histeg ranks it.
 
-    python bench/real_bugs.py REPO [REPO ...] [--max-cases 10] [--max-candidates 40] [--max-lines 40] [--python PY]
+    python bench/real_bugs.py REPO [REPO ...] [--max-cases 10] [--max-candidates 40] [--max-lines 40] [--timeout 1800] [--python PY]
                               [--work DIR] [--keep] [--report FILE] [--histeg-arg=--repeat=2 ...]
 
 Seeded mutants (``ground_truth.py``) are edits histeg's authors chose; these are
@@ -36,6 +36,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import subprocess
 import sys
 import time
 from collections import Counter
@@ -310,15 +311,21 @@ def measure(name: str, repo: str, options: argparse.Namespace, log: Any) -> Proj
             if case is None:
                 continue
             out = scratch / "out" / case.fix[:12]
-            run = run_histeg("compute", "--repo", str(work), "--branch", f"real-bug/{case.fix[:12]}", "--versions",
-                             f"{case.fix}..{case.revert}", "--out", str(out), "-q", *options.histeg_arg)
-            case.histeg_code, case.histeg_seconds = run.code, run.seconds
-            figures.histeg_seconds += run.seconds
-            if run.summary is None:
+            case_started = time.perf_counter()
+            try:
+                run = run_histeg("compute", "--repo", str(work), "--branch", f"real-bug/{case.fix[:12]}", "--versions",
+                                 f"{case.fix}..{case.revert}", "--out", str(out), "-q", *options.histeg_arg, timeout=options.timeout)
+            except subprocess.TimeoutExpired:
+                case.failed = f"histeg did not finish within {options.timeout:.0f}s"
+                run = None
+            case.histeg_seconds = time.perf_counter() - case_started
+            figures.histeg_seconds += case.histeg_seconds
+            case.histeg_code = run.code if run is not None else None
+            if run is not None and run.summary is None:
                 case.failed = f"histeg exit {run.code}: {run.stderr.strip()[-300:]}"
-            else:
+            elif run is not None:
                 read_case(case, work, candidate.sources, run.summary, out)
-            log(f"      rank {case.rank}, charged {case.charged}, {case.targets} targets, {run.seconds:.0f}s"
+            log(f"      rank {case.rank}, charged {case.charged}, {case.targets} targets, {case.histeg_seconds:.0f}s"
                 + (f", failed: {case.failed[:120]}" if case.failed else ""))
             figures.cases.append(case)
         figures.seconds = time.perf_counter() - started
@@ -331,6 +338,7 @@ def main() -> None:
     parser.add_argument("--max-cases", type=int, default=10, help="cases kept per project")
     parser.add_argument("--max-candidates", type=int, default=40, help="fix commits tried per project (untraced checks)")
     parser.add_argument("--max-lines", type=int, default=40, help="most lines of package source a fix may change")
+    parser.add_argument("--timeout", type=float, default=1800, help="seconds one histeg compute may take; a case past it is a miss")
     options = parser.parse_args()
     results: list[ProjectFigures] = []
     errors: list[dict[str, str]] = []

@@ -11,6 +11,7 @@ import argparse
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -51,13 +52,36 @@ class HistegRun:
 
 
 def run_histeg(*args: str, timeout: float = 3600) -> HistegRun:
-    """The real command line in a child process, with ``--json``; messages stay on stderr."""
+    """The real command line in a child process, with ``--json``; messages stay on stderr.
+
+    It runs in a process group of its own: at ``timeout`` the whole group (histeg's workers, the traced
+    suite) is interrupted, then killed, and ``subprocess.TimeoutExpired`` is raised.
+    """
     started = time.perf_counter()
-    result = subprocess.run([sys.executable, "-m", "histeg", *args, "--json"], capture_output=True, text=True,
-                            timeout=timeout, check=False, cwd=ROOT)
+    process = subprocess.Popen([sys.executable, "-m", "histeg", *args, "--json"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, cwd=ROOT, start_new_session=True)
+    try:
+        stdout, stderr = process.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        end_group(process)
+        raise
     seconds = time.perf_counter() - started
-    summary = json.loads(result.stdout) if result.stdout.strip() else None
-    return HistegRun(result.returncode, seconds, summary, result.stderr)
+    summary = json.loads(stdout) if stdout.strip() else None
+    return HistegRun(process.returncode, seconds, summary, stderr)
+
+
+def end_group(process: subprocess.Popen[str], grace: float = 30.0) -> None:
+    """Interrupt a child's process group (histeg then ends what it started), and kill what is left after ``grace``."""
+    for sig, wait in ((signal.SIGINT, grace), (signal.SIGKILL, None)):
+        try:
+            os.killpg(process.pid, sig)
+        except ProcessLookupError:
+            return
+        try:
+            process.communicate(timeout=wait)
+            return
+        except subprocess.TimeoutExpired:
+            continue
 
 
 def suite_environment(root: Path, sources: Sequence[str]) -> dict[str, str]:
