@@ -236,6 +236,7 @@ class Abstraction:
         self._names: dict[type, str] = {}
         self._redacted_names: dict[str, bool] = {}
         self._neutral: dict[str, str] = {}
+        self._secrets: dict[str, str] = {}
 
     # -- what callers ask -------------------------------------------------------------
 
@@ -291,12 +292,18 @@ class Abstraction:
         return self.secret_text(f"{self.type_name(cls)}\x00{text}")
 
     def secret_text(self, text: str) -> str:
+        """The digest of a secret's text, remembered: a lexer passes the same ``token`` to many calls."""
         if self.key is None:
             return REDACTED
-        import hmac
+        found = self._secrets.get(text)
+        if found is None:
+            import hmac
 
-        digest = hmac.new(self.key, text.encode("utf-8", "surrogatepass"), "sha256").hexdigest()
-        return f"<redacted #{digest[:DIGEST_LENGTH]}>"
+            digest = hmac.new(self.key, text.encode("utf-8", "surrogatepass"), "sha256").hexdigest()
+            found = f"<redacted #{digest[:DIGEST_LENGTH]}>"
+            if len(self._secrets) < MAX_CACHED_TEXTS:
+                self._secrets[text] = found
+        return found
 
     def neutral(self, text: str) -> str:
         """Paths replaced by placeholders, random temporary names scrubbed, URL passwords redacted."""
@@ -479,15 +486,27 @@ class Abstraction:
             return None
         pairs.sort(key=_first)
         shown = []
+        secrets, kinds = self._redacted_names, self._kinds
         for name, item in pairs:
             if budget[0] <= 0:
                 shown.append(f"\u2026+{len(pairs) - len(shown)}")
                 break
-            if self.redacts(name):
+            secret = secrets.get(name)
+            if secret is None:
+                secret = self.redacts(name)
+            if secret:
                 shown.append(f"{name}={self.secret(item)}")
                 continue
             item_cls = type(item)
-            item_kind, item_base = self._kinds.get(item_cls) or self._classify(item_cls)
+            if item_cls is str:  # the common attributes first, as _text would show them
+                budget[0] -= 1
+                shown.append(f"{name}={self._string(item)}")
+                continue
+            if item_cls is bool or item is None:
+                budget[0] -= 1
+                shown.append(f"{name}={item}")
+                continue
+            item_kind, item_base = kinds.get(item_cls) or self._classify(item_cls)
             if item_kind in _SHOWN_IN_FIELDS or item_cls is item_base:
                 shown.append(f"{name}={self._text(item, item_cls, budget, depth + 1)}")
             else:
