@@ -200,6 +200,8 @@ class Case:
     classes: dict[str, int] = field(default_factory=dict)
     targets: int | None = None
     top: list[str] = field(default_factory=list)
+    traced_tests: dict[str, Any] = field(default_factory=dict)
+    """pytest's counts in histeg's traced runs per side (``runs.json``): empty counts mean the suite did not start there."""
     histeg_code: int | None = None
     histeg_seconds: float = 0.0
     failed: str | None = None
@@ -214,6 +216,9 @@ def read_case(case: Case, repo: Path, sources: Sequence[str], summary: dict[str,
         case.failed = failed.get(new, "no testingTargets.json") if new is not None else "not extracted"
         return
     case.truth = truth(repo, case.fix, case.revert, sources, out / str(old), out / str(new))
+    for side, index in (("fix", old), ("revert", new)):
+        runs = out / str(index) / "runs.json"
+        case.traced_tests[side] = [r.get("tests") for r in json.loads(runs.read_text())["runs"]] if runs.is_file() else None
     document = json.loads((out / str(new) / "testingTargets.json").read_text())
     targets = document["targets"]
     case.targets, case.top = len(targets), [t["identifier"] for t in targets[:3]]
@@ -284,7 +289,9 @@ def print_project(figures: ProjectFigures) -> None:
         truth = ", ".join(f"{t}#{case.ranks.get(t) or '-'}" for t in case.truth) or "(none)"
         print(f"{case.fix[:12]:12} {case.lines:>5} {rank:>4} {'yes' if case.charged else 'no':>3} {targets:>4} {case.histeg_seconds:>5.0f}  "
               f"{truth[:44]:44} {classes[:34]:34} {', '.join(case.top)}")
-        print(f"{'':12} {case.subject[:90]}  [{case.failing[:120]}]" + (f"  FAILED: {case.failed[:80]}" if case.failed else ""))
+        silent_suite = [side for side, counts in case.traced_tests.items() if not counts or not any(counts)]
+        print(f"{'':12} {case.subject[:90]}  [{case.failing[:120]}]" + (f"  FAILED: {case.failed[:80]}" if case.failed else "")
+              + (f"  histeg's traced suite ran no test at the {' and '.join(silent_suite)}" if silent_suite else ""))
     print_rates(figures.project, figures.cases)
 
 
