@@ -447,6 +447,10 @@ class Abstraction:
 
     def _nested(self, item: Any, budget: list[int], depth: int) -> str:
         cls = type(item)
+        known = self._kinds.get(cls)
+        if known is not None and known[0] is _OBJECT:  # below the top an object shows as its type (``_text``)
+            budget[0] -= 1
+            return self._names.get(cls) or self.type_name(cls)
         text = self._text(item, cls, budget, depth + 1)
         if cls in SCALARS or cls in CONTAINERS:
             return text if text is not None else self.type_name(cls)
