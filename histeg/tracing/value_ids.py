@@ -20,6 +20,8 @@ MAX_CACHED_VALUES = 1 << 17
 HASHED_EXACT = frozenset({int, str, bytes, bool, type(None)})
 """Exact types whose equal values have equal abstractions, so ids can be cached by value (not float: 0.0 == -0.0)."""
 MAX_KEY_LENGTH = 64
+MAX_KEYED_TUPLE = 8
+"""Tuples up to this length whose items are scalars or objects are cached by a key of their items."""
 
 
 class ValueIds:
@@ -49,6 +51,20 @@ class ValueIds:
             self._write_value(found, key[0], key[1])
         return found
 
+    def _tuple_key(self, value: tuple) -> tuple | None:
+        """A key equal for two tuples exactly when their abstractions are: each item a scalar cached by value
+        (its type kept: ``1`` is not ``True``) or an object a tuple shows by its type alone; else None."""
+        parts: list[object] = []
+        for item in tuple.__iter__(value):
+            item_cls = type(item)
+            if item_cls in HASHED_EXACT and not ((item_cls is str or item_cls is bytes) and len(item) > MAX_KEY_LENGTH):
+                parts.append((item_cls, item))
+            elif type(item_cls) is type and self.abstraction.shown_by_type(item_cls):  # a plain class compares by identity
+                parts.append(item_cls)
+            else:
+                return None
+        return tuple(parts)
+
     def redacted_id(self, value: object) -> int:
         """The id of a secret: its keyed digest, so that equal secrets get equal ids and the value is never written."""
         return self.intern((self.abstraction.secret(value), None))
@@ -71,6 +87,16 @@ class ValueIds:
                     self._by_object.clear()
                 found = self._by_object[key] = self.intern(abstract(value))
             return found
+        if cls is tuple and len(value) <= MAX_KEYED_TUPLE:  # a function's (index, object) result, say
+            tuple_key = self._tuple_key(value)
+            if tuple_key is not None:
+                key = (tuple, tuple_key)
+                found = self._by_object.get(key)
+                if found is None:
+                    if len(self._by_object) >= MAX_CACHED_VALUES:
+                        self._by_object.clear()
+                    found = self._by_object[key] = self.intern(abstract(value))
+                return found
         if cls in self._keyed:  # a standard value type whose equal values abstract alike: once per value
             value_key = self.abstraction.value_key(value, cls)
             if value_key is not None:

@@ -252,6 +252,11 @@ class Abstraction:
         except Exception as exc:  # a defect here must not break the traced program
             return name, f"<abstraction failed: {type(exc).__name__}>"
 
+    def shown_by_type(self, cls: type) -> bool:
+        """Whether a value of ``cls`` held in a container shows as its type name alone (an object of the project)."""
+        kind, _ = self._kinds.get(cls) or self._classify(cls)
+        return kind is _OBJECT and self.type_name(cls) not in self.repr_types
+
     def keyed(self, cls: type) -> bool:
         """Whether values of ``cls`` may have a ``value_key``."""
         return self._standard.keyed(cls)

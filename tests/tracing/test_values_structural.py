@@ -212,3 +212,25 @@ def test_no_project_code_runs_under_a_profiler() -> None:
     finally:
         sys.setprofile(None)
     assert [call for call in seen if __file__ in call] == []
+
+
+class Node:
+    pass
+
+
+class Leaf:
+    pass
+
+
+def test_tuples_cached_by_their_items_keep_apart_what_their_texts_keep_apart() -> None:
+    from histeg.tracing.value_ids import ValueIds
+
+    written: list[tuple[int, str, str | None]] = []
+    ids = ValueIds(lambda value_id, type_name, text: written.append((value_id, type_name, text)), Abstraction())
+    node = Node()
+    node.name = "a"
+    first = ids.id_of((1, node))
+    assert ids.id_of((1, Node())) == first  # an object in a tuple shows as its type alone
+    assert len({first, ids.id_of((True, node)), ids.id_of((1, Leaf())), ids.id_of((2, node)), ids.id_of((1, "a")), ids.id_of((1, [2]))}) == 6
+    assert [text for _, _, text in written[-5:]] == [f"(True, {__name__}.Node)", f"(1, {__name__}.Leaf)", f"(2, {__name__}.Node)",
+                                                      "(1, 'a')", "(1, [2])"]
