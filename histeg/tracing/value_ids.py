@@ -51,6 +51,15 @@ class ValueIds:
             self._write_value(found, key[0], key[1])
         return found
 
+    def _by_key(self, key: tuple, value: object) -> int:
+        """The id of ``value``, abstracted once per ``key`` (equal keys, equal abstractions)."""
+        found = self._by_object.get(key)
+        if found is None:
+            if len(self._by_object) >= MAX_CACHED_VALUES:
+                self._by_object.clear()
+            found = self._by_object[key] = self.intern(self.abstraction.abstract(value))
+        return found
+
     def _tuple_key(self, value: tuple) -> tuple | None:
         """A key equal for two tuples exactly when their abstractions are: each item a scalar cached by value
         (its type kept: ``1`` is not ``True``) or an object a tuple shows by its type alone; else None."""
@@ -80,33 +89,15 @@ class ValueIds:
             return found
         abstract = self.abstraction.abstract
         if cls in HASHED_EXACT and not ((cls is str or cls is bytes) and len(value) > MAX_KEY_LENGTH):
-            key = (cls, value)
-            found = self._by_object.get(key)
-            if found is None:
-                if len(self._by_object) >= MAX_CACHED_VALUES:
-                    self._by_object.clear()
-                found = self._by_object[key] = self.intern(abstract(value))
-            return found
+            return self._by_key((cls, value), value)
         if cls is tuple and len(value) <= MAX_KEYED_TUPLE:  # a function's (index, object) result, say
             tuple_key = self._tuple_key(value)
             if tuple_key is not None:
-                key = (tuple, tuple_key)
-                found = self._by_object.get(key)
-                if found is None:
-                    if len(self._by_object) >= MAX_CACHED_VALUES:
-                        self._by_object.clear()
-                    found = self._by_object[key] = self.intern(abstract(value))
-                return found
+                return self._by_key((tuple, tuple_key), value)
         if cls in self._keyed:  # a standard value type whose equal values abstract alike: once per value
             value_key = self.abstraction.value_key(value, cls)
             if value_key is not None:
-                key = (cls, value_key)
-                found = self._by_object.get(key)
-                if found is None:
-                    if len(self._by_object) >= MAX_CACHED_VALUES:
-                        self._by_object.clear()
-                    found = self._by_object[key] = self.intern(abstract(value))
-                return found
+                return self._by_key((cls, value_key), value)
         if cls not in self._varying:
             if self.abstraction.constant(cls):
                 found = self.by_type[cls] = self.intern(abstract(value))
