@@ -17,7 +17,9 @@ the thesis again, the changed function that diverged last before it in the
 same entry point (the effect travels through state: an attribute or global
 written there and read here); a changed value read by any function executed
 in the same entry point (a lexer that compiles a changed table into its own
-state when it is made, and diverges later in methods that never read it);
+state when it is made, and diverges later in methods that never read it); a
+changed value read by any function of the traced runs (state made once per
+process: a lexer's default instance built in the first test that lexes);
 a changed test above it (tests are entry points: their changes explain a
 divergence only when the code under test does not); changed test data (files
 in the tests directories that are not Python: the entry points' inputs
@@ -100,6 +102,8 @@ class _Mapper:
     returning: dict[object, list[Divergence]]
     changed_calls: dict[object, list[Divergence]]
     result: ImpactMap = field(default_factory=ImpactMap)
+    run_values: list[str] | None = None
+    """Changed values read anywhere in the traced runs (computed when first needed)."""
 
     def charge(self, divergence: Divergence) -> None:
         function = divergence.call.function
@@ -113,7 +117,7 @@ class _Mapper:
         chain = list(reversed(divergence.call.chain))  # closest caller first
         return (self._callers(divergence, chain, in_tests=False) or self._returns(divergence) or self._evident(divergence)
                 or self._values(divergence, chain) or self._state(divergence) or self._read_in_entry(divergence)
-                or self._callers(divergence, chain, in_tests=True) or self._test_data(divergence))
+                or self._read_in_run(divergence) or self._callers(divergence, chain, in_tests=True) or self._test_data(divergence))
 
     def _callers(self, divergence: Divergence, chain: list[str], in_tests: bool) -> bool:
         """Non-local impact of each changed caller in (or outside) the tests, only the closest when restricted;
@@ -161,6 +165,17 @@ class _Mapper:
         for value in sorted(values):
             self.result.of(value).non_local.append((divergence, len(divergence.call.path) + 1))
         return bool(values)
+
+    def _read_in_run(self, divergence: Divergence) -> bool:
+        """Changed values read by any function the traced runs ran: state made once per process (a lexer's
+        default instance compiles the changed table in the first test that lexes, and every later test uses it)."""
+        if self.run_values is None:
+            called = set().union(*self.entry_functions.values()) if self.entry_functions else set()
+            self.run_values = sorted({value for function in called if (found := self.reads.get(function)) is not None
+                                      for value in found.values(called) & self.changes.values})
+        for value in self.run_values:
+            self.result.of(value).non_local.append((divergence, len(divergence.call.path) + 2))
+        return bool(self.run_values)
 
     def _called(self, divergence: Divergence) -> Set[str]:
         """The functions run under the divergence's entry point, and the type its own call ran for."""

@@ -52,7 +52,27 @@ class Square(Shape):
 def total(shapes):
     return sum(shape.area() for shape in shapes)
 '''
+REGISTRY = '''NAMES = ["ada", "grace", "alan"]
+
+
+class Registry:
+    default = None
+
+    @classmethod
+    def get(cls):
+        if cls.default is None:
+            cls.default = cls()
+            cls.default.load()
+        return cls.default
+
+    def load(self):
+        self.names = list(NAMES)
+
+    def knows(self, name):
+        return name in self.names
+'''
 TESTS = '''from lexer import Lexer
+from registry import Registry
 from locale_names import French, German, Locale
 from shapes import Square, total
 
@@ -75,6 +95,14 @@ def test_base():
 
 def test_total():
     assert total([Square(2)]) == 4
+
+
+def test_registry_a():
+    assert Registry.get().knows("ada")
+
+
+def test_registry_b():
+    assert Registry.get().knows("alan")
 '''
 REMOVED_AREA = '''
     def area(self):
@@ -86,11 +114,13 @@ REMOVED_AREA = '''
 def targets(tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict[str, Any]]:
     root = tmp_path_factory.mktemp("evident")
     repo = GitRepo.create(root / "repo")
-    repo.commit("base", {"lexer.py": LEXER, "locale_names.py": LOCALE, "shapes.py": SHAPES, "tests/test_all.py": TESTS})
+    repo.commit("base", {"lexer.py": LEXER, "locale_names.py": LOCALE, "shapes.py": SHAPES, "registry.py": REGISTRY,
+                         "tests/test_all.py": TESTS})
     repo.commit("three regressions", {
         "lexer.py": LEXER.replace(' "from": "KW",', ""),
         "locale_names.py": LOCALE.replace('"maintenant"', '"tout de suite"'),
         "shapes.py": SHAPES.replace(REMOVED_AREA, ""),
+        "registry.py": REGISTRY.replace(', "alan"', ""),
     })
     result = run_histeg("compute", "--repo", str(repo.path), "--all", "--out", str(root / "out"), "--repeat", "1")
     assert result.code == 0, result.stderr
@@ -132,3 +162,10 @@ def test_a_removed_override_is_charged_for_the_calls_that_reached_it(targets: di
 def test_no_function_that_ran_under_a_changed_outcome_is_called_equivalent(targets: dict[str, dict[str, Any]]) -> None:
     for target in targets.values():
         assert not any("equivalent or not executed" in note for note in target["notes"]), target
+
+
+def test_a_table_read_once_per_process_is_charged_in_the_tests_that_only_use_what_was_made(targets: dict[str, dict[str, Any]]) -> None:
+    """The registry is made in the first test that asks for it; the second test only uses it, and fails."""
+    names = targets["registry:NAMES"]
+    assert any("test_registry_b" in entry for entry in _entries(names)), names
+    assert "registry:Registry.knows" in _charged(names)
