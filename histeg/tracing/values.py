@@ -243,9 +243,9 @@ class Abstraction:
     def abstract(self, value: Any) -> tuple[str, str | None]:
         """``(type name, text or None)``; never raises, never runs project code."""
         cls = type(value)
-        name = self.type_name(cls)
+        name = self._names.get(cls) or self.type_name(cls)
         try:
-            if name in self.repr_types:
+            if self.repr_types and name in self.repr_types:
                 return name, self._repr(value)
             text = self._text(value, cls, [MAX_ITEMS], 0)
             return name, None if text is None else cap(text)
@@ -452,6 +452,12 @@ class Abstraction:
 
     def _nested(self, item: Any, budget: list[int], depth: int) -> str:
         cls = type(item)
+        if cls is str:  # the commonest items first, as ``_text`` shows them
+            budget[0] -= 1
+            return self._string(item)
+        if cls is int or cls is bool or item is None:
+            budget[0] -= 1
+            return _scalar(item, cls)
         known = self._kinds.get(cls)
         if known is not None and known[0] is _OBJECT:  # below the top an object shows as its type (``_text``)
             budget[0] -= 1
