@@ -104,6 +104,9 @@ class _Mapper:
     result: ImpactMap = field(default_factory=ImpactMap)
     run_values: list[str] | None = None
     """Changed values read anywhere in the traced runs (computed when first needed)."""
+    entry_values: dict[tuple[EntryKey, str | None], list[str]] = field(default_factory=dict)
+    """Per entry point and receiver type, the changed values read under it."""
+    hops: dict[tuple[str, str], int | None] = field(default_factory=dict)
 
     def charge(self, divergence: Divergence) -> None:
         function = divergence.call.function
@@ -138,16 +141,17 @@ class _Mapper:
         """What a test sees is never left unexplained while a changed function ran under it: first the changed
         functions whose calls are missing or extra (a removed override), else those executed under it."""
         call = divergence.call
-        if not EVIDENT_CLASSES.intersection(divergence.classes) and not self._changed_in_calls(divergence):
-            return False
-        if named := self._changed_in_calls(divergence):
+        named = self._changed_in_calls(divergence)
+        if named:
             for function in named:
                 self.result.of(function).non_local.append((divergence, 1))
             return True
+        if not EVIDENT_CLASSES.intersection(divergence.classes):
+            return False
         executed = []
         for function in sorted(self.entry_functions.get(divergence.entry, frozenset()) & self.changes.functions - self.tests):
-            if function != call.function:  # the static distance, else through the entry point at worst
-                executed.append((self.distance(call.function, function) or len(call.path) + 1, function))
+            if function != call.function:  # the static distance down to it, else through the entry point at worst
+                executed.append((self._down(call.function, function) or len(call.path) + 1, function))
         for hops, function in sorted(executed):
             self.result.of(function).non_local.append((divergence, hops))
         return bool(executed)
@@ -157,12 +161,23 @@ class _Mapper:
         named = {*details.get("missingCalls", ()), *details.get("additionalCalls", ())}
         return sorted(function for function in named if function in self.changes.functions and function not in self.tests)
 
+    def _down(self, caller: str, callee: str) -> int | None:
+        """Calls from ``caller`` down to ``callee`` in the static graph, asked once per pair: a change every test
+        reaches makes thousands of evident divergences over the same few pairs."""
+        key = (caller, callee)
+        if key not in self.hops:
+            self.hops[key] = self.distance(caller, callee)
+        return self.hops[key]
+
     def _read_in_entry(self, divergence: Divergence) -> bool:
         """Changed values read anywhere in the entry point, when nothing closer explains the divergence."""
-        called = self._called(divergence)
-        values = {value for function in called if (found := self.reads.get(function)) is not None
-                  for value in found.values(called) & self.changes.values}
-        for value in sorted(values):
+        key = (divergence.entry, divergence.call.receiver)
+        values = self.entry_values.get(key)
+        if values is None:
+            called = self._called(divergence)
+            values = self.entry_values[key] = sorted({value for function in called if (found := self.reads.get(function)) is not None
+                                                      for value in found.values(called) & self.changes.values})
+        for value in values:
             self.result.of(value).non_local.append((divergence, len(divergence.call.path) + 1))
         return bool(values)
 
