@@ -170,6 +170,17 @@ def test_failing_suite_is_tolerated_and_still_traced(tmp_path: Path) -> None:
     assert "tests.test_more:test_wrong" in called(trace)
 
 
+def test_a_pytest_that_ends_before_any_test_is_an_error_not_failing_tests(tmp_path: Path) -> None:
+    """Exit code 1 with no count at all (an old pytest crashing on a new interpreter, a conftest that exits):
+    no test ran, so the version has no traces to compare, and histeg says why instead of reading it as failures."""
+    store = make_version(tmp_path, {**PASSING, "tests/conftest.py": "import sys\n\nprint('conftest gives up')\nsys.exit(1)\n"})
+    summary = run_traces(store, 0, timeout=120)
+    [run] = validate_output(store.file(0, RUNS))["runs"]
+    assert (run["outcome"], run["exitCode"], run["tests"]) == ("error", 1, None)
+    assert run["message"] == "pytest exited with 1 before reporting any test: conftest gives up"
+    assert summary.errors and not summary.failures
+
+
 COLOURED = {
     **FAILING,
     "pyproject.toml": """

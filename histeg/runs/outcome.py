@@ -1,7 +1,8 @@
 """What a finished run means: passed, tests failed, error of the version, or timed out.
 
 pytest's exit codes: 0 all passed, 1 some tests failed (the traces are still
-traces), 2 interrupted, 3 internal error, 4 usage error, 5 no tests collected
+traces; but without any test count, neither the plugin's nor a summary line,
+pytest crashed before running its tests: an error), 2 interrupted, 3 internal error, 4 usage error, 5 no tests collected
 (those are errors of the version). For other commands any non-zero exit is a
 failure, like failing tests.
 
@@ -52,12 +53,23 @@ def judge(command: TraceCommand, result: ProcessResult, tally: Mapping[str, int]
     if code < 0:
         return Verdict("error", f"killed by signal {-code}", tests)
     if command.kind == "pytest":
+        if code == 1 and tests is None:
+            return Verdict("error", f"pytest exited with 1 before reporting any test: {_last_line(result)}", tests)
         if code == 1:
             return Verdict("failed", "tests failed", tests)
         return Verdict("error", PYTEST_ERRORS.get(code, f"pytest exited with {code}"), tests)
     if code == 127 and command.kind == "shell":
         return Verdict("error", "command not found", tests)
     return Verdict("failed", f"exited with {code}", tests)
+
+
+def _last_line(result: ProcessResult) -> str:
+    """What the process said last (a crash's exception line), for a one-line reason."""
+    for output in (result.stderr_tail, result.stdout_tail):
+        lines = [line.strip() for line in _COLOUR.sub("", output).splitlines() if line.strip()]
+        if lines:
+            return lines[-1][:300]
+    return "it printed nothing"
 
 
 def pytest_counts(output: str) -> dict[str, int] | None:
