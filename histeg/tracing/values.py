@@ -79,8 +79,7 @@ _SHOWN_IN_FIELDS = frozenset({_STR, _SCALAR, _ENUM, _FUNCTION, _MODULE, _STANDAR
 """Kinds an attribute shows by content in a shallow view (builtin containers too); other objects by type."""
 
 
-def _first(pair: tuple[str, Any]) -> str:
-    return pair[0]
+_STR_ONLY = frozenset({str})
 CONTAINERS = (list, tuple, dict, set, frozenset)
 BUILTIN_BASES = frozenset({*CONTAINERS, str, bytes, int, float, complex})
 """Bases whose content ``_builtin`` reads itself; other bases are standard-library value types."""
@@ -237,6 +236,8 @@ class Abstraction:
         self._redacted_names: dict[str, bool] = {}
         self._neutral: dict[str, str] = {}
         self._secrets: dict[str, str] = {}
+        self._plans: dict[tuple[str, ...], tuple[tuple[int, str, bool], ...]] = {}
+        self._strings: dict[str, str] = {}
 
     # -- what callers ask -------------------------------------------------------------
 
@@ -484,50 +485,65 @@ class Abstraction:
         """A shallow view of the instance dictionary and slots: scalars and builtin containers
         by content, other objects by type."""
         holder, slots = self._layout(cls)
-        pairs: list[tuple[str, Any]] = []
+        names: tuple = ()
+        items: list[Any] = []
         if holder is not None:
             try:
                 namespace = holder(value)
             except Exception:
                 namespace = None
-            if type(namespace) is dict:
-                pairs.extend((key, item) for key, item in dict.items(namespace) if type(key) is str)
-        for name, getter in slots:
-            try:
-                pairs.append((name, getter(value)))
-            except Exception:  # an unset slot
-                continue
-        if not pairs:
+            if type(namespace) is dict and namespace:
+                names, items = tuple(namespace), list(dict.values(namespace))
+        if slots:
+            present = []
+            for name, getter in slots:
+                try:
+                    items.append(getter(value))
+                except Exception:  # an unset slot
+                    continue
+                present.append(name)
+            names += tuple(present)
+        if not names:
             return None
-        pairs.sort(key=_first)
+        plan = self._plans.get(names) if set(map(type, names)) == _STR_ONLY else None  # hashing other keys could run their code
+        if plan is None:
+            plan = self._plan(names)
         shown = []
-        secrets, kinds = self._redacted_names, self._kinds
-        for name, item in pairs:
+        kinds = self._kinds
+        for index, label, secret in plan:
             if budget[0] <= 0:
-                shown.append(f"\u2026+{len(pairs) - len(shown)}")
+                shown.append(f"\u2026+{len(plan) - len(shown)}")
                 break
-            secret = secrets.get(name)
-            if secret is None:
-                secret = self.redacts(name)
+            item = items[index]
             if secret:
-                shown.append(f"{name}={self.secret(item)}")
+                shown.append(label + self.secret(item))
                 continue
             item_cls = type(item)
             if item_cls is str:  # the common attributes first, as _text would show them
                 budget[0] -= 1
-                shown.append(f"{name}={self._string(item)}")
+                shown.append(label + self._string(item))
                 continue
             if item_cls is bool or item is None:
                 budget[0] -= 1
-                shown.append(f"{name}={item}")
+                shown.append(label + str(item))
                 continue
             item_kind, item_base = kinds.get(item_cls) or self._classify(item_cls)
             if item_kind in _SHOWN_IN_FIELDS or item_cls is item_base:
-                shown.append(f"{name}={self._text(item, item_cls, budget, depth + 1)}")
+                shown.append(f"{label}{self._text(item, item_cls, budget, depth + 1)}")
             else:
                 budget[0] -= 1
-                shown.append(f"{name}={self.type_name(item_cls)}")
+                shown.append(label + self.type_name(item_cls))
         return "{" + ", ".join(shown) + "}"
+
+    def _plan(self, names: tuple) -> tuple[tuple[int, str, bool], ...]:
+        """For one set of field names: which item to show in which order (by name), its ``name=`` label and
+        whether it is a secret. Remembered for names that are all exact strings: an instance's fields are
+        usually those of every instance of its class."""
+        plan = tuple(sorted(((index, f"{name}=", self.redacts(name)) for index, name in enumerate(names) if type(name) is str),
+                            key=lambda step: names[step[0]]))
+        if set(map(type, names)) == _STR_ONLY and len(self._plans) < MAX_CACHED_TEXTS:
+            self._plans[names] = plan
+        return plan
 
     def _layout(self, cls: type) -> tuple[Any, tuple[tuple[str, Any], ...]]:
         """How instances of ``cls`` keep their state: the builtin ``__dict__`` getter and slot getters (cached)."""
@@ -553,7 +569,12 @@ class Abstraction:
     def _string(self, value: str) -> str:
         if len(value) > 4 * MAX_REPR:  # hash long strings directly instead of building an even longer repr
             return f"{repr(self.neutral(value[: MAX_REPR // 2]))}\u2026[len={len(value)} hash={_digest(self.neutral(value))}]"
-        return cap(repr(self.neutral(value)))
+        found = self._strings.get(value)
+        if found is None:
+            found = cap(repr(self.neutral(value)))
+            if len(self._strings) < MAX_CACHED_TEXTS:
+                self._strings[value] = found
+        return found
 
     def _bytes(self, value: bytes) -> str:
         if len(value) > MAX_REPR:
