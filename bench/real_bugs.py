@@ -28,7 +28,11 @@ to their class or module. Printed per case: the best rank of a truth among the
 targets, whether divergences (local or non-local) are charged to it, the
 divergence classes charged to it, the number of targets and the first three;
 then per project and in all top-1, top-3 and the charged rate next to their
-goals (85 %, 95 %, 100 %). A version histeg could not finish is a miss.
+goals (85 %, 95 %, 100 %). A version histeg could not finish is a miss, except
+where histeg reports that the version's own test environment ran no test at
+all (its pinned pytest crashing on this interpreter): such cases are counted
+and set apart, since the fix's tests were only seen failing in HEAD's
+environment.
 """
 
 from __future__ import annotations
@@ -205,6 +209,12 @@ class Case:
     histeg_code: int | None = None
     histeg_seconds: float = 0.0
     failed: str | None = None
+    unrunnable: str | None = None
+    """Why the version's own test environment runs no test on this interpreter (histeg's reason), if so: the case is set apart."""
+
+
+UNRUNNABLE = "before reporting any test"
+"""In histeg's reason for a failed version: its own declared test tooling crashed before any test (an old pytest on a new Python)."""
 
 
 def read_case(case: Case, repo: Path, sources: Sequence[str], summary: dict[str, Any], out: Path) -> None:
@@ -214,6 +224,8 @@ def read_case(case: Case, repo: Path, sources: Sequence[str], summary: dict[str,
     old, new = by_sha.get(case.fix), by_sha.get(case.revert)
     if old is None or new is None or new in failed or not (out / str(new) / "testingTargets.json").is_file():
         case.failed = failed.get(new, "no testingTargets.json") if new is not None else "not extracted"
+        reasons = [failed[index] for index in (old, new) if index in failed and UNRUNNABLE in failed[index]]
+        case.unrunnable = reasons[0] if reasons else None
         return
     case.truth = truth(repo, case.fix, case.revert, sources, out / str(old), out / str(new))
     for side, index in (("fix", old), ("revert", new)):
@@ -264,7 +276,9 @@ class ProjectFigures:
 
 
 def rates(cases: Sequence[Case]) -> dict[str, float | None]:
-    """Top-1, top-3 and charged shares; a case histeg could not finish counts as a miss."""
+    """Top-1, top-3 and charged shares; a case histeg could not finish counts as a miss, except one whose
+    versions' own test environments run no test on this interpreter: no tool could observe it there."""
+    cases = [case for case in cases if case.unrunnable is None]
     if not cases:
         return {"top1": None, "top3": None, "charged": None}
     return {"top1": sum(1 for c in cases if c.rank is not None and c.rank <= 1) / len(cases),
@@ -274,6 +288,7 @@ def rates(cases: Sequence[Case]) -> dict[str, float | None]:
 
 def figure(name: str, cases: Sequence[Case]) -> str:
     share = rates(cases)[name]
+    cases = [case for case in cases if case.unrunnable is None]
     if share is None:
         return "n/a"
     return f"{share:.0%} ({round(share * len(cases))}/{len(cases)}, goal {GOALS[name]:.0%})"
@@ -296,7 +311,9 @@ def print_project(figures: ProjectFigures) -> None:
 
 
 def print_rates(label: str, cases: Sequence[Case]) -> None:
-    print(f"  {label}: top-1 {figure('top1', cases)}; top-3 {figure('top3', cases)}; charged {figure('charged', cases)}")
+    apart = sum(1 for case in cases if case.unrunnable is not None)
+    print(f"  {label}: top-1 {figure('top1', cases)}; top-3 {figure('top3', cases)}; charged {figure('charged', cases)}"
+          + (f"; {apart} case(s) set apart: the version's own test environment runs no test on this interpreter" if apart else ""))
 
 
 # ---------------------------------------------------------------- one project
