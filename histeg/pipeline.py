@@ -45,6 +45,7 @@ from histeg.settings.record import record_settings
 from histeg.settings.show import settings_json
 from histeg.store import (
     CALL_GRAPH,
+    COMPARISON,
     FUNCTIONS,
     SYNTAX_CHANGES,
     TESTING_TARGETS,
@@ -197,6 +198,13 @@ def trace_options(settings: Settings) -> Any:
                         line_budget=settings.line_budget)
 
 
+def compare_options(settings: Settings) -> Any:
+    from histeg.compare.step import CompareOptions
+
+    return CompareOptions(with_sections="sections" in settings.metric, flat=settings.export_flat, jobs=settings.compare_jobs,
+                          confirm=settings.confirm)
+
+
 def impact_options(settings: Settings) -> Any:
     from histeg.impact.step import ImpactOptions
 
@@ -204,19 +212,16 @@ def impact_options(settings: Settings) -> Any:
         scaling=settings.scaling,
         metrics=settings.metric,
         restrict=settings.restrict_syntax_mapping,
-        flat=settings.export_flat,
         for_syntax=settings.generate_for_syntax,
         for_divergence=settings.generate_for_divergence,
-        jobs=settings.compare_jobs,
-        confirm=settings.confirm,
         evidence_first=settings.evidence_first,
     )
 
 
-COMPARISONS = frozenset({"targets", "merges"})
+COMPARISONS = frozenset({"compare", "targets", "merges"})
 """The steps that compare a version with others: a version failing one still has traces to be compared with."""
 
-SPREAD_STEPS = frozenset({"build", "statics", "syntax", "traces", "targets"})
+SPREAD_STEPS = frozenset({"build", "statics", "syntax", "traces", "compare", "targets"})
 """The steps run as one task per version with ``-j N``: each writes only its version's files (``_touches`` says where a
 comparison writes more). The others run in the coordinator: writing a trace configuration is too quick to be worth a
 task, and a merge's comparisons write into several versions and read the failures of the step itself."""
@@ -230,7 +235,7 @@ def _failing(context: Context) -> dict[int, str]:
 
 def _touches(context: Context, step: Step, index: int) -> frozenset[int]:
     """The versions whose files ``step`` writes for ``index``: a comparison re-runs entry points of both its versions."""
-    if step.name == "targets":
+    if step.name == "compare":
         against = context.store.version(index).comparing_against_index
         return frozenset({index} if against is None else {index, against})
     return frozenset({index})
@@ -292,22 +297,36 @@ def _traces_inputs(context: Context, index: int) -> dict[str, Any]:
             "traceFormat": FORMAT_VERSION, "redactionKey": file_digest(context.store.redaction_key())}
 
 
-_NOT_COMPARED = frozenset({"targets", "merges"})
+_NOT_COMPARED = frozenset({"compare", "targets", "merges"})
 """The predecessor's steps a comparison does not read: its own comparison (whose re-runs are paired with another
-version) and its merge marks. Whether they ran first changes nothing, so with ``-j N`` the comparisons need no order."""
+version), its targets and its merge marks. Whether they ran first changes nothing, so with ``-j N`` the comparisons need no order."""
 
 
 def _compared_results(store: OutputStore, index: int) -> dict[str, str]:
     return {name: result for name, result in results(store, index).items() if name not in _NOT_COMPARED}
 
 
-def _targets_inputs(context: Context, index: int) -> dict[str, Any]:
+def _against_inputs(context: Context, index: int) -> dict[str, Any] | None:
     against, old = _predecessor(context, index)
+    return None if against is None else {"version": snapshot_inputs(old), "results": _compared_results(context.store, against)}  # type: ignore[arg-type]
+
+
+def _compare_inputs(context: Context, index: int) -> dict[str, Any]:
+    settings = context.options.settings
     return {
         "version": snapshot_inputs(context.store.version(index)),
-        "against": None if against is None else {"version": snapshot_inputs(old), "results": _compared_results(context.store, against)},  # type: ignore[arg-type]
-        "settings": _settings_values(context.options.settings, "targets"),
+        "against": _against_inputs(context, index),
+        "settings": _settings_values(settings, "compare"),
+        "sections": "sections" in settings.metric,
         "traceMatching": file_digest(context.store.file(index, TRACE_MATCHING)),
+    }
+
+
+def _targets_inputs(context: Context, index: int) -> dict[str, Any]:
+    return {
+        "version": snapshot_inputs(context.store.version(index)),
+        "against": _against_inputs(context, index),
+        "settings": _settings_values(context.options.settings, "targets"),
     }
 
 
@@ -370,14 +389,21 @@ def _first_version(context: Context, index: int) -> str | None:
     return "first version in the list: nothing to compare with" if context.store.version(index).comparing_against_index is None else None
 
 
-def _targets(context: Context, index: int) -> StepResult:
-    from histeg.impact.step import compute_targets
+def _compare(context: Context, index: int) -> StepResult:
+    from histeg.compare.step import compare_version
 
     against, _ = _predecessor(context, index)
     if context.traces_failed(against):
         raise HistegError(f"its predecessor, version {against}, failed")
     if against is not None and "traces" not in results(context.store, against):
         raise HistegError(f"its predecessor, version {against}, has no complete traces: include it in the versions of this run")
+    record_settings(context.store, index, context.options.settings, "compare")
+    return StepResult(compare_version(context.store, index, compare_options(context.options.settings)))
+
+
+def _targets(context: Context, index: int) -> StepResult:
+    from histeg.impact.step import compute_targets
+
     record_settings(context.store, index, context.options.settings, "targets")
     return StepResult(compute_targets(context.store, index, impact_options(context.options.settings)))
 
@@ -388,7 +414,9 @@ STATICS = Step("statics", "exporting static facts", (FUNCTIONS, CALL_GRAPH), (),
 TRACE_CONFIG = Step("traceConfig", "writing trace configurations", ("traceConfig.json",), (), _trace_config_inputs, _trace_config)
 SYNTAX = Step("syntax", "analysing syntax changes", (SYNTAX_CHANGES,), (), _syntax_inputs, _syntax)
 TRACES = Step("traces", "tracing versions", ("runs.json", "traces"), ("build",), _traces_inputs, _traces)
-TARGETS = Step("targets", "ranking testing targets", (TESTING_TARGETS, TRACE_DIVERGENCES), ("syntax", "statics", "traces"),
+COMPARE = Step("compare", "comparing versions", (TRACE_DIVERGENCES, COMPARISON), ("syntax", "traces"), _compare_inputs, _compare,
+               skip=_first_version)
+TARGETS = Step("targets", "ranking testing targets", (TESTING_TARGETS,), ("syntax", "statics", "traces", "compare"),
                _targets_inputs, _targets, skip=_first_version)
 
 PIPELINE: dict[str, tuple[Step, ...]] = {
@@ -396,7 +424,7 @@ PIPELINE: dict[str, tuple[Step, ...]] = {
     "build": (BUILD,),
     "instrument": (BUILD, STATICS, TRACE_CONFIG),
     "analyze": (BUILD, STATICS, TRACE_CONFIG, SYNTAX, TRACES),
-    "compute": (BUILD, STATICS, TRACE_CONFIG, SYNTAX, TRACES, TARGETS, MERGES),
+    "compute": (BUILD, STATICS, TRACE_CONFIG, SYNTAX, TRACES, COMPARE, TARGETS, MERGES),
 }
 """What each command runs, in order; a version a step fails is skipped by the steps after it."""
 STEPS: dict[str, Step] = {step.name: step for step in PIPELINE["compute"]}

@@ -111,8 +111,8 @@ def test_worker_processes_give_byte_identical_divergences(casino_out: Path, monk
     monkeypatch.setattr(module, "PARALLEL_FROM", 1)
     for step in busiest:
         index = int(step["folder"][:2])
-        serial = module.compare_versions(store, index, jobs=1)
-        parallel = module.compare_versions(store, index, jobs=2)
+        serial = module.compare_with_predecessor(store, index, jobs=1)
+        parallel = module.compare_with_predecessor(store, index, jobs=2)
         assert serial.divergences, "a step with divergences"
         assert msgspec.json.encode([d.record() for d in parallel.divergences]) == msgspec.json.encode([d.record() for d in serial.divergences])
         assert parallel.noise_keys == serial.noise_keys and parallel.entry_functions == serial.entry_functions

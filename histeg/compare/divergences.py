@@ -109,6 +109,9 @@ class VersionComparison:
     def noise_keys(self) -> set[tuple[EntryKey, str]]:
         return set(self.unstable)
 
+    def noisy_functions(self) -> list[str]:
+        return sorted({function for _, function in self.unstable})
+
 
 def run_directories(store: OutputStore, index: int) -> list[Path]:
     runs = sorted((p for p in store.traces(index).glob("run-*") if p.is_dir()), key=lambda p: int(p.name.split("-")[1]))
@@ -256,19 +259,28 @@ def _wanted(keys: Iterable[EntryKey], run: dict[EntryKey, EntryRef]) -> dict[str
     return wanted
 
 
-def compare_versions(store: OutputStore, index: int, with_sections: bool = True, jobs: int = 1,
-                     confirm_runs: int = 0, confirm: Confirm | None = None) -> VersionComparison:
-    """``confirm`` re-runs entry points of both versions (``confirmed_runs`` by default) when
-    ``confirm_runs`` > 0; the divergent entry points of run 1 are re-run on both versions."""
+def compare_with_predecessor(store: OutputStore, index: int, with_sections: bool = True, jobs: int = 1,
+                             confirm_runs: int = 0, confirm: Confirm | None = None) -> VersionComparison:
+    """Version ``index`` against the version it is compared with, with its matching hints."""
     against = store.version(index).comparing_against_index
     if against is None:
         raise HistegError(f"version {index} has no predecessor to compare with")
+    return compare_versions(store, against, index, hints=True, with_sections=with_sections, jobs=jobs, confirm_runs=confirm_runs,
+                            confirm=confirm)
+
+
+def compare_versions(store: OutputStore, against: int, index: int, *, hints: bool, with_sections: bool = True, jobs: int = 1,
+                     confirm_runs: int = 0, confirm: Confirm | None = None) -> VersionComparison:
+    """Version ``index`` against version ``against``, any pair. ``hints``: the new version's matching hints
+    (``traceMatching.json``, the renames of its ``syntaxChanges.json``) apply; they are about its own predecessor, so
+    any other pair is matched by entry point keys alone. ``confirm`` re-runs entry points of both versions
+    (``confirmed_runs`` by default) when ``confirm_runs`` > 0; the divergent entry points of run 1 are re-run on both."""
     started = time.perf_counter()
     new_runs = [load_run(d) for d in run_directories(store, index)]
     old_runs = [load_run(d) for d in run_directories(store, against)]
     manual_path = store.file(index, TRACE_MATCHING)
-    manual = read_manual_matching(manual_path) if manual_path.is_file() else None
-    renames = read_renames(store.file(index, SYNTAX_CHANGES))
+    manual = read_manual_matching(manual_path) if hints and manual_path.is_file() else None
+    renames = read_renames(store.file(index, SYNTAX_CHANGES)) if hints else {}
     matching = match_entry_points(old_runs[0], new_runs[0], manual, renames)
     old_to_new = dict(matching.pairs)
     new_to_old = {new: old for old, new in matching.pairs}
@@ -386,7 +398,7 @@ def write_divergences(store: OutputStore, comparison: VersionComparison, flat: b
     version = store.version(comparison.index)
     divergences = comparison.divergences
     summary = DivergenceSummary(divergences=len(divergences), divergent_functions=len({d.call.function for d in divergences}),
-                                noise=len(comparison.noise), noisy_functions=sorted({function for _, function in comparison.unstable}))
+                                noise=len(comparison.noise), noisy_functions=comparison.noisy_functions())
     document = TraceDivergences(
         identifier=version.identifier,
         comparing_against_version=version.comparing_against_version,  # type: ignore[arg-type]  # compared: it has one

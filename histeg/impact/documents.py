@@ -62,14 +62,10 @@ def single_source(kind: type[SyntaxTargets | DivergenceTargets], identifier: str
     return kind(identifier=identifier, comparing_against_version=against, options=options, targets=ranked(targets))
 
 
-def noisy_functions(comparison: VersionComparison) -> list[str]:
-    return sorted({function for _, function in comparison.unstable})
-
-
 def noise_section(comparison: VersionComparison) -> NoiseSection:
     """What was set aside as noise: it never reaches the ranking, so it is reported here."""
     return NoiseSection(
-        functions=noisy_functions(comparison),
+        functions=comparison.noisy_functions(),
         entry_points=sorted({entry.label or entry.root for entry, _ in comparison.unstable}),
         divergences=len(comparison.noise),
         unstable=unstable(comparison),

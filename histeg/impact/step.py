@@ -1,4 +1,5 @@
-"""Pipeline step 6 for one version: read what the ranking needs, rank (``ranking``), write the documents."""
+"""The targets step for one version: read the compare step's comparison and what else the ranking needs, rank
+(``ranking``), write the documents. Nothing is compared or re-run here."""
 
 from __future__ import annotations
 
@@ -9,14 +10,11 @@ from typing import Any
 
 from histeg.atomic import read_json
 from histeg.compare.classes import EVIDENCE_FIRST
-from histeg.compare.divergences import (
-    VersionComparison,
-    compare_versions,
-    write_divergences,
-)
+from histeg.compare.divergences import VersionComparison
+from histeg.compare.step import read_comparison
 from histeg.config import VersionSettings
 from histeg.impact.changes import ChangeIndex, index_changes
-from histeg.impact.documents import noisy_functions, single_source, testing_targets
+from histeg.impact.documents import single_source, testing_targets
 from histeg.impact.ranking import (
     Layout,
     Ranking,
@@ -42,7 +40,6 @@ from histeg.records.targets import (
     SyntaxTargets,
     TestingTargets,
 )
-from histeg.runs.confirm import DEFAULT_CONFIRM_RUNS
 from histeg.statics.callgraph import call_distance
 from histeg.statics.functions import read_function_table
 from histeg.statics.observed import observed_call_graph
@@ -55,25 +52,15 @@ class ImpactOptions:
     scaling: Scaling = field(default_factory=Scaling)
     metrics: tuple[str, ...] = ("sections",)
     restrict: bool = False
-    flat: bool = False
     for_syntax: bool = False
     for_divergence: bool = False
-    jobs: int = 0
-    """Worker processes comparing entry points (0: one per core, up to 4)."""
-    confirm: int = DEFAULT_CONFIRM_RUNS
-    """Targeted re-runs per version of the entry points that diverged (0: none)."""
     evidence_first: tuple[str, ...] = EVIDENCE_FIRST
     """Divergence classes that rank a target above those without any (empty: by value alone)."""
 
-    def workers(self) -> int:
-        import os
-
-        return self.jobs or min(4, len(os.sched_getaffinity(0)))
-
-    def record(self) -> RankingOptions:
-        """What the targets files say they were valued with."""
+    def record(self, confirm_runs: int) -> RankingOptions:
+        """What the targets files say they were valued with; ``confirm_runs``: what the comparison re-ran."""
         return RankingOptions(metrics=list(self.metrics), restrict_syntax_mapping=self.restrict,  # type: ignore[arg-type]
-                              confirm_runs=self.confirm, scaling=self.scaling.to_json(),
+                              confirm_runs=confirm_runs, scaling=self.scaling.to_json(),
                               evidence_first=list(self.evidence_first))  # type: ignore[arg-type]
 
 
@@ -83,17 +70,13 @@ def load_changes(path: Path) -> ChangeIndex:
 
 def compute_targets(store: OutputStore, index: int, options: ImpactOptions) -> dict[str, Any]:
     version = store.version(index)
-    comparison = compare_versions(store, index, with_sections="sections" in options.metrics, jobs=options.workers(),
-                                  confirm_runs=options.confirm)
-    mapping_started = time.perf_counter()
-    write_divergences(store, comparison, options.flat)
+    comparison = read_comparison(store, index)
+    started = time.perf_counter()
     inputs = _inputs(store, version, comparison)
     ranking = rank_version(inputs, options.scaling, options.metrics, options.restrict, options.evidence_first)
     untested = _write(store, version, options, ranking, comparison, inputs.test_data)
-    seconds = {"compare": round(comparison.compare_seconds + time.perf_counter() - mapping_started, 3),
-               "confirm": round(comparison.confirmation.seconds, 3)}
-    return {"targets": len(ranking.targets), "top": [t.identifier for t in ranking.targets[:3]], "noise": noisy_functions(comparison),
-            "untested": untested, "seconds": seconds}
+    return {"targets": len(ranking.targets), "top": [t.identifier for t in ranking.targets[:3]], "noise": comparison.noisy_functions(),
+            "untested": untested, "seconds": {"rank": round(time.perf_counter() - started, 3)}}
 
 
 def _inputs(store: OutputStore, version: Version, comparison: VersionComparison) -> RankingInputs:
@@ -124,7 +107,7 @@ def _reads(store: OutputStore, index: int, settings: VersionSettings) -> ValueRe
 def _write(store: OutputStore, version: Version, options: ImpactOptions, ranking: Ranking, comparison: VersionComparison,
            test_data: list[str]) -> int:
     """Returns how many untested changes it listed."""
-    index, identifier, valued_with = version.index, version.identifier, options.record()
+    index, identifier, valued_with = version.index, version.identifier, options.record(comparison.confirmation.runs)
     against: str = version.comparing_against_version  # type: ignore[assignment]  # compared: it has one
     before = store.snapshot(version.comparing_against_index)  # type: ignore[arg-type]  # compared: it has one
     old_paths = {change.new_path: change.old_path for change in FileChanges.read(store.file(index, FILE_CHANGES)).changes if change.new_path}

@@ -2,56 +2,30 @@
 
 Each pair (merge and first parent, merge and second parent, each parent and
 the base) is compared by the very function that compares a version with its
-predecessor, re-runs and noise included: ``compare_versions`` sees the output
-directory through ``PairView``, in which the newer version of the pair is
-compared with the other. The re-runs it makes are stored with the version
-they were made beside, so a rerun of histeg reuses them.
+predecessor, re-runs and noise included: ``compare_versions`` takes the pair.
+The re-runs it makes are stored with the version they were made beside, so a
+rerun of histeg reuses them.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
-
-import msgspec
 
 from histeg.compare.divergences import VersionComparison, compare_versions
 from histeg.compare.entry_points import EntryKey
 from histeg.merges.classify import Classified, Observation, Relation, classify
-from histeg.records.history import Version
-from histeg.store import SYNTAX_CHANGES, TRACE_MATCHING, OutputStore
+from histeg.store import OutputStore
 
 PAIRS = ("mergeVsFirstParent", "mergeVsSecondParent", "firstParentVsBase", "secondParentVsBase")
 Place = tuple[EntryKey, str, str]
 """(entry point, function, kind of divergence)."""
 
 
-@dataclass(frozen=True)
-class PairView(OutputStore):
-    """The output directory with version ``new`` compared with ``old`` instead of its predecessor. The new version's
-    own matching hints (``traceMatching.json``, the renames of its ``syntaxChanges.json``) are about its predecessor and
-    are hidden here: the pair is matched by entry point keys alone."""
-
-    new: int = 0
-    old: int = 0
-
-    def version(self, index: int) -> Version:
-        version = super().version(index)
-        if index != self.new:
-            return version
-        return msgspec.structs.replace(version, comparing_against_index=self.old, comparing_against_version=super().version(self.old).identifier)
-
-    def file(self, index: int, name: str) -> Path:
-        if index == self.new and name in (TRACE_MATCHING, SYNTAX_CHANGES):
-            return self.version_dir(index) / ".merge-pair" / name  # never written: absent, as for a version without hints
-        return super().file(index, name)
-
-
 def compare_pair(store: OutputStore, new: int, old: int, jobs: int, confirm: int) -> VersionComparison:
-    """``new`` against ``old``; the version's own predecessor keeps its hints, any other pair is seen through ``PairView``."""
-    view = store if store.version(new).comparing_against_index == old else PairView(store.root, new, old)
-    return compare_versions(view, new, with_sections=False, jobs=jobs, confirm_runs=confirm)
+    """``new`` against ``old``; the new version's matching hints apply only when ``old`` is its own predecessor."""
+    hints = store.version(new).comparing_against_index == old
+    return compare_versions(store, old, new, hints=hints, with_sections=False, jobs=jobs, confirm_runs=confirm)
 
 
 @dataclass

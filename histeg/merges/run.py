@@ -10,7 +10,7 @@ from histeg.config import VersionSettings
 from histeg.engine.runner import results
 from histeg.errors import HistegError
 from histeg.impact.ranking import Layout
-from histeg.impact.step import ImpactOptions
+from histeg.compare.step import CompareOptions
 from histeg.impact.targets import function_table
 from histeg.merges.charge import ProjectCode, charged_to
 from histeg.merges.classify import INTRODUCED, LOST
@@ -44,7 +44,7 @@ def compute_merge(store: OutputStore, index: int, settings: Settings) -> dict[st
     pairs = {"mergeVsFirstParent": (index, first), "mergeVsSecondParent": (index, second)}
     if base is not None:
         pairs |= {"firstParentVsBase": (first, base), "secondParentVsBase": (second, base)}
-    jobs = ImpactOptions(jobs=settings.compare_jobs).workers()
+    jobs = CompareOptions(jobs=settings.compare_jobs).workers()
     comparisons = {name: compare_pair(store, new, old, jobs, settings.confirm) for name, (new, old) in pairs.items()}
     facts = {name: PairFacts.of(comparisons[name]) if name in comparisons else None for name in PAIRS}
     chains: dict[tuple[EntryKey, str], tuple[str, ...]] = {}

@@ -34,7 +34,8 @@ def _inputs(context: Any, index: int) -> dict[str, Any]:
         "identifier": version.identifier,
         "merge": version.merge,
         "members": {role: {"identifier": store.version(i).identifier, "results": results(store, i)} for role, i in members.items()},
-        "settings": {key: entry["value"] for key, entry in settings_json(context.options.settings, "targets").items()},  # type: ignore[index]
+        "settings": {key: entry["value"] for step in ("compare", "targets")  # it compares pairs and charges targets
+                     for key, entry in settings_json(context.options.settings, step).items()},  # type: ignore[index]
     }
 
 
@@ -52,5 +53,6 @@ def _run(context: Any, index: int) -> StepResult:
     return StepResult(compute_merge(store, index, context.options.settings))
 
 
-MERGES = Step("merges", "comparing merges with their parents and base", (MERGE_DIVERGENCES,), ("syntax", "statics", "traces", "targets"),
+MERGES = Step("merges", "comparing merges with their parents and base", (MERGE_DIVERGENCES,),
+              ("syntax", "statics", "traces", "compare", "targets"),
               _inputs, _run, skip=_skip)

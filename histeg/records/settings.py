@@ -28,15 +28,17 @@ def _section(step: str, description: str) -> Any:
 
 
 TracesSettings = _section("traces", "Settings of the trace runs (runs.json, traces/).")
-TargetsSettings = _section("targets", "Settings of the comparison and ranking (traceDivergences.json, testingTargets.json).")
+CompareSettings = _section("compare", "Settings of the comparison (traceDivergences.json, confirmations.json).")
+TargetsSettings = _section("targets", "Settings of the ranking (testingTargets.json) and of merge mode.")
 
 
 class RunSettings(Record, kw_only=True):
-    """The settings a version's traces and testing targets were made with: only those that change results, each with its
-    origin. The trace step writes 'traces', the target step 'targets'; each keeps the other's section (null: not made yet)."""
+    """The settings a version's traces, comparison and testing targets were made with: only those that change results, each
+    with its origin. The traces, compare and targets steps each write their own section and keep the others (null: not made yet)."""
 
     FILE = "settings.json"
     TITLE = "<index>/settings.json"
-    schema_version: Literal[2] = 2
+    schema_version: Literal[3] = 3  # 3: the compare section (export-flat and confirm moved there from targets)
     traces: TracesSettings | None  # type: ignore[valid-type]
+    compare: CompareSettings | None  # type: ignore[valid-type]
     targets: TargetsSettings | None  # type: ignore[valid-type]

@@ -26,5 +26,5 @@ def record_settings(store: OutputStore, index: int, settings: Settings, step: St
         previous = msgspec.to_builtins(RunSettings.read(path)) if path.is_file() else {}
     except HistegError:  # damaged, or written by another histeg version: written anew
         previous = {}
-    sections = {"traces": previous.get("traces"), "targets": previous.get("targets"), step: settings_json(settings, step)}
+    sections = {name: previous.get(name) for name in ("traces", "compare", "targets")} | {step: settings_json(settings, step)}
     convert({"schemaVersion": RunSettings.schema_version_expected(), **sections}, RunSettings).write(path)

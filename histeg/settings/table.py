@@ -33,7 +33,7 @@ from histeg.tracing.values import DEFAULT_REDACT, MODES
 Group = Literal["run", "trace", "target"]
 """Which commands have the option's flags: ``run`` every pipeline step, ``trace`` the steps that trace
 (instrument, analyze, compute), ``target`` compute. A file may set any option, whatever the command."""
-Step = Literal["traces", "targets"]
+Step = Literal["traces", "compare", "targets"]
 
 
 @dataclass(frozen=True)
@@ -155,11 +155,11 @@ OPTIONS: tuple[Option, ...] = (
     _target("evidence-first", Choices(EVIDENCE, empty=True), EVIDENCE_FIRST, "Rank targets charged with a divergence of this class "
             "above every target charged with none, whatever the values (repeatable; replaces the default list).",
             presets=(Preset(("--no-evidence-first",), (), "Rank by value alone, whatever the divergences' classes."),)),
-    _target("export-flat", Boolean(), False, "Write traceDivergences.json as a flat list instead of trees."),
+    _target("export-flat", Boolean(), False, "Write traceDivergences.json as a flat list instead of trees.", step="compare"),
     _target("generate-for-syntax", Boolean(), False, "Also write syntaxTargets.json (targets from syntax changes alone)."),
     _target("generate-for-divergence", Boolean(), False, "Also write divergenceTargets.json (targets from divergences alone)."),
     _target("confirm", Whole(0), 2, "Re-run the entry points that diverged K more times on both versions; what differs between "
-            "runs of one version is noise (0: no re-runs).", metavar="K"),
+            "runs of one version is noise (0: no re-runs).", metavar="K", step="compare"),
     _run("merges", Boolean(), False, "Merge mode: also extract, build and trace each selected merge's second parent and merge base, "
          "and compare the merge with both parents and the base (behaviour lost or introduced, mergeDivergences.json).", step="targets"),
     _target("merge-distance", Whole(0), 2, "Merge mode: call distance from both sides' changes that makes the merge's impact set "

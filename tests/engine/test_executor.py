@@ -85,7 +85,7 @@ def test_a_failing_version_fails_as_in_the_serial_loop(runs: tuple[Path, dict[st
     assert [failure["index"] for failure in parallel["failedVersions"]] == [BROKEN, BROKEN + 1]
     assert "trace run pytest" in parallel["failedVersions"][0]["reason"]
     assert f"its predecessor, version {BROKEN}, failed" in parallel["failedVersions"][1]["reason"]
-    for name in ("build", "statics", "traceConfig", "syntax", "traces", "targets"):
+    for name in ("build", "statics", "traceConfig", "syntax", "traces", "compare", "targets"):
         assert [_without_times(item) for item in parallel["steps"][name]] == [_without_times(item) for item in serial["steps"][name]]
     assert [v["status"] for v in parallel["versions"]] == ["ok"] * BROKEN + ["failed", "failed", "ok"]
 
@@ -96,7 +96,7 @@ def test_jobs_and_scheduler_are_no_inputs_of_any_result(tmp_path: Path) -> None:
 
     settings = load_settings(python_arguments({"jobs": 3, "scheduler": "tcp://127.0.0.1:8786"}), read_file=False)
     assert (settings.jobs, settings.scheduler) == (3, "tcp://127.0.0.1:8786")
-    for step in ("traces", "targets"):
+    for step in ("traces", "compare", "targets"):
         assert not {"jobs", "scheduler"} & set(_settings_values(settings, step))
 
 

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from histeg.compare.divergences import compare_versions
+from histeg.compare.divergences import compare_with_predecessor
 from histeg.config import VersionSettings
 from histeg.impact.mapping import ImpactMap, map_divergences
 from histeg.impact.step import load_changes
@@ -108,7 +108,7 @@ def test_values_read_through_an_instance_a_module_and_an_import_are_targets(out:
 def _mapping(out: Path, with_trace: bool) -> ImpactMap:
     """The mapping of version 1 from what ``histeg compute`` left on disk, with or without the functions each entry point called."""
     store = OutputStore(out)
-    comparison = compare_versions(store, 1)
+    comparison = compare_with_predecessor(store, 1)
     settings = VersionSettings.of(store.version(1))
     reads = value_reads(read_function_table(store.snapshot(1), settings))
     return map_divergences(comparison.divergences, load_changes(store.file(1, SYNTAX_CHANGES)), reads, lambda a, b: None,

@@ -72,5 +72,5 @@ def test_a_nightly_job_keeps_its_base_and_redoes_nothing(make_repo, tmp_path: Pa
 
     c7 = repo.commit("change 7", {"shop.py": LIB.replace("result += price", "result = result + price")})
     fourth = project.compute([f"{c6}..{c7}"])
-    assert [ran(fourth, step) for step in ("traces", "targets")] == [[6], [6]], "one traced run and one comparison"
+    assert [ran(fourth, step) for step in ("traces", "compare", "targets")] == [[6], [6], [6]], "one traced run and one comparison"
     assert os.path.samefile(project.store.version_dir(6).parent, tmp_path / "out")

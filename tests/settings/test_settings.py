@@ -282,6 +282,28 @@ def test_a_versions_pyproject_is_read_through_the_same_table(tmp_path: Path) -> 
                      f"pyproject.toml of {sha[:12]}: unknown setting 'soruces'; did you mean 'sources'?")
 
 
+def test_a_ranking_setting_changed_recomputes_the_targets_alone(tmp_path: Path) -> None:
+    """Nothing is traced, re-run or compared again for a new weight: the targets step reads the kept comparison."""
+    repo = GitRepo.create(tmp_path / "repo")
+    repo.commit("library", {"lib.py": LIB, "tests/test_lib.py": TEST})
+    repo.commit("faster", {"lib.py": LIB.replace("x + x", "2 * x")})
+    out = tmp_path / "out"
+    common = ("compute", "--repo", str(repo.path), "--all", "--out", str(out), "--json")
+    first = run_histeg(*common)
+    assert first.code == 0, first.stderr
+    divergences = (out / "1" / "traceDivergences.json").stat().st_mtime_ns
+    again = run_histeg(*common, "--no-evidence-first", "--restrict-syntax-mapping")
+    assert again.code == 0, again.stderr
+    [_, version] = json.loads(again.stdout)["versions"]
+    states = {name: state["status"] for name, state in version["steps"].items()}
+    assert states == {"build": "reused", "statics": "reused", "traceConfig": "reused", "syntax": "reused", "traces": "reused",
+                      "compare": "reused", "targets": "ran", "merges": "skipped"}, states
+    assert (out / "1" / "traceDivergences.json").stat().st_mtime_ns == divergences
+    ranked = validate_output(out / "1" / "testingTargets.json")
+    assert ranked["options"]["evidenceFirst"] == [] and ranked["options"]["restrictSyntaxMapping"] is True
+    assert validate_output(out / "1" / "settings.json")["targets"]["evidence-first"]["origin"] == "--no-evidence-first"
+
+
 def test_settings_json_records_what_traces_and_targets_were_made_with(tmp_path: Path) -> None:
     repo = GitRepo.create(tmp_path / "repo")
     repo.commit("library", {"lib.py": LIB, "tests/test_lib.py": TEST})
@@ -291,12 +313,13 @@ def test_settings_json_records_what_traces_and_targets_were_made_with(tmp_path: 
     result = run_histeg("compute", "--repo", str(repo.path), "--all", "--out", str(out), "--config", str(config), "--confirm", "0")
     assert result.code == 0, result.stderr
     first, second = validate_output(out / "0" / "settings.json"), validate_output(out / "1" / "settings.json")
-    assert first["targets"] is None  # the first version is compared with nothing
+    assert first["compare"] is None and first["targets"] is None  # the first version is compared with nothing
     assert second["traces"]["timeout"] == {"value": 120.0, "origin": str(config)}
     assert second["traces"]["redact"] == {"value": ["pin"], "origin": str(config)}
     assert second["traces"]["repeat"] == {"value": 1, "origin": "default"}
-    assert second["targets"]["confirm"] == {"value": 0, "origin": "--confirm"}
-    assert "compare-jobs" not in second["targets"]  # results do not depend on it
+    assert second["compare"]["confirm"] == {"value": 0, "origin": "--confirm"}
+    assert second["targets"]["evidence-first"]["origin"] == "default" and "confirm" not in second["targets"]
+    assert "compare-jobs" not in second["compare"]  # results do not depend on it
     before = (out / "1" / "settings.json").stat().st_mtime_ns
     again = run_histeg("compute", "--repo", str(repo.path), "--all", "--out", str(out), "--config", str(config), "--confirm", "0")
     assert again.code == 0 and (out / "1" / "settings.json").stat().st_mtime_ns == before  # a rerun rewrites nothing
