@@ -36,6 +36,8 @@ from histeg.envs.project import install_project
 from histeg.envs.runtime import BUILD, SHIMS
 from histeg.envs.scm import pretend_environment, scm_version
 from histeg.errors import HistegError
+from histeg.processes.groups import records_folder
+from histeg.processes.process import output_text, pinned_environment, run_process
 from histeg.records.build import (
     Build,
     BuildStatus,
@@ -45,8 +47,6 @@ from histeg.records.build import (
     Project,
 )
 from histeg.records.history import Version
-from histeg.runs.groups import records_folder
-from histeg.runs.process import output_text, pinned_environment, run_process
 from histeg.store import OutputStore
 
 BUILD_LOG = "build.log"

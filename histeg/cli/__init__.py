@@ -22,7 +22,7 @@ from histeg.cli.report import report
 from histeg.cli.steps import config_command, step_commands
 from histeg.cli.trace import exec_command, trace
 from histeg.errors import EXIT_BAD_INPUT, HistegError
-from histeg.runs.interrupt import (
+from histeg.processes.interrupt import (
     EXIT_INTERRUPTED,
     EXIT_TERMINATED,
     Terminated,

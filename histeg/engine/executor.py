@@ -29,8 +29,8 @@ from typing import Any
 from histeg.envs.environment import default_root
 from histeg.errors import HistegError
 from histeg.options import RunOptions, Scope
+from histeg.processes.groups import end_orphans
 from histeg.report.console import Console
-from histeg.runs.groups import end_orphans
 from histeg.settings.model import Settings
 
 CONNECT_SECONDS = 10.0

@@ -34,6 +34,8 @@ from histeg.generate.selection import (
 from histeg.generate.sides import VersionSide, built_side
 from histeg.generate.tool import PYNGUIN, Tool, pynguin_tool
 from histeg.generate.verdicts import SideRunResult, is_witness, run_tests, side_verdicts
+from histeg.processes.groups import end_orphans, records_folder
+from histeg.processes.workdir import fresh_copy
 from histeg.records.generation import (
     GeneratedTest,
     Generation,
@@ -48,8 +50,6 @@ from histeg.records.generation import (
 )
 from histeg.records.targets import TestingTargets
 from histeg.report.console import Console
-from histeg.runs.groups import end_orphans, records_folder
-from histeg.runs.workdir import fresh_copy
 from histeg.store import OutputStore, force_rmtree
 
 GENERATED = "generated"
