@@ -22,7 +22,6 @@ from pathlib import Path
 
 import msgspec
 
-from histeg import __version__
 from histeg.config import VersionSettings
 from histeg.envs.declarations import DeclarationError, read_declarations
 from histeg.envs.environment import (
@@ -48,6 +47,7 @@ from histeg.records.build import (
 )
 from histeg.records.history import Version
 from histeg.store import OutputStore
+from histeg.version import __version__
 
 BUILD_LOG = "build.log"
 DEFAULT_BUILD_TIMEOUT = 1800.0

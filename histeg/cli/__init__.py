@@ -14,7 +14,6 @@ from typing import NoReturn
 
 import click
 
-from histeg import __version__
 from histeg.cli.demo import demo
 from histeg.cli.diff import diff
 from histeg.cli.generate import generate
@@ -28,6 +27,7 @@ from histeg.processes.interrupt import (
     Terminated,
     handling_signals,
 )
+from histeg.version import __version__
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

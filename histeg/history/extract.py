@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from histeg import __version__
 from histeg.config import VersionSettings, read_toml_table, resolve_version_settings
 from histeg.errors import HistegError
 from histeg.history.commits import list_commits
@@ -31,6 +30,7 @@ from histeg.records.registry import Registry
 from histeg.report.console import Console
 from histeg.settings.model import Settings
 from histeg.store import FILE_CHANGES, LOCK_FILE, VERSION, OutputStore
+from histeg.version import __version__
 
 
 @dataclass
