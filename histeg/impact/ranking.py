@@ -24,9 +24,9 @@ from histeg.compare.classes import EVIDENCE_FIRST
 from histeg.compare.divergences import VersionComparison
 from histeg.impact.changes import ChangeIndex
 from histeg.impact.mapping import Distance, ImpactMap, map_divergences
-from histeg.impact.scaling import Scaling
 from histeg.impact.targets import FunctionInfo, Target, build_targets, in_directories
 from histeg.naming import split_identifier
+from histeg.settings.scaling import Scaling
 from histeg.statics.reads import FunctionReads
 from histeg.tracing.selection import IgnoreRule
 

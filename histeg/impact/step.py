@@ -24,7 +24,6 @@ from histeg.impact.ranking import (
     changed_test_data,
     rank_version,
 )
-from histeg.impact.scaling import Scaling
 from histeg.impact.targets import FunctionInfo, function_table
 from histeg.impact.untested import (
     changed_code,
@@ -43,6 +42,7 @@ from histeg.records.targets import (
     TestingTargets,
 )
 from histeg.runs.confirm import DEFAULT_CONFIRM_RUNS
+from histeg.settings.scaling import Scaling
 from histeg.statics.callgraph import call_distance
 from histeg.statics.functions import read_function_table
 from histeg.statics.observed import observed_call_graph

@@ -16,7 +16,6 @@ from histeg.impact.changes import ChangeIndex
 from histeg.impact.mapping import Impact, ImpactMap
 from histeg.impact.metrics import Value, target_value
 from histeg.impact.notes import notes_on
-from histeg.impact.scaling import Scaling
 from histeg.naming import split_identifier
 from histeg.records.base import convert
 from histeg.records.divergences import Metrics
@@ -28,6 +27,7 @@ from histeg.records.targets import (
     RankedTarget,
     TargetChange,
 )
+from histeg.settings.scaling import Scaling
 
 MAX_LISTED = 25
 

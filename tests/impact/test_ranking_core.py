@@ -19,11 +19,11 @@ from histeg.impact.mapping import Impact, ImpactMap, map_divergences
 from histeg.impact.metrics import Value, averages, target_value
 from histeg.impact.notes import notes_on
 from histeg.impact.ranking import Layout, RankingInputs, changed_test_data, ignored, partition, rank_version, ranked
-from histeg.impact.scaling import Scaling, parse_metrics
 from histeg.impact.step import ImpactOptions
 from histeg.impact.targets import FunctionInfo, Target, build_targets, function_table
 from histeg.records import targets as records
 from histeg.records.statics import FunctionKind, FunctionRecord
+from histeg.settings.scaling import Scaling, parse_metrics
 from histeg.statics.reads import FunctionReads
 
 TEST_A = EntryKey("pytest", "tests/test_lib.py::test_a", "call", "tests.test_lib:test_a", 0)
