@@ -21,6 +21,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any, TypeVar
 
+from histeg.console import Console
 from histeg.errors import HistegError
 from histeg.options import RunOptions, default_out
 from histeg.pipeline import COMMANDS, PipelineRun, run_pipeline
@@ -33,7 +34,6 @@ from histeg.records.statics import CallGraph, Functions
 from histeg.records.steps import StepStates
 from histeg.records.syntax import SyntaxChanges
 from histeg.records.targets import TestingTargets
-from histeg.report.console import Console
 from histeg.settings.load import load_settings, python_arguments
 from histeg.settings.model import Settings
 from histeg.store import OutputStore

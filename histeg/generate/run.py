@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from histeg.atomic import make_folders
+from histeg.console import Console
 from histeg.errors import HistegError
 from histeg.generate.coverage import GeneratedFunction, covered_targets, generated_tests
 from histeg.generate.pynguin_run import (
@@ -49,7 +50,6 @@ from histeg.records.generation import (
     Witness,
 )
 from histeg.records.targets import TestingTargets
-from histeg.report.console import Console
 from histeg.store import OutputStore, force_rmtree
 
 GENERATED = "generated"
