@@ -40,8 +40,8 @@ from histeg.options import RunOptions
 from histeg.processes.groups import end_orphans
 from histeg.records.history import Version
 from histeg.records.statics import Functions
+from histeg.run_settings import record_settings
 from histeg.settings.model import Settings
-from histeg.settings.record import record_settings
 from histeg.settings.show import settings_json
 from histeg.store import (
     CALL_GRAPH,
