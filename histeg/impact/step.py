@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from histeg.atomic import read_json
-from histeg.compare.classes import EVIDENCE_FIRST
 from histeg.compare.divergences import (
     VersionComparison,
     compare_versions,
@@ -42,6 +41,7 @@ from histeg.records.targets import (
     TestingTargets,
 )
 from histeg.runs.confirm import DEFAULT_CONFIRM_RUNS
+from histeg.settings.evidence import EVIDENCE_FIRST
 from histeg.settings.scaling import Scaling
 from histeg.statics.callgraph import call_distance
 from histeg.statics.functions import read_function_table

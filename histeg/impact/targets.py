@@ -9,7 +9,6 @@ from typing import Any
 
 import msgspec
 
-from histeg.compare.classes import CLASSES, OUTCOME_CHANGED
 from histeg.compare.divergences import Divergence, VersionComparison
 from histeg.compare.entry_points import EntryKey
 from histeg.impact.changes import ChangeIndex
@@ -27,6 +26,7 @@ from histeg.records.targets import (
     RankedTarget,
     TargetChange,
 )
+from histeg.settings.evidence import CLASSES, OUTCOME_CHANGED
 from histeg.settings.scaling import Scaling
 
 MAX_LISTED = 25

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from histeg.compare.classes import EVIDENCE, EVIDENCE_FIRST
+from histeg.settings.evidence import EVIDENCE, EVIDENCE_FIRST
 from histeg.settings.kinds import (
     Boolean,
     Choice,

@@ -8,7 +8,6 @@ import msgspec
 import pytest
 
 from histeg.compare.calls import CallDivergence
-from histeg.compare.classes import EXCEPTION_ONLY_IN_NEW, EXCEPTION_ONLY_IN_OLD, OUTCOME_CHANGED, SILENT
 from histeg.compare.divergences import Divergence, VersionComparison
 from histeg.compare.entry_points import EntryKey
 from histeg.compare.noise import Unstable
@@ -23,6 +22,7 @@ from histeg.impact.step import ImpactOptions
 from histeg.impact.targets import FunctionInfo, Target, build_targets, function_table
 from histeg.records import targets as records
 from histeg.records.statics import FunctionKind, FunctionRecord
+from histeg.settings.evidence import EXCEPTION_ONLY_IN_NEW, EXCEPTION_ONLY_IN_OLD, OUTCOME_CHANGED, SILENT
 from histeg.settings.scaling import Scaling, parse_metrics
 from histeg.statics.reads import FunctionReads
 
