@@ -13,7 +13,7 @@ between folders.
 from __future__ import annotations
 
 LAYERS: tuple[tuple[str, ...], ...] = (
-    ("errors", "naming", "version", "atomic", "console", "layers"),
+    ("errors", "naming", "version", "atomic", "console", "locations", "layers"),
     ("tracing",),
     ("settings",),
     ("records",),

@@ -10,7 +10,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from histeg.settings.evidence import EXCEPTION_ONLY_IN_NEW, EXCEPTION_ONLY_IN_OLD, OUTCOME_CHANGED, SILENT
+from histeg.settings.evidence import (
+    EXCEPTION_ONLY_IN_NEW,
+    EXCEPTION_ONLY_IN_OLD,
+    OUTCOME_CHANGED,
+    SILENT,
+)
 
 if TYPE_CHECKING:
     from histeg.compare.calls import CallDivergence
