@@ -10,6 +10,7 @@ import moves to the top of the file.
 from __future__ import annotations
 
 import ast
+import shutil
 import subprocess
 import sys
 from collections import defaultdict
@@ -29,10 +30,9 @@ TRACING = "histeg.tracing"
 KNOWN_CYCLES: set[tuple[str, ...]] = set()
 """Cycles through modules outside the tracing code, left for their owners to break (each spelled as ``cycles`` spells it)."""
 
-ALLOWED_UPWARD: dict[tuple[str, str], str] = {
-}
+ALLOWED_UPWARD: dict[tuple[str, str], str] = {}
 """Imports up the layers that stay until a redesign under way removes them: (importer, imported) -> why it is still
-there. Nothing may be added; an entry whose import is gone makes the test fail until it is removed."""
+there. Empty: nothing may be added; an entry whose import is gone makes the test fail until it is removed."""
 
 SHARED_WITH_TRACER = {"histeg.errors", "histeg.naming"}
 """The only histeg modules outside ``histeg.tracing`` it may import: leaves made of the standard library alone."""
@@ -175,7 +175,7 @@ def upward_imports(graph: nx.DiGraph, layers: tuple[tuple[str, ...], ...] = LAYE
     """(importer, imported) for each import of a module in a higher layer than the importer's."""
     rank = {name: index for index, layer in enumerate(layers) for name in layer}
     return sorted((importer, imported) for importer, imported in graph.edges
-                  if rank.get(folder(importer), -1) < rank.get(folder(imported), -1))
+                  if folder(importer) in rank and folder(imported) in rank and rank[folder(importer)] < rank[folder(imported)])
 
 
 def folder_graph(graph: nx.DiGraph) -> nx.DiGraph:
@@ -188,8 +188,9 @@ def folder_graph(graph: nx.DiGraph) -> nx.DiGraph:
 
 def layer_problems(imports: Imports, layers: tuple[tuple[str, ...], ...] = LAYERS,
                    allowed: dict[tuple[str, str], str] | None = None) -> list[str]:
-    """What breaks the layers: a folder without a layer, an upward import not in ``allowed``, a cycle between folders,
-    and an entry of ``allowed`` that is no upward import any more (the list only shrinks)."""
+    """What breaks the layers: a folder without a layer, an upward import not in ``allowed``, an entry of ``allowed``
+    that is no upward import any more (the list only shrinks), and folders that import each other (within a layer:
+    any other cycle takes an upward import, reported as such)."""
     allowed = {} if allowed is None else allowed
     named = [name for layer in layers for name in layer]
     folders = {folder(module) for module in imports.graph}
@@ -202,7 +203,11 @@ def layer_problems(imports: Imports, layers: tuple[tuple[str, ...], ...] = LAYER
                  for importer, imported in upward if (importer, imported) not in allowed]
     problems += [f"allowed upward import {importer} -> {imported} is gone: remove it from the list"
                  for importer, imported in sorted(set(allowed) - set(upward))]
-    problems += ["folders import each other: " + " -> ".join((*chain, chain[0])) for chain in cycles(folder_graph(imports.graph))]
+    sideways_and_down = imports.graph.edge_subgraph(set(imports.graph.edges) - set(upward))
+    folders_graph = folder_graph(sideways_and_down)  # an upward import is reported above, with the cycle it closes
+    for group in sorted(sorted(group) for group in nx.strongly_connected_components(folders_graph) if len(group) > 1):
+        ties = sorted(folders_graph.subgraph(group).edges)
+        problems.append("folders import each other: " + ", ".join(f"{a} -> {b}" for a, b in ties))
     return problems
 
 
@@ -275,6 +280,35 @@ def test_tracer_modules_load_only_the_standard_library() -> None:
     loaded = _loaded_in_fresh_process("\n".join(f"import {name}" for name in names))
     foreign = sorted(name for name in loaded - before if name.partition(".")[0] not in {*sys.stdlib_module_names, PACKAGE})
     assert foreign == []
+
+
+def _plant(root: Path, module: str, text: str) -> None:
+    path = root / (module.replace(".", "/") + ".py")
+    path.write_text(path.read_text(encoding="utf-8") + text, encoding="utf-8")
+
+
+def test_layer_check_catches_planted_imports(tmp_path: Path) -> None:
+    """The check above on a copy of histeg: clean as it is; then an upward import inside a function, one under
+    ``TYPE_CHECKING`` and two folders of one layer importing each other are each reported, and only they."""
+    shutil.copytree(ROOT / PACKAGE, tmp_path / PACKAGE, ignore=shutil.ignore_patterns("sample_data", "__pycache__", "templates"))
+    assert layer_problems(scan(tmp_path, type_checking=True), LAYERS, ALLOWED_UPWARD) == []
+    _plant(tmp_path, "histeg.store", "\n\ndef _planted() -> None:\n    from histeg.report import model\n")
+    _plant(tmp_path, "histeg.records.base", "\nfrom typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from histeg.impact.ranking import ranked\n")
+    _plant(tmp_path, "histeg.statics.scope", "\nimport histeg.syntax.tree\n")
+    _plant(tmp_path, "histeg.syntax.tree", "\nfrom ..statics import scope\n")
+    planted = scan(tmp_path, type_checking=True)
+    rank = {name: index for index, layer in enumerate(LAYERS) for name in layer}
+    assert layer_problems(planted, LAYERS, ALLOWED_UPWARD) == [
+        f"histeg.records.base (layer {rank['records']}) imports histeg.impact.ranking (layer {rank['impact']}), a higher layer",
+        f"histeg.store (layer {rank['store']}) imports histeg.report.model (layer {rank['report']}), a higher layer",
+        "folders import each other: statics -> syntax, syntax -> statics",
+    ]
+    allowed = {**ALLOWED_UPWARD, ("histeg.store", "histeg.report.model"): "planted", ("histeg.store", "histeg.cli"): "never imported"}
+    assert layer_problems(planted, LAYERS, allowed)[1:] == [
+        "allowed upward import histeg.store -> histeg.cli is gone: remove it from the list",
+        "folders import each other: statics -> syntax, syntax -> statics",
+    ]
+    assert layer_problems(scan(tmp_path), LAYERS, ALLOWED_UPWARD)[0].startswith("histeg.store ")  # without TYPE_CHECKING
 
 
 def test_scan_follows_lazy_relative_and_reexported_imports(tmp_path: Path) -> None:
