@@ -16,15 +16,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
 __all__ = ["HistegError", "Project", "Settings", "VersionResults", "__version__"]
 
 if TYPE_CHECKING:
     from histeg.errors import HistegError
-    from histeg.project import Project, VersionResults
+    from histeg.project import Project
+    from histeg.results import VersionResults
     from histeg.settings.model import Settings
+    from histeg.version import __version__
 
-_LAZY = {"Project": "histeg.project", "VersionResults": "histeg.project", "Settings": "histeg.settings.model", "HistegError": "histeg.errors"}
+_LAZY = {"Project": "histeg.project", "VersionResults": "histeg.results", "Settings": "histeg.settings.model", "HistegError": "histeg.errors",
+         "__version__": "histeg.version"}
 
 
 def __getattr__(name: str) -> Any:

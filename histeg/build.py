@@ -22,7 +22,6 @@ from pathlib import Path
 
 import msgspec
 
-from histeg import __version__
 from histeg.config import VersionSettings
 from histeg.envs.declarations import DeclarationError, read_declarations
 from histeg.envs.environment import (
@@ -36,6 +35,8 @@ from histeg.envs.project import install_project
 from histeg.envs.runtime import BUILD, SHIMS
 from histeg.envs.scm import pretend_environment, scm_version
 from histeg.errors import HistegError
+from histeg.processes.groups import records_folder
+from histeg.processes.process import output_text, pinned_environment, run_process
 from histeg.records.build import (
     Build,
     BuildStatus,
@@ -45,9 +46,8 @@ from histeg.records.build import (
     Project,
 )
 from histeg.records.history import Version
-from histeg.runs.groups import records_folder
-from histeg.runs.process import output_text, pinned_environment, run_process
 from histeg.store import OutputStore
+from histeg.version import __version__
 
 BUILD_LOG = "build.log"
 DEFAULT_BUILD_TIMEOUT = 1800.0

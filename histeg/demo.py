@@ -5,11 +5,11 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
+from histeg.console import Console
 from histeg.errors import HistegError
 from histeg.history.git import GitRepository
 from histeg.pipeline import PipelineRun
 from histeg.project import Project
-from histeg.report.console import Console
 from histeg.report.html import write_report
 from histeg.samples import build_sample
 

@@ -43,7 +43,7 @@ def cache_root() -> Path:
 def default_out(repo: str) -> Path:
     """A folder per repository in the user's cache: never inside the working tree, where the project's own
     pytest would collect the snapshots. Named after the repository, and told apart by a hash of where it is."""
-    from histeg.history.source import is_url, redact
+    from histeg.locations import is_url, redact
 
     location = redact(repo) if is_url(repo) else str(Path(repo).expanduser().resolve())  # credentials are no part of its identity
     name = re.sub(r"[^\w.-]", "_", location.rstrip("/").rsplit("/", 1)[-1].rsplit(":", 1)[-1].removesuffix(".git")) or "repository"

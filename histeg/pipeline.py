@@ -21,6 +21,7 @@ from typing import Any
 import msgspec
 
 from histeg.build import BUILD_LOG, BuildRequest, build_version, environment_exists
+from histeg.console import Console, listed
 from histeg.engine.executor import (
     DaskExecutor,
     KeptConsole,
@@ -36,12 +37,11 @@ from histeg.errors import EXIT_OK, EXIT_SOME_VERSIONS_FAILED, HistegError, Write
 from histeg.history.extract import ExtractResult, check_output_directory, extract
 from histeg.merges.step import MERGES
 from histeg.options import RunOptions
+from histeg.processes.groups import end_orphans
 from histeg.records.history import Version
 from histeg.records.statics import Functions
-from histeg.report.console import Console, listed
-from histeg.runs.groups import end_orphans
+from histeg.run_settings import record_settings
 from histeg.settings.model import Settings
-from histeg.settings.record import record_settings
 from histeg.settings.show import settings_json
 from histeg.store import (
     CALL_GRAPH,

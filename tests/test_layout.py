@@ -1,4 +1,5 @@
-"""histeg's module layout: no import cycles, a stdlib-only tracer, a light top-level package.
+"""histeg's module layout: imports only sideways or down the layers of ``histeg.layers``, no cycle between folders
+or modules, a stdlib-only tracer, a light top-level package.
 
 The import graph is built from the source (``ast``), not by importing it, so
 that imports inside functions (lazy imports) count too: they still tie two
@@ -9,6 +10,7 @@ import moves to the top of the file.
 from __future__ import annotations
 
 import ast
+import shutil
 import subprocess
 import sys
 from collections import defaultdict
@@ -19,12 +21,18 @@ from pathlib import Path
 import networkx as nx
 import pytest
 
+from histeg.layers import LAYERS
+
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = "histeg"
 TRACING = "histeg.tracing"
 
 KNOWN_CYCLES: set[tuple[str, ...]] = set()
 """Cycles through modules outside the tracing code, left for their owners to break (each spelled as ``cycles`` spells it)."""
+
+ALLOWED_UPWARD: dict[tuple[str, str], str] = {}
+"""Imports up the layers that stay until a redesign under way removes them: (importer, imported) -> why it is still
+there. Empty: nothing may be added; an entry whose import is gone makes the test fail until it is removed."""
 
 SHARED_WITH_TRACER = {"histeg.errors", "histeg.naming"}
 """The only histeg modules outside ``histeg.tracing`` it may import: leaves made of the standard library alone."""
@@ -77,23 +85,23 @@ def _is_type_checking(test: ast.expr) -> bool:
     )
 
 
-def _import_nodes(node: ast.AST) -> Iterator[ast.Import | ast.ImportFrom]:
-    """Imports anywhere in the tree (function bodies included), except under ``if TYPE_CHECKING:``."""
+def _import_nodes(node: ast.AST, type_checking: bool) -> Iterator[ast.Import | ast.ImportFrom]:
+    """Imports anywhere in the tree (function bodies included); under ``if TYPE_CHECKING:`` only with ``type_checking``."""
     if isinstance(node, (ast.Import, ast.ImportFrom)):
         yield node
         return
-    if isinstance(node, ast.If) and _is_type_checking(node.test):
+    if isinstance(node, ast.If) and _is_type_checking(node.test) and not type_checking:
         children: list[ast.AST] = list(node.orelse)
     else:
         children = list(ast.iter_child_nodes(node))
     for child in children:
-        yield from _import_nodes(child)
+        yield from _import_nodes(child, type_checking)
 
 
-def imported_names(module: str, path: Path, is_package: bool) -> Iterator[tuple[str, str | None, str]]:
+def imported_names(module: str, path: Path, is_package: bool, type_checking: bool = False) -> Iterator[tuple[str, str | None, str]]:
     """(absolute module, imported name or None, the name it is bound to) for each target of each import."""
     tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
-    for node in _import_nodes(tree):
+    for node in _import_nodes(tree, type_checking):
         if isinstance(node, ast.Import):
             for alias in node.names:
                 yield alias.name, None, alias.asname or alias.name.partition(".")[0]
@@ -107,8 +115,12 @@ def imported_names(module: str, path: Path, is_package: bool) -> Iterator[tuple[
             yield base, alias.name, alias.asname or alias.name
 
 
-def scan(root: Path, package: str = PACKAGE) -> Imports:
+def scan(root: Path, package: str = PACKAGE, *, type_checking: bool = False) -> Imports:
     """The import graph of a package's modules, with an edge for each import of one module by another.
+
+    ``type_checking``: imports under ``if TYPE_CHECKING:`` count too. They
+    never run, so they make no cycle at import time; but the annotation still
+    ties the two modules, so the layers count them.
 
     ``from pkg import name`` is an edge to ``pkg.name`` when that is a module;
     else, when ``pkg/__init__`` re-exports ``name`` from a module, to that
@@ -122,7 +134,7 @@ def scan(root: Path, package: str = PACKAGE) -> Imports:
     known = set(files) | extension_modules(root, package)
     packages = {name for name, path in files.items() if path.name == "__init__.py"}
     packages |= {name.rpartition(".")[0] for name in known if "." in name}
-    listed = {name: list(imported_names(name, path, path.name == "__init__.py")) for name, path in files.items()}
+    listed = {name: list(imported_names(name, path, path.name == "__init__.py", type_checking)) for name, path in files.items()}
     reexports: dict[str, dict[str, str]] = {}
 
     def target(base: str, name: str | None) -> str:
@@ -153,9 +165,61 @@ def cycles(graph: nx.DiGraph) -> list[tuple[str, ...]]:
     return sorted(found, key=lambda chain: (len(chain), chain))
 
 
+def folder(module: str) -> str:
+    """A module's name in ``LAYERS``: its folder under the package, else its own name; ``__init__`` for the package."""
+    parts = module.split(".")
+    return parts[1] if len(parts) > 1 else "__init__"
+
+
+def upward_imports(graph: nx.DiGraph, layers: tuple[tuple[str, ...], ...] = LAYERS) -> list[tuple[str, str]]:
+    """(importer, imported) for each import of a module in a higher layer than the importer's."""
+    rank = {name: index for index, layer in enumerate(layers) for name in layer}
+    return sorted((importer, imported) for importer, imported in graph.edges
+                  if folder(importer) in rank and folder(imported) in rank and rank[folder(importer)] < rank[folder(imported)])
+
+
+def folder_graph(graph: nx.DiGraph) -> nx.DiGraph:
+    """The import graph with each folder (and each top-level module) as one node."""
+    folders = nx.DiGraph()
+    folders.add_nodes_from(folder(module) for module in graph)
+    folders.add_edges_from((folder(a), folder(b)) for a, b in graph.edges if folder(a) != folder(b))
+    return folders
+
+
+def layer_problems(imports: Imports, layers: tuple[tuple[str, ...], ...] = LAYERS,
+                   allowed: dict[tuple[str, str], str] | None = None) -> list[str]:
+    """What breaks the layers: a folder without a layer, an upward import not in ``allowed``, an entry of ``allowed``
+    that is no upward import any more (the list only shrinks), and folders that import each other (within a layer:
+    any other cycle takes an upward import, reported as such)."""
+    allowed = {} if allowed is None else allowed
+    named = [name for layer in layers for name in layer]
+    folders = {folder(module) for module in imports.graph}
+    problems = [f"{name} is in no layer of histeg.layers" for name in sorted(folders - set(named))]
+    problems += [f"histeg.layers names {name}, which is no module" for name in named if name not in folders]
+    problems += [f"{name} is in two layers of histeg.layers" for name in sorted({n for n in named if named.count(n) > 1})]
+    rank = {name: index for index, layer in enumerate(layers) for name in layer}
+    upward = upward_imports(imports.graph, layers)
+    problems += [f"{importer} (layer {rank[folder(importer)]}) imports {imported} (layer {rank[folder(imported)]}), a higher layer"
+                 for importer, imported in upward if (importer, imported) not in allowed]
+    problems += [f"allowed upward import {importer} -> {imported} is gone: remove it from the list"
+                 for importer, imported in sorted(set(allowed) - set(upward))]
+    sideways_and_down = imports.graph.edge_subgraph(set(imports.graph.edges) - set(upward))
+    folders_graph = folder_graph(sideways_and_down)  # an upward import is reported above, with the cycle it closes
+    for group in sorted(sorted(group) for group in nx.strongly_connected_components(folders_graph) if len(group) > 1):
+        ties = sorted(folders_graph.subgraph(group).edges)
+        problems.append("folders import each other: " + ", ".join(f"{a} -> {b}" for a, b in ties))
+    return problems
+
+
 @pytest.fixture(scope="module")
 def histeg_imports() -> Imports:
     return scan(ROOT)
+
+
+@pytest.fixture(scope="module")
+def histeg_imports_typed() -> Imports:
+    """The graph with ``TYPE_CHECKING`` imports: an annotation ties two modules as much as a call does."""
+    return scan(ROOT, type_checking=True)
 
 
 def test_no_import_cycles(histeg_imports: Imports) -> None:
@@ -164,6 +228,11 @@ def test_no_import_cycles(histeg_imports: Imports) -> None:
     assert not unknown, "import cycles:\n" + "\n".join(" -> ".join((*chain, chain[0])) for chain in unknown)
     gone = KNOWN_CYCLES - set(found)
     assert not gone, f"KNOWN_CYCLES lists cycles that are gone, remove them: {sorted(gone)}"
+
+
+def test_imports_go_sideways_or_down_the_layers(histeg_imports_typed: Imports) -> None:
+    problems = layer_problems(histeg_imports_typed, LAYERS, ALLOWED_UPWARD)
+    assert not problems, "\n".join(problems)
 
 
 def test_tracing_imports_only_the_standard_library(histeg_imports: Imports) -> None:
@@ -211,6 +280,35 @@ def test_tracer_modules_load_only_the_standard_library() -> None:
     loaded = _loaded_in_fresh_process("\n".join(f"import {name}" for name in names))
     foreign = sorted(name for name in loaded - before if name.partition(".")[0] not in {*sys.stdlib_module_names, PACKAGE})
     assert foreign == []
+
+
+def _plant(root: Path, module: str, text: str) -> None:
+    path = root / (module.replace(".", "/") + ".py")
+    path.write_text(path.read_text(encoding="utf-8") + text, encoding="utf-8")
+
+
+def test_layer_check_catches_planted_imports(tmp_path: Path) -> None:
+    """The check above on a copy of histeg: clean as it is; then an upward import inside a function, one under
+    ``TYPE_CHECKING`` and two folders of one layer importing each other are each reported, and only they."""
+    shutil.copytree(ROOT / PACKAGE, tmp_path / PACKAGE, ignore=shutil.ignore_patterns("sample_data", "__pycache__", "templates"))
+    assert layer_problems(scan(tmp_path, type_checking=True), LAYERS, ALLOWED_UPWARD) == []
+    _plant(tmp_path, "histeg.store", "\n\ndef _planted() -> None:\n    from histeg.report import model\n")
+    _plant(tmp_path, "histeg.records.base", "\nfrom typing import TYPE_CHECKING\n\nif TYPE_CHECKING:\n    from histeg.impact.ranking import ranked\n")
+    _plant(tmp_path, "histeg.statics.scope", "\nimport histeg.syntax.tree\n")
+    _plant(tmp_path, "histeg.syntax.tree", "\nfrom ..statics import scope\n")
+    planted = scan(tmp_path, type_checking=True)
+    rank = {name: index for index, layer in enumerate(LAYERS) for name in layer}
+    assert layer_problems(planted, LAYERS, ALLOWED_UPWARD) == [
+        f"histeg.records.base (layer {rank['records']}) imports histeg.impact.ranking (layer {rank['impact']}), a higher layer",
+        f"histeg.store (layer {rank['store']}) imports histeg.report.model (layer {rank['report']}), a higher layer",
+        "folders import each other: statics -> syntax, syntax -> statics",
+    ]
+    allowed = {**ALLOWED_UPWARD, ("histeg.store", "histeg.report.model"): "planted", ("histeg.store", "histeg.cli"): "never imported"}
+    assert layer_problems(planted, LAYERS, allowed)[1:] == [
+        "allowed upward import histeg.store -> histeg.cli is gone: remove it from the list",
+        "folders import each other: statics -> syntax, syntax -> statics",
+    ]
+    assert layer_problems(scan(tmp_path), LAYERS, ALLOWED_UPWARD)[0].startswith("histeg.store ")  # without TYPE_CHECKING
 
 
 def test_scan_follows_lazy_relative_and_reexported_imports(tmp_path: Path) -> None:

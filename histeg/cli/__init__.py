@@ -14,7 +14,6 @@ from typing import NoReturn
 
 import click
 
-from histeg import __version__
 from histeg.cli.demo import demo
 from histeg.cli.diff import diff
 from histeg.cli.generate import generate
@@ -22,12 +21,13 @@ from histeg.cli.report import report
 from histeg.cli.steps import config_command, step_commands
 from histeg.cli.trace import exec_command, trace
 from histeg.errors import EXIT_BAD_INPUT, HistegError
-from histeg.runs.interrupt import (
+from histeg.processes.interrupt import (
     EXIT_INTERRUPTED,
     EXIT_TERMINATED,
     Terminated,
     handling_signals,
 )
+from histeg.version import __version__
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

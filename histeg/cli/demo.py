@@ -14,8 +14,8 @@ import click
 def demo(directory: Path | None, sample: str, json_output: bool) -> None:
     """Build a bundled sample repository, run the pipeline on it and write the HTML report."""
     from histeg.cli.steps import emit_json
+    from histeg.console import Console
     from histeg.demo import run_demo
-    from histeg.report.console import Console
 
     repo, run, report = run_demo(directory, sample, Console(1))
     if json_output:

@@ -32,10 +32,10 @@ def generate(version: str, out: str | None, repo: str | None, budget: float, top
     """Run Pynguin on the top testing targets of VERSION (an index or a commit identifier) in an output folder made by
     compute, run its tests on VERSION and on its predecessor, and write OUT/<index>/generation.json. A test that passes
     on one and fails on the other witnesses the behaviour change. Exit code 1 when Pynguin produced no test at all."""
+    from histeg.console import Console
     from histeg.generate.run import GenerateOptions
     from histeg.generate.run import generate as run_generate
     from histeg.project import Project
-    from histeg.report.console import Console
 
     flags = {key: FlagValue(f"--{key}", value) for key, value in (("out", out), ("repo", repo)) if value is not None}
     store = Project.of(load_settings(flags)).store

@@ -54,8 +54,8 @@ def emit_json(summary: dict[str, Any]) -> None:
 
 def _step_command(step: str) -> click.Command:
     def command(**params: Any) -> None:
+        from histeg.console import Console
         from histeg.project import Project
-        from histeg.report.console import Console
 
         settings = checked_settings(params)
         console = Console(settings.verbosity)

@@ -71,13 +71,13 @@ def exec_command(target: Path, command: tuple[str, ...], no_seal: bool) -> None:
         sys.exit(_run(command, traced_environment(target), None, None if no_seal else target))
     if target.is_dir():
         from histeg.envs.runtime import runtime_of
+        from histeg.processes.workdir import fresh_copy
         from histeg.runs.runner import (
             RUN_DIR,
             base_environment,
             version_settings,
             write_trace_config,
         )
-        from histeg.runs.workdir import fresh_copy
         from histeg.store import VERSION, OutputStore
 
         if not (target / VERSION).is_file() or not target.name.isdigit():

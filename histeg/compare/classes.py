@@ -3,28 +3,22 @@
 A divergence where a call raised only in the new version is a regression candidate; one where it
 raised only in the old version looks like a fix; a divergence under a test whose outcome changed
 (passed, failed, skipped ...) is visible to the suite; any other divergence is silent: the tests run
-the change, the behaviour differs, and no test tells.
+the change, the behaviour differs, and no test tells. The classes' names are in ``histeg.settings.evidence``.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # the names below are read by the settings table at start-up: no trace decoding imported for them
-    from histeg.compare.calls import CallDivergence
+from histeg.settings.evidence import (
+    EXCEPTION_ONLY_IN_NEW,
+    EXCEPTION_ONLY_IN_OLD,
+    OUTCOME_CHANGED,
+    SILENT,
+)
 
-EXCEPTION_ONLY_IN_NEW = "exceptionOnlyInNew"
-EXCEPTION_ONLY_IN_OLD = "exceptionOnlyInOld"
-OUTCOME_CHANGED = "outcomeChanged"
-SILENT = "silent"
-CLASSES = (EXCEPTION_ONLY_IN_NEW, EXCEPTION_ONLY_IN_OLD, OUTCOME_CHANGED, SILENT)
-EVIDENCE = (OUTCOME_CHANGED, EXCEPTION_ONLY_IN_NEW, EXCEPTION_ONLY_IN_OLD)
-"""The classes a test can tell: all but silent."""
-EVIDENCE_FIRST = (OUTCOME_CHANGED, EXCEPTION_ONLY_IN_NEW)
-"""The classes that, by default, put a target above every target none of whose divergences has one (``evidence-first``):
-a test whose outcome changed, or a call that raises where it returned, says that the change matters; a silent
-divergence may be a value the change was meant to change, and many of them (a table read by every test) add up to
-a large value that says little."""
+if TYPE_CHECKING:
+    from histeg.compare.calls import CallDivergence
 
 
 def exception_side(call: CallDivergence) -> str | None:

@@ -26,11 +26,11 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
+from histeg.console import Console
 from histeg.envs.environment import default_root
 from histeg.errors import HistegError
 from histeg.options import RunOptions, Scope
-from histeg.report.console import Console
-from histeg.runs.groups import end_orphans
+from histeg.processes.groups import end_orphans
 from histeg.settings.model import Settings
 
 CONNECT_SECONDS = 10.0

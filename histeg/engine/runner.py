@@ -7,12 +7,12 @@ import os
 import time
 from typing import Any
 
-from histeg import __version__
 from histeg.engine.fingerprint import canonical, fingerprint
 from histeg.engine.step import Step, StepContext, StepResult
 from histeg.errors import HistegError
 from histeg.records.steps import StepState, StepStates
 from histeg.store import OutputStore
+from histeg.version import __version__
 
 
 def read_states(store: OutputStore, index: int) -> StepStates:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from histeg.envs.environment import BuildFailure
 from histeg.envs.uv import last_error, run_uv
-from histeg.runs.workdir import copy_snapshot
+from histeg.processes.workdir import copy_snapshot
 from histeg.store import force_rmtree
 
 BUILD_LEFTOVERS = {"build", "dist", ".eggs", "__pycache__"}

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from histeg.errors import HistegError
-from histeg.runs.process import run_process
+from histeg.processes.process import run_process
 
 
 def uv_binary() -> str:

@@ -5,7 +5,7 @@ Pynguin runs in its own environment on the version's interpreter
 version's copy of the snapshot as its project path and the version's
 packages after its own; the version's environment is only read. Each run is
 a process group of its own with a time limit, recorded like every run
-(``histeg.runs.process``).
+(``histeg.processes.process``).
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from pathlib import Path
 from histeg.atomic import write_bytes
 from histeg.generate import launcher
 from histeg.generate.launcher import PATH_VARIABLE
-from histeg.runs.process import (
+from histeg.processes.process import (
     ProcessResult,
     output_text,
     pinned_environment,

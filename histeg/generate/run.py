@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from histeg.atomic import make_folders
+from histeg.console import Console
 from histeg.errors import HistegError
 from histeg.generate.coverage import GeneratedFunction, covered_targets, generated_tests
 from histeg.generate.pynguin_run import (
@@ -34,6 +35,8 @@ from histeg.generate.selection import (
 from histeg.generate.sides import VersionSide, built_side
 from histeg.generate.tool import PYNGUIN, Tool, pynguin_tool
 from histeg.generate.verdicts import SideRunResult, is_witness, run_tests, side_verdicts
+from histeg.processes.groups import end_orphans, records_folder
+from histeg.processes.workdir import fresh_copy
 from histeg.records.generation import (
     GeneratedTest,
     Generation,
@@ -47,9 +50,6 @@ from histeg.records.generation import (
     Witness,
 )
 from histeg.records.targets import TestingTargets
-from histeg.report.console import Console
-from histeg.runs.groups import end_orphans, records_folder
-from histeg.runs.workdir import fresh_copy
 from histeg.store import OutputStore, force_rmtree
 
 GENERATED = "generated"

@@ -9,10 +9,10 @@ from pathlib import Path
 from histeg.config import VersionSettings
 from histeg.envs.runtime import Runtime, runtime_of
 from histeg.errors import HistegError
+from histeg.processes.groups import records_folder
+from histeg.processes.process import pinned_environment, run_process
 from histeg.records.build import Build
 from histeg.records.history import Version
-from histeg.runs.groups import records_folder
-from histeg.runs.process import pinned_environment, run_process
 from histeg.store import OutputStore
 
 SITE_SECONDS = 60.0

@@ -18,10 +18,10 @@ from xml.etree import ElementTree
 
 from histeg.atomic import write_bytes
 from histeg.generate.sides import VersionSide
-from histeg.runs.groups import records_folder
-from histeg.runs.process import output_text, pinned_environment, run_process
+from histeg.processes.groups import records_folder
+from histeg.processes.process import output_text, pinned_environment, run_process
+from histeg.processes.workdir import fresh_copy
 from histeg.runs.runner import base_environment
-from histeg.runs.workdir import fresh_copy
 
 PASSING = frozenset({"passed", "xfailed"})
 FAILING = frozenset({"failed", "error"})

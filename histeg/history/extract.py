@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from histeg import __version__
 from histeg.config import VersionSettings, read_toml_table, resolve_version_settings
+from histeg.console import Console
 from histeg.errors import HistegError
 from histeg.history.commits import list_commits
 from histeg.history.file_changes import file_changes
@@ -28,9 +28,9 @@ from histeg.records.history import (
     Version,
 )
 from histeg.records.registry import Registry
-from histeg.report.console import Console
 from histeg.settings.model import Settings
 from histeg.store import FILE_CHANGES, LOCK_FILE, VERSION, OutputStore
+from histeg.version import __version__
 
 
 @dataclass

@@ -9,12 +9,11 @@ cloned there with the user's git and credentials and fetched on reruns.
 Credentials in a URL (``https://user:token@host/…``, or a token alone) are
 never written anywhere: the mirror's ``remote.origin.url``, ``history.json``
 and every message carry the URL without them, and git receives them through
-its environment only (see ``remote``).
+its environment only (see ``histeg.locations.remote``).
 """
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 from collections.abc import Callable
@@ -23,62 +22,9 @@ from pathlib import Path
 
 from histeg.errors import HistegError
 from histeg.history.git import GitRepository, first_line, git_environment
+from histeg.locations import is_url, remote
 
 MIRROR_DIR = "repository.git"
-_SCP_LIKE = re.compile(r"^[\w.-]+@[\w.-]+:")
-_SSH_SCHEMES = frozenset({"ssh", "git+ssh", "ssh+git"})
-
-
-def is_url(source: str) -> bool:
-    return "://" in source or bool(_SCP_LIKE.match(source))
-
-
-@dataclass(frozen=True)
-class Remote:
-    """A repository URL split into what may be stored and shown (``url``) and what only git's environment carries."""
-
-    url: str
-    config: tuple[tuple[str, str], ...] = ()
-
-    def environment(self) -> dict[str, str]:
-        return git_environment(self.config)
-
-
-def remote(location: str) -> Remote:
-    """``location`` without the user information of its authority, and how git still uses it.
-
-    git is given ``url.<location>.insteadOf=<url>`` through its environment:
-    it rewrites the stored URL back to the user's when it connects, so
-    authentication works exactly as with the URL on the command line, while
-    ``git clone`` stores the URL it was given, the one without credentials
-    (and git writes ``FETCH_HEAD`` with credentials removed). The user's
-    credential helpers are switched off for these runs, so none of them can
-    store what the URL carried. Everything up to the last ``@`` before the
-    first ``/`` counts as user information, so a password with an unescaped
-    ``@``, ``:`` or ``?`` is removed whole; an ``ssh://`` user names the
-    account and is kept.
-    """
-    if "://" not in location:
-        return Remote(location)
-    scheme, _, rest = location.partition("://")
-    end = rest.find("/")
-    authority, path = (rest, "") if end < 0 else (rest[:end], rest[end:])
-    userinfo, at, host = authority.rpartition("@")
-    if not at:
-        return Remote(location)
-    username = userinfo.partition(":")[0]
-    kept = f"{username}@" if username and scheme.lower() in _SSH_SCHEMES else ""
-    url = f"{scheme}://{kept}{host}{path}"
-    if url == location:
-        return Remote(location)
-    return Remote(url, (("credential.helper", ""), (f"url.{location}.insteadOf", url)))
-
-
-def redact(location: str) -> str:
-    """The location as histeg stores and shows it: without credentials."""
-    return remote(location).url
-
-
 @dataclass(frozen=True)
 class Source:
     """Where the history came from, and the mirror histeg reads it through."""
@@ -110,9 +56,9 @@ def open_source(location: str, out: Path, accept: Acceptor) -> Source:
             accept(GitRepository.open(mirror_path))
             # the URL given now, without credentials (this also clears those a mirror made by an older histeg kept)
             _git(f"--git-dir={mirror_path}", "remote", "set-url", "--", "origin", origin.url, what=f"cannot fetch {origin.url}")
-            _git(f"--git-dir={mirror_path}", "remote", "update", "--prune", what=f"cannot fetch {origin.url}", env=origin.environment())
+            _git(f"--git-dir={mirror_path}", "remote", "update", "--prune", what=f"cannot fetch {origin.url}", env=git_environment(origin.config))
         else:
-            _clone(origin.url, mirror_path, shared=False, accept=accept, env=origin.environment())
+            _clone(origin.url, mirror_path, shared=False, accept=accept, env=git_environment(origin.config))
         return Source(origin.url, True, GitRepository.open(mirror_path))
     user_repo = GitRepository.open_with_commits(Path(location).expanduser())
     mirror = _update_local_mirror(mirror_path, user_repo, accept)

@@ -32,10 +32,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Set
 from dataclasses import dataclass, field
 
-from histeg.compare.classes import EXCEPTION_ONLY_IN_NEW, EXCEPTION_ONLY_IN_OLD, OUTCOME_CHANGED
 from histeg.compare.divergences import Divergence
 from histeg.compare.entry_points import EntryKey
 from histeg.impact.changes import ChangeIndex
+from histeg.settings.evidence import EXCEPTION_ONLY_IN_NEW, EXCEPTION_ONLY_IN_OLD, OUTCOME_CHANGED
 from histeg.statics.reads import RECEIVER, FunctionReads
 
 EVIDENT_CLASSES = frozenset({OUTCOME_CHANGED, EXCEPTION_ONLY_IN_NEW, EXCEPTION_ONLY_IN_OLD})

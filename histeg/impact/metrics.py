@@ -12,8 +12,8 @@ from dataclasses import dataclass
 
 from histeg.compare.divergences import Divergence
 from histeg.impact.mapping import Impact
-from histeg.impact.scaling import Scaling
 from histeg.records.targets import PartName, ValueParts
+from histeg.settings.scaling import Scaling
 
 _COUNTED = ("sections", "distance", "coverage", "returns", "parameters", "calls")
 

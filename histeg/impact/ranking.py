@@ -20,13 +20,13 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from histeg.compare.classes import EVIDENCE_FIRST
 from histeg.compare.divergences import VersionComparison
 from histeg.impact.changes import ChangeIndex
 from histeg.impact.mapping import Distance, ImpactMap, map_divergences
-from histeg.impact.scaling import Scaling
 from histeg.impact.targets import FunctionInfo, Target, build_targets, in_directories
 from histeg.naming import split_identifier
+from histeg.settings.evidence import EVIDENCE_FIRST
+from histeg.settings.scaling import Scaling
 from histeg.statics.reads import FunctionReads
 from histeg.tracing.selection import IgnoreRule
 

@@ -9,7 +9,6 @@ from pathlib import Path
 from typing import Any
 
 from histeg.atomic import read_json
-from histeg.compare.classes import EVIDENCE_FIRST
 from histeg.compare.divergences import VersionComparison
 from histeg.compare.step import read_comparison
 from histeg.config import VersionSettings
@@ -22,7 +21,6 @@ from histeg.impact.ranking import (
     changed_test_data,
     rank_version,
 )
-from histeg.impact.scaling import Scaling
 from histeg.impact.targets import FunctionInfo, function_table
 from histeg.impact.untested import (
     changed_code,
@@ -40,6 +38,8 @@ from histeg.records.targets import (
     SyntaxTargets,
     TestingTargets,
 )
+from histeg.settings.evidence import EVIDENCE_FIRST
+from histeg.settings.scaling import Scaling
 from histeg.statics.callgraph import call_distance
 from histeg.statics.functions import read_function_table
 from histeg.statics.observed import observed_call_graph

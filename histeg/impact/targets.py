@@ -9,14 +9,12 @@ from typing import Any
 
 import msgspec
 
-from histeg.compare.classes import CLASSES, OUTCOME_CHANGED
 from histeg.compare.divergences import Divergence, VersionComparison
 from histeg.compare.entry_points import EntryKey
 from histeg.impact.changes import ChangeIndex
 from histeg.impact.mapping import Impact, ImpactMap
 from histeg.impact.metrics import Value, target_value
 from histeg.impact.notes import notes_on
-from histeg.impact.scaling import Scaling
 from histeg.naming import split_identifier
 from histeg.records.base import convert
 from histeg.records.divergences import Metrics
@@ -28,6 +26,8 @@ from histeg.records.targets import (
     RankedTarget,
     TargetChange,
 )
+from histeg.settings.evidence import CLASSES, OUTCOME_CHANGED
+from histeg.settings.scaling import Scaling
 
 MAX_LISTED = 25
 

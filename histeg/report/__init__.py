@@ -1,1 +1,1 @@
-"""What histeg tells people: terminal output and summaries."""
+"""What histeg tells people about its outputs: the run report (HTML, Markdown, table), the gate, trace text."""

@@ -15,7 +15,6 @@ from typing import Any
 
 import jinja2
 
-from histeg import __version__
 from histeg.atomic import write_bytes
 from histeg.records.targets import ChangedCode
 from histeg.report.model import (
@@ -28,6 +27,7 @@ from histeg.report.model import (
     load_version,
 )
 from histeg.store import REPORT_DIR
+from histeg.version import __version__
 
 INDEX = "index.html"
 MAP_WIDTH = 960

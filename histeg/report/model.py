@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 from histeg.errors import HistegError
-from histeg.project import VersionResults
 from histeg.records.divergences import (
     DivergenceClass,
     Kind,
@@ -44,6 +43,7 @@ from histeg.records.targets import (
     UntestedChange,
     ValueParts,
 )
+from histeg.results import VersionResults
 from histeg.store import OutputStore
 
 DIFF_CONTEXT = 3

@@ -17,8 +17,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from histeg.processes.process import ProcessResult
 from histeg.records.runs import NOT_COMPLETE, Outcome, TraceCommand
-from histeg.runs.process import ProcessResult
 
 __all__ = ["NOT_COMPLETE", "Outcome", "Verdict", "judge", "pytest_counts"]
 

@@ -28,6 +28,15 @@ import msgspec
 from histeg.config import VersionSettings
 from histeg.envs.runtime import Runtime, runtime_of
 from histeg.errors import HistegError
+from histeg.processes import interrupt
+from histeg.processes.groups import records_folder
+from histeg.processes.process import (
+    DEFAULT_GRACE_SECONDS,
+    ProcessResult,
+    output_text,
+    run_process,
+)
+from histeg.processes.workdir import RUN_DIR, TRACES_SCRATCH, fresh_copy
 from histeg.records.base import convert
 from histeg.records.history import Version
 from histeg.records.runs import (
@@ -39,17 +48,8 @@ from histeg.records.runs import (
     TraceHeader,
     TraceOptions,
 )
-from histeg.runs import interrupt
 from histeg.runs.commands import command_line, pytest_command, unique_labels
-from histeg.runs.groups import records_folder
 from histeg.runs.outcome import NOT_COMPLETE, Verdict, judge
-from histeg.runs.process import (
-    DEFAULT_GRACE_SECONDS,
-    ProcessResult,
-    output_text,
-    run_process,
-)
-from histeg.runs.workdir import RUN_DIR, TRACES_SCRATCH, fresh_copy
 from histeg.store import TRACES_DIR, OutputStore, force_rmtree
 from histeg.tracing.activation import TraceConfig as TracerConfig
 from histeg.tracing.activation import traced_environment

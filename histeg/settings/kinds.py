@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal
 import msgspec
 
 from histeg.errors import HistegError
-from histeg.impact.scaling import Scaling
+from histeg.settings.scaling import Scaling
 
 
 class Invalid(Exception):

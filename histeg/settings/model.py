@@ -8,7 +8,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
-from histeg.impact.scaling import Scaling
+from histeg.settings.scaling import Scaling
 
 DEFAULT = "default"
 """The origin of a value nobody set."""

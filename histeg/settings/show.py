@@ -22,7 +22,7 @@ def settings_json(settings: Settings, step: Step | None = None) -> dict[str, dic
 def _shown(option: Option, value: Any) -> Any:
     """A repository URL is shown without its credentials, as everything histeg writes or says."""
     if option.key == "repo" and isinstance(value, str):
-        from histeg.history.source import redact
+        from histeg.locations import redact
 
         return redact(value)
     return to_json(value)

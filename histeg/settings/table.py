@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from histeg.compare.classes import EVIDENCE, EVIDENCE_FIRST
-from histeg.impact.scaling import METRICS, Scaling
+from histeg.settings.evidence import EVIDENCE, EVIDENCE_FIRST
 from histeg.settings.kinds import (
     Boolean,
     Choice,
@@ -26,6 +25,7 @@ from histeg.settings.kinds import (
     Weights,
     Whole,
 )
+from histeg.settings.scaling import METRICS, Scaling
 from histeg.tracing.selection import DEFAULT_IGNORED_FUNCTIONS
 from histeg.tracing.tracers import LINE_BUDGET, TRACERS
 from histeg.tracing.values import DEFAULT_REDACT, MODES

@@ -12,8 +12,8 @@ from typing import Any
 
 import pytest
 
+from histeg.console import Console
 from histeg.engine.executor import Outcome, executor_for
-from histeg.report.console import Console
 from histeg.settings.load import load_settings, python_arguments
 from tests.conftest import GitRepo, run_histeg, validate_output
 

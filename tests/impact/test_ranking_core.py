@@ -8,7 +8,6 @@ import msgspec
 import pytest
 
 from histeg.compare.calls import CallDivergence
-from histeg.compare.classes import EXCEPTION_ONLY_IN_NEW, EXCEPTION_ONLY_IN_OLD, OUTCOME_CHANGED, SILENT
 from histeg.compare.divergences import Divergence, VersionComparison
 from histeg.compare.entry_points import EntryKey
 from histeg.compare.noise import Unstable
@@ -19,12 +18,13 @@ from histeg.impact.mapping import Impact, ImpactMap, map_divergences
 from histeg.impact.metrics import Value, averages, target_value
 from histeg.impact.notes import notes_on
 from histeg.impact.ranking import Layout, RankingInputs, changed_test_data, ignored, partition, rank_version, ranked
-from histeg.impact.scaling import Scaling, parse_metrics
 from histeg.impact.step import ImpactOptions
 from histeg.runs.confirm import DEFAULT_CONFIRM_RUNS
 from histeg.impact.targets import FunctionInfo, Target, build_targets, function_table
 from histeg.records import targets as records
 from histeg.records.statics import FunctionKind, FunctionRecord
+from histeg.settings.evidence import EXCEPTION_ONLY_IN_NEW, EXCEPTION_ONLY_IN_OLD, OUTCOME_CHANGED, SILENT
+from histeg.settings.scaling import Scaling, parse_metrics
 from histeg.statics.reads import FunctionReads
 
 TEST_A = EntryKey("pytest", "tests/test_lib.py::test_a", "call", "tests.test_lib:test_a", 0)

@@ -24,7 +24,8 @@ import pytest
 from histeg.config import VersionSettings
 from histeg.history.git import scrub
 from histeg.history.snapshot import LFS_REASON
-from histeg.history.source import MIRROR_DIR, redact
+from histeg.history.source import MIRROR_DIR
+from histeg.locations import redact
 from histeg.statics.functions import read_function_table
 from histeg.store import LOCK_FILE, OutputStore
 from histeg.syntax.analysis import analyze_version

@@ -20,10 +20,10 @@ from pathlib import Path
 
 import pytest
 
+from histeg.processes import interrupt
+from histeg.processes.groups import end_orphans, group_exists, record, records_folder, start_time
+from histeg.processes.process import HEAD_BYTES, TAIL_BYTES, run_process
 from histeg.records.runs import Runs
-from histeg.runs import interrupt
-from histeg.runs.groups import end_orphans, group_exists, record, records_folder, start_time
-from histeg.runs.process import HEAD_BYTES, TAIL_BYTES, run_process
 from histeg.runs.runner import RUNS, run_traces
 from tests.conftest import GitRepo
 from tests.statics.versions import make_version
@@ -157,7 +157,7 @@ def orphan(out: Path, shell: str) -> int:
     program = (
         "import subprocess, sys\n"
         "from pathlib import Path\n"
-        "from histeg.runs.groups import record, records_folder\n"
+        "from histeg.processes.groups import record, records_folder\n"
         f"child = subprocess.Popen(['/bin/sh', '-c', {shell!r}], start_new_session=True, stdin=subprocess.DEVNULL,\n"
         "                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
         f"record(records_folder(Path({str(out)!r})), child.pid, child.args)\n"
@@ -257,7 +257,7 @@ def test_an_interrupted_retrace_leaves_the_earlier_traces_as_they_were(tmp_path:
     program = (
         "from pathlib import Path\n"
         "from histeg.runs.commands import shell_command\n"
-        "from histeg.runs.interrupt import handling_signals\n"
+        "from histeg.processes.interrupt import handling_signals\n"
         "from histeg.runs.runner import run_traces\n"
         "from histeg.store import OutputStore\n"
         "with handling_signals():\n"  # as histeg's command line runs it: a signal while a run starts waits until its group is recorded

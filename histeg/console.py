@@ -1,6 +1,7 @@
 """Messages on stderr: a progress bar on a terminal, plain log lines otherwise.
 
-stdout is reserved for ``--json`` summaries so scripts can parse it.
+stdout is reserved for ``--json`` summaries so scripts can parse it. A leaf module: every step
+reports progress through it, from extraction up.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Non-local values outweigh local ones (the goal is to rank changes by their
 effect on the rest of the program); divergent sections outweigh the raw edit
-distance, which is little more than a tie-breaker.
+distance, which is little more than a tie-breaker. Kept with the settings, whose
+option table types ``scaling`` and ``metric`` with it; the ranking only reads it.
 """
 
 from __future__ import annotations

@@ -2,7 +2,8 @@
 
 Only settings that change results are kept (not the number of workers, not
 how messages look), each with its origin, one section per step; a step
-rewrites its own section and keeps the other's.
+rewrites its own section and keeps the other's. Outside ``histeg.settings``,
+which the records are typed from: writing the file needs the records and the store.
 """
 
 from __future__ import annotations

@@ -8,7 +8,7 @@ drained never blocks the command. On timeout the whole group gets SIGINT
 SIGKILL after a grace period; the same happens when histeg is interrupted
 (SIGINT, SIGTERM) while the command runs. Processes the command left behind
 are killed when it exits, so runs never overlap. While the group runs it is
-recorded on disk (``histeg.runs.groups``): a histeg killed outright leaves
+recorded on disk (``histeg.processes.groups``): a histeg killed outright leaves
 the next run a way to end it.
 """
 
@@ -24,8 +24,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from histeg.runs import interrupt
-from histeg.runs.groups import record, release
+from histeg.processes import interrupt
+from histeg.processes.groups import record, release
 
 HEAD_BYTES = 8 * 1024
 """Kept from the start of each stream: what a command says first (a collection error, a bad option)."""
@@ -163,7 +163,7 @@ def run_process(
 ) -> ProcessResult:
     """Run ``argv`` in ``cwd``, in a process group of its own, until it exits or ``timeout`` seconds pass.
 
-    ``groups``: the folder the group is recorded in while it runs (``histeg.runs.groups.records_folder``).
+    ``groups``: the folder the group is recorded in while it runs (``histeg.processes.groups.records_folder``).
     ``stop``: when another thread sets it, the group is stopped as on timeout and ``interrupt.Stopped`` is
     raised, as a signal does in the main thread (which raises its own exception wherever it waits)."""
 

@@ -1,6 +1,6 @@
 """Process groups histeg started, recorded on disk while they run, so that none outlives a histeg killed outright.
 
-On SIGINT and SIGTERM histeg stops its groups itself (``histeg.runs.process``); SIGKILL gives it no
+On SIGINT and SIGTERM histeg stops its groups itself (``histeg.processes.process``); SIGKILL gives it no
 chance. So while a group runs, ``OUT/.histeg/processes/<pgid>.json`` names it, with the start time of
 its leader and of the histeg that started it (``/proc/<pid>/stat``, field 22, clock ticks since boot):
 a pid the kernel has since given to another process is never taken for theirs. At the start of the
@@ -20,7 +20,7 @@ from pathlib import Path
 import orjson
 
 from histeg.atomic import write_json
-from histeg.runs.workdir import remove_leftovers
+from histeg.processes.workdir import remove_leftovers
 
 PROCESSES = Path(".histeg") / "processes"
 """Inside the output directory: one record per running process group."""
