@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from histeg.compare.alignment import align
-from histeg.compare.sequences import compare_sequences, coverage_difference, encode
+from histeg.compare.sequences import compare_sequences, encode
 from histeg.tracing.events import END_RAISED, END_RUNNING, Columns
 from histeg.tracing.records import Definitions
 
@@ -41,6 +41,8 @@ class CallDivergence:
     receiver: str | None = None
     """The type (``pkg.mod.Cls``) of the instance or class the call ran for in the new version, when its first
     parameter is ``self`` or ``cls``: which subclass's overriding values a base method's ``self.NAME`` read."""
+    capped: bool = False
+    """The lines' distance is at least ``distance`` (``histeg.compare.sequences.CUTOFF``), not exactly it."""
 
     @property
     def kinds(self) -> list[str]:
@@ -50,9 +52,10 @@ class CallDivergence:
     def without(self, kinds: set[str]) -> CallDivergence:
         """The same divergence with the given kinds set aside (they are noise for this function)."""
         kept = CallDivergence(self.function, self.chain, self.path, self.distance, self.sections, self.coverage,
-                              self.parameters, self.returns, self.calls, dict(self.details), self.receiver)
+                              self.parameters, self.returns, self.calls, dict(self.details), self.receiver, self.capped)
         if "lines" in kinds:
             kept.distance = kept.sections = kept.coverage = 0
+            kept.capped = False
             kept.details.pop("sections", None)
         if "parameters" in kinds:
             kept.parameters = 0
@@ -67,8 +70,11 @@ class CallDivergence:
         return kept
 
     def metrics(self) -> dict[str, int]:
-        return {"distance": self.distance, "sections": self.sections, "coverage": self.coverage,
-                "parameters": self.parameters, "returns": self.returns, "calls": self.calls}
+        found = {"distance": self.distance, "sections": self.sections, "coverage": self.coverage,
+                 "parameters": self.parameters, "returns": self.returns, "calls": self.calls}
+        if self.capped:
+            found["capped"] = True
+        return found
 
 
 class Tree:
@@ -159,7 +165,8 @@ def _compare_pair(old: Tree, new: Tree, o: int, n: int, chain: tuple[str, ...], 
             difference = compare_sequences(old_lines, new_lines, with_sections)
             divergence.distance = difference.distance
             divergence.sections = len(difference.sections)
-            divergence.coverage = coverage_difference(old_positions, new_positions)
+            divergence.coverage = difference.coverage
+            divergence.capped = difference.capped
             divergence.details["sections"] = [[s.old_start, s.old_end, s.new_start, s.new_end] for s in difference.sections[:20]]
     names = old.params_names(o) or new.params_names(n)
     divergence.receiver = new.receiver(n)

@@ -18,10 +18,17 @@ from collections.abc import Callable, Iterable
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Self
 
 from histeg.compare.calls import CallDivergence, Tree, compare_calls
 from histeg.compare.classes import classify, outcomes_differ
-from histeg.compare.entry_points import EntryKey, EntryRef, entry_points, match_entry_points, read_manual_matching
+from histeg.compare.entry_points import (
+    EntryKey,
+    EntryRef,
+    entry_points,
+    match_entry_points,
+    read_manual_matching,
+)
 from histeg.compare.noise import NoiseMap, Unstable, merge, natures
 from histeg.compare.test_matching import read_renames
 from histeg.errors import HistegError
@@ -153,6 +160,21 @@ def _compare_in_worker(work: list[tuple[str, int, str, int]], with_sections: boo
     return [compare_entry_points(EntryRef(_opened(old), i), EntryRef(_opened(new), j), with_sections) for old, i, new, j in work]
 
 
+def _end_workers(pool: ProcessPoolExecutor) -> None:
+    """Pending pairs cancelled and the worker processes ended now, not once they finish the pair at hand:
+    a pair of long paths can keep a worker busy for seconds, and a SIGTERM or Ctrl-C is to end histeg at once."""
+    workers = list((pool._processes or {}).values())  # the executor ends its workers only by waiting for them
+    pool.shutdown(wait=False, cancel_futures=True)
+    for worker in workers:
+        worker.terminate()
+    deadline = time.monotonic() + 1.0
+    for worker in workers:
+        worker.join(max(deadline - time.monotonic(), 0.0))
+        if worker.is_alive():
+            worker.kill()
+            worker.join()
+
+
 class Comparer:
     """Compares matched entry points, in worker processes when there are enough of them to decode.
 
@@ -163,12 +185,17 @@ class Comparer:
         self.with_sections = with_sections
         self._pool: ProcessPoolExecutor | None = None
 
-    def __enter__(self) -> Comparer:
+    def __enter__(self) -> Self:
         return self
 
-    def __exit__(self, *_: object) -> None:
-        if self._pool is not None:
-            self._pool.shutdown(cancel_futures=True)
+    def __exit__(self, kind: type[BaseException] | None, *_: object) -> None:
+        pool, self._pool = self._pool, None
+        if pool is None:
+            return
+        if kind is None:
+            pool.shutdown(cancel_futures=True)
+        else:  # an interrupt or an error: nobody waits for the results, so nobody waits for a busy worker either
+            _end_workers(pool)
 
     def divergences(self, old: dict[EntryKey, EntryRef], new: dict[EntryKey, EntryRef],
                     pairs: list[tuple[EntryKey, EntryKey]]) -> list[Divergence]:

@@ -4,6 +4,13 @@ A call's behaviour is its sequence of line offsets. Sequences are encoded as
 strings, one character per offset, because python-Levenshtein is an order of
 magnitude faster on ``str`` than on lists. The edit operations give the
 divergent sections: maximal runs of consecutive non-matching operations.
+
+Exact edit distances cost time proportional to the product of the lengths,
+and one call of a token generator can run millions of lines. Past a size
+(``EXACT_CELLS``) the two paths are compared within bounds instead: their
+common beginning and end set aside, sections come from a shortest
+insert/delete script (``histeg.compare.myers``) and the distance is worked
+out up to ``CUTOFF``; a larger one is reported as the cutoff, marked capped.
 """
 
 from __future__ import annotations
@@ -13,6 +20,8 @@ from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
 
 import Levenshtein
+
+from histeg.compare.myers import common_prefix, common_suffix, equal_blocks, gaps
 
 _BASE = 0x100
 _SURROGATES = 0xD800
@@ -66,29 +75,78 @@ class Section:
     new_end: int
 
 
+CUTOFF = 500
+"""Edit operations beyond which the distance of two long line paths is not worked out: it is reported as
+the cutoff and marked ``capped`` (a lower bound). A distance this large already outweighs many divergent
+sections in the ranking; what it is exactly changes nothing a reader acts on, and finding it costs time
+proportional to the paths' lengths times the distance."""
+EXACT_CELLS = 10**8
+"""Below this product of the lengths of the two paths' differing middles (after their common beginning and
+end) everything is exact, as python-Levenshtein computes it: a few tens of milliseconds at most."""
+
+
 @dataclass(frozen=True)
 class SequenceDifference:
     distance: int
     sections: tuple[Section, ...]
+    coverage: int = 0
+    """Sum over lines of the difference in execution counts."""
+    capped: bool = False
+    """The distance is at least ``distance``, not exactly it; sections may join several stretches into one."""
 
     @property
     def identical(self) -> bool:
         return self.distance == 0
 
 
-def compare_sequences(old: str, new: str, with_sections: bool = True) -> SequenceDifference:
-    """Levenshtein distance of two encoded sequences and, optionally, their divergent sections."""
+def compare_sequences(old: str, new: str, with_sections: bool = True, cutoff: int = CUTOFF,
+                      exact_cells: int = EXACT_CELLS) -> SequenceDifference:
+    """Levenshtein distance of two encoded sequences, their coverage difference and, optionally, their divergent
+    sections; bounded work on long ones (``EXACT_CELLS``, ``CUTOFF``)."""
     if old == new:
         return SequenceDifference(0, ())
-    distance = Levenshtein.distance(old, new)
-    if not with_sections:
-        return SequenceDifference(distance, ())
-    sections = tuple(
-        Section(old_start, old_end, new_start, new_end)
-        for tag, old_start, old_end, new_start, new_end in _merged_opcodes(old, new)
-        if tag != "equal"
-    )
-    return SequenceDifference(distance, sections)
+    start = common_prefix(old, new)
+    end = common_suffix(old, new, start)
+    a, b = old[start : len(old) - end], new[start : len(new) - end]
+    counts_a, counts_b = Counter(a), Counter(b)
+    coverage = sum(abs(counts_a[char] - counts_b[char]) for char in counts_a.keys() | counts_b.keys())
+    if len(a) * len(b) <= exact_cells:
+        distance = Levenshtein.distance(old, new)
+        if not with_sections:
+            return SequenceDifference(distance, (), coverage)
+        sections = tuple(
+            Section(old_start, old_end, new_start, new_end)
+            for tag, old_start, old_end, new_start, new_end in _merged_opcodes(old, new)
+            if tag != "equal"
+        )
+        return SequenceDifference(distance, sections, coverage)
+    return _bounded(a, b, start, coverage, _count_bound(counts_a, counts_b), with_sections, cutoff)
+
+
+def _count_bound(counts_a: Counter[str], counts_b: Counter[str]) -> int:
+    """A lower bound of the edit distance from counts alone: a substitution mends one surplus and one
+    shortage, an insertion or deletion one of either."""
+    surplus = sum((counts_a - counts_b).values())
+    shortage = sum((counts_b - counts_a).values())
+    return max(surplus, shortage)
+
+
+def _bounded(a: str, b: str, start: int, coverage: int, lower: int, with_sections: bool, cutoff: int) -> SequenceDifference:
+    """Two long differing middles: a shortest insert/delete script within twice the cutoff (it exists whenever
+    the edit distance is within the cutoff) gives the sections and an upper bound, python-Levenshtein the
+    distance within that bound. Past the cutoff the distance is the cutoff and the middle one section when
+    no script was found."""
+    whole = (Section(start, start + len(a), start, start + len(b)),)
+    if lower > cutoff:
+        return SequenceDifference(cutoff, whole if with_sections else (), coverage, capped=True)
+    blocks = equal_blocks(a, b, 2 * cutoff)
+    if blocks is None:
+        return SequenceDifference(cutoff, whole if with_sections else (), coverage, capped=True)
+    upper = len(a) + len(b) - 2 * sum(size for _, _, size in blocks)
+    distance = Levenshtein.distance(a, b, score_cutoff=min(upper, cutoff))
+    sections = tuple(Section(start + i0, start + i1, start + j0, start + j1) for i0, i1, j0, j1 in gaps(blocks, len(a), len(b)))
+    capped = distance > cutoff
+    return SequenceDifference(cutoff if capped else distance, sections if with_sections else (), coverage, capped)
 
 
 def _merged_opcodes(old: str, new: str) -> list[tuple[str, int, int, int, int]]:

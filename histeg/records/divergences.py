@@ -36,13 +36,17 @@ class EntryKey(Part, frozen=True, order=True, kw_only=False):
     occurrence: Count
 
 
-class Metrics(Part, kw_only=True):
-    distance: Annotated[Count, msgspec.Meta(description="Levenshtein distance of the line sequences (positions among the function's code lines).")]
+class Metrics(Part, kw_only=True, omit_defaults=True):
+    distance: Annotated[Count, msgspec.Meta(description=(
+        "Levenshtein distance of the line sequences (positions among the function's code lines); at least this when capped."))]
     sections: Annotated[Count, msgspec.Meta(description="Divergent sections: maximal runs of edit operations.")]
     coverage: Annotated[Count, msgspec.Meta(description="Sum of per-line execution-count differences.")]
     parameters: Count
     returns: Annotated[int, msgspec.Meta(ge=0, le=1)]
     calls: Annotated[Count, msgspec.Meta(description="Missing plus additional child calls.")]
+    capped: Annotated[bool, msgspec.Meta(description=(
+        "Present (true) when the line sequences were too long and too far apart to compare exactly: the distance is a "
+        "lower bound (the comparison's cutoff), and sections may join several stretches into one."))] = False
 
 
 class NestedDivergence(Part, kw_only=True):

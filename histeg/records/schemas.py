@@ -16,7 +16,7 @@ from typing import Any
 
 import msgspec
 
-from histeg.records.base import RECORDS, Record
+from histeg.records.base import RECORDS, Part, Record
 
 RECORD_MODULES = ("histeg.records.history", "histeg.records.syntax", "histeg.records.divergences", "histeg.records.build", "histeg.records.runs",
                   "histeg.records.steps", "histeg.records.statics", "histeg.records.targets", "histeg.records.generation",
@@ -37,11 +37,24 @@ def schema_file_name(record: type[Record]) -> str:
     return record.FILE.removesuffix(".json") + ".schema.json"
 
 
+def _omitting_defaults() -> set[str]:
+    """Parts that leave a field out while it has its default (a mark that is rare and new, absent from older files)."""
+    found, pending = set(), list(Part.__subclasses__())
+    while pending:
+        part = pending.pop()
+        pending.extend(part.__subclasses__())
+        if part.__struct_config__.omit_defaults:
+            found.add(part.__name__)
+    return found
+
+
 def _every_property_required(definitions: dict[str, Any]) -> None:
-    """histeg writes every field, defaults included; a reader may omit none."""
-    for definition in definitions.values():
+    """histeg writes every field, defaults included; a reader may omit none, except where a part says otherwise."""
+    omitting = _omitting_defaults()
+    for name, definition in definitions.items():
         if definition.get("type") == "object" and "properties" in definition:
-            definition["required"] = list(definition["properties"])
+            if name not in omitting:
+                definition["required"] = list(definition["properties"])
             for prop in definition["properties"].values():
                 prop.pop("default", None)
 
