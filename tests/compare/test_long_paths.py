@@ -125,4 +125,5 @@ def test_a_signal_during_the_comparison_ends_histeg_and_its_workers_within_two_s
     assert took < 2.0, f"histeg took {took:.1f} s to end"
     assert not any(_alive(pid) for pid in workers), "the busy workers were ended with it"
     steps = json.loads((out / "1" / "steps.json").read_text())["steps"]
-    assert steps["targets"]["status"] == "failed" and not (out / "1" / "testingTargets.json").exists()
+    assert steps["compare"]["status"] == "failed" and "targets" not in steps
+    assert not (out / "1" / "traceDivergences.json").exists() and not (out / "1" / "testingTargets.json").exists()
