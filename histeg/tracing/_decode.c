@@ -305,6 +305,101 @@ thread_stack(SplitterObject *self, uint32_t thread)
     return &AT(self->stacks, Vec, thread);
 }
 
+/* A root call at w[i] starts an entry point, whose index goes to *owner. */
+static int
+start_entry(SplitterObject *self, uint32_t thread, const uint16_t *w, size_t i, uint32_t *owner)
+{
+    if (self->silent.len) {  /* the collector turns every function's lines back on at a root call */
+        self->silent.len = 0;
+        self->version++;
+    }
+    SplitEntry e = {thread, w[i + 1] | (uint32_t)w[i + 2] << 16, 0, 0, 0, VEC(uint16_t), VEC(uint32_t), UINT64_MAX, -1};
+    if (w[i] & CALL_ROOT) {
+        e.label = w[i + 3] | (uint32_t)w[i + 4] << 16;
+    }
+    *owner = (uint32_t)self->entries.len;
+    return vec_push(&self->entries, &e, 1);
+}
+
+/* The call event at w[i] goes to the entry point of the calling call, or starts one; *size is its length in words. */
+static inline int
+split_call(SplitterObject *self, Vec *stack, uint32_t thread, const uint16_t *w, size_t n, size_t i, size_t *size)
+{
+    unsigned int word = w[i];
+    size_t count = 3 + 2 * !!(word & CALL_ROOT) + 2 * !!(word & CALL_GEN);
+    if (i + count >= n) {
+        corrupt("call cut short in thread %u", thread);
+        return -1;
+    }
+    count += 1 + 2 * (size_t)w[i + count];
+    if (i + count > n) {
+        corrupt("call cut short in thread %u", thread);
+        return -1;
+    }
+    uint32_t owner;
+    if (stack->len) {
+        owner = AT(*stack, uint32_t, stack->len - 1);
+    }
+    else if (start_entry(self, thread, w, i, &owner) < 0) {
+        return -1;
+    }
+    if (word & CALL_GEN) {
+        size_t at = i + 3 + 2 * !!(word & CALL_ROOT);
+        if (map_put(&self->generators, w[at] | (uint32_t)w[at + 1] << 16, owner) < 0) {
+            return -1;
+        }
+    }
+    if (emit(self, owner, thread, w + i, count) < 0 || vec_push(stack, &owner, 1) < 0) {
+        return -1;
+    }
+    AT(self->entries, SplitEntry, owner).live++;
+    *size = count;
+    return 0;
+}
+
+/* Any event at w[i] but a line or a call: three words, an op and its operand. */
+static inline int
+split_event(SplitterObject *self, Vec *stack, uint32_t thread, const uint16_t *w, size_t n, size_t i)
+{
+    unsigned int word = w[i];
+    if (i + 3 > n) {
+        corrupt("event 0x%04x cut short in thread %u", word, thread);
+        return -1;
+    }
+    uint32_t operand = w[i + 1] | (uint32_t)w[i + 2] << 16, owner;
+    if (word == OP_RESUME) {
+        if (!map_get(&self->generators, operand, &owner)) {
+            corrupt("resumption of an unknown generator call %u in thread %u", operand, thread);
+            return -1;
+        }
+        return emit(self, owner, thread, w + i, 3) < 0 || vec_push(stack, &owner, 1) < 0 ? -1 : 0;
+    }
+    if (word == OP_RETURN || word == OP_RAISE || word == OP_YIELD) {
+        if (stack->len == 0) {
+            corrupt("a call ends on the empty stack of thread %u", thread);
+            return -1;
+        }
+        owner = AT(*stack, uint32_t, --stack->len);
+        return emit(self, owner, thread, w + i, 3) < 0 || (word != OP_YIELD && ended(self, owner) < 0) ? -1 : 0;
+    }
+    if (word == OP_LINES_OFF) {
+        if (sorted_insert(&self->silent, operand) < 0) {
+            return -1;
+        }
+        self->version++;
+        return 0;
+    }
+    if (word == OP_LINES_ON) {
+        sorted_remove(&self->silent, operand);
+        self->version++;
+        return 0;
+    }
+    corrupt("unknown event 0x%04x in thread %u", word, thread);
+    return -1;
+}
+
+/* feed(thread, words): the next chunk of a thread's stream, in file order (Splitter.feed in events.py). Runs of
+ * line words, most of a stream, go whole to the entry point of the thread's current call. */
 static PyObject *
 splitter_feed(SplitterObject *self, PyObject *args)
 {
@@ -315,115 +410,37 @@ splitter_feed(SplitterObject *self, PyObject *args)
     }
     const uint16_t *w = view.buf;
     size_t n = (size_t)view.len / 2, i = 0;
-    PyObject *result = NULL;
+    int status = -1;
+    Vec *stack = NULL;
     if (view.len % 2) {
         corrupt("a chunk of %zd bytes in thread %u: events are 2-byte words", view.len, thread);
-        goto done;
     }
-    Vec *stack = thread_stack(self, thread);
-    if (stack == NULL) {
-        goto done;
+    else if ((stack = thread_stack(self, thread)) != NULL) {
+        status = 0;
     }
-    while (i < n) {
-        unsigned int word = w[i];
-        if (word <= MAX_LINE) {
+    while (status == 0 && i < n) {
+        if (w[i] <= MAX_LINE) {
             size_t end = i + 1;
             while (end < n && w[end] <= MAX_LINE) {
                 end++;
             }
-            if (stack->len && emit(self, AT(*stack, uint32_t, stack->len - 1), thread, w + i, end - i) < 0) {
-                goto done;
+            if (stack->len) {
+                status = emit(self, AT(*stack, uint32_t, stack->len - 1), thread, w + i, end - i);
             }
             i = end;
-            continue;
         }
-        if ((word & 0xFFF8u) == OP_CALL) {
-            size_t size = 3 + 2 * !!(word & CALL_ROOT) + 2 * !!(word & CALL_GEN);
-            if (i + size >= n) {
-                corrupt("call cut short in thread %u", thread);
-                goto done;
-            }
-            size += 1 + 2 * (size_t)w[i + size];
-            if (i + size > n) {
-                corrupt("call cut short in thread %u", thread);
-                goto done;
-            }
-            uint32_t owner;
-            if (stack->len) {
-                owner = AT(*stack, uint32_t, stack->len - 1);
-            }
-            else {
-                if (self->silent.len) {  /* the collector turns every function's lines back on at a root call */
-                    self->silent.len = 0;
-                    self->version++;
-                }
-                SplitEntry e = {thread, w[i + 1] | (uint32_t)w[i + 2] << 16, 0, 0, 0, VEC(uint16_t), VEC(uint32_t), UINT64_MAX, -1};
-                if (word & CALL_ROOT) {
-                    e.label = w[i + 3] | (uint32_t)w[i + 4] << 16;
-                }
-                owner = (uint32_t)self->entries.len;
-                if (vec_push(&self->entries, &e, 1) < 0) {
-                    goto done;
-                }
-            }
-            if (word & CALL_GEN) {
-                size_t at = i + 3 + 2 * !!(word & CALL_ROOT);
-                if (map_put(&self->generators, w[at] | (uint32_t)w[at + 1] << 16, owner) < 0) {
-                    goto done;
-                }
-            }
-            if (emit(self, owner, thread, w + i, size) < 0 || vec_push(stack, &owner, 1) < 0) {
-                goto done;
-            }
-            AT(self->entries, SplitEntry, owner).live++;
+        else if ((w[i] & 0xFFF8u) == OP_CALL) {
+            size_t size = 0;
+            status = split_call(self, stack, thread, w, n, i, &size);
             i += size;
-            continue;
-        }
-        if (i + 3 > n) {
-            corrupt("event 0x%04x cut short in thread %u", word, thread);
-            goto done;
-        }
-        uint32_t operand = w[i + 1] | (uint32_t)w[i + 2] << 16;
-        if (word == OP_RESUME) {
-            uint32_t owner;
-            if (!map_get(&self->generators, operand, &owner)) {
-                corrupt("resumption of an unknown generator call %u in thread %u", operand, thread);
-                goto done;
-            }
-            if (emit(self, owner, thread, w + i, 3) < 0 || vec_push(stack, &owner, 1) < 0) {
-                goto done;
-            }
-        }
-        else if (word == OP_RETURN || word == OP_RAISE || word == OP_YIELD) {
-            if (stack->len == 0) {
-                corrupt("a call ends on the empty stack of thread %u", thread);
-                goto done;
-            }
-            uint32_t owner = AT(*stack, uint32_t, --stack->len);
-            if (emit(self, owner, thread, w + i, 3) < 0 || (word != OP_YIELD && ended(self, owner) < 0)) {
-                goto done;
-            }
-        }
-        else if (word == OP_LINES_OFF) {
-            if (sorted_insert(&self->silent, operand) < 0) {
-                goto done;
-            }
-            self->version++;
-        }
-        else if (word == OP_LINES_ON) {
-            sorted_remove(&self->silent, operand);
-            self->version++;
         }
         else {
-            corrupt("unknown event 0x%04x in thread %u", word, thread);
-            goto done;
+            status = split_event(self, stack, thread, w, n, i);
+            i += 3;
         }
-        i += 3;
     }
-    result = Py_NewRef(Py_None);
-done:
     PyBuffer_Release(&view);
-    return result;
+    return status < 0 ? NULL : Py_NewRef(Py_None);
 }
 
 /* (number, thread, function, label, words) of an entry, whose words are freed: it is handed out once. */
