@@ -8,6 +8,10 @@
  *   Splitter().feed(thread, words: bytes); .take() / .finish() -> [(number, thread, function, label, words: bytes)]
  *   Decoder() .define(...) .define_value(...) .decode(words: bytes) -> (columns..., line events, edges, functions)
  *
+ * Decoding runs in four phases, those of events.decode under the same names: read_tokens (the events
+ * read into calls), build_columns, compute_digests and export_columns. decode runs them in one call;
+ * Decoder.tokens / .columns / .digests / .export run one alone, for the parity tests.
+ *
  * Words are little-endian uint16 as in the trace file; this module assumes a
  * little-endian machine (histeg.tracing.seal byte-swaps elsewhere).
  */
