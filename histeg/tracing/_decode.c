@@ -8,6 +8,10 @@
  *   Splitter().feed(thread, words: bytes); .take() / .finish() -> [(number, thread, function, label, words: bytes)]
  *   Decoder() .define(...) .define_value(...) .decode(words: bytes) -> (columns..., line events, edges, functions)
  *
+ * Decoding runs in four phases, those of events.decode under the same names: read_tokens (the events
+ * read into calls), build_columns, compute_digests and export_columns. decode runs them in one call;
+ * Decoder.tokens / .columns / .digests / .export run one alone, for the parity tests.
+ *
  * Words are little-endian uint16 as in the trace file; this module assumes a
  * little-endian machine (histeg.tracing.seal byte-swaps elsewhere).
  */
@@ -305,6 +309,101 @@ thread_stack(SplitterObject *self, uint32_t thread)
     return &AT(self->stacks, Vec, thread);
 }
 
+/* A root call at w[i] starts an entry point, whose index goes to *owner. */
+static int
+start_entry(SplitterObject *self, uint32_t thread, const uint16_t *w, size_t i, uint32_t *owner)
+{
+    if (self->silent.len) {  /* the collector turns every function's lines back on at a root call */
+        self->silent.len = 0;
+        self->version++;
+    }
+    SplitEntry e = {thread, w[i + 1] | (uint32_t)w[i + 2] << 16, 0, 0, 0, VEC(uint16_t), VEC(uint32_t), UINT64_MAX, -1};
+    if (w[i] & CALL_ROOT) {
+        e.label = w[i + 3] | (uint32_t)w[i + 4] << 16;
+    }
+    *owner = (uint32_t)self->entries.len;
+    return vec_push(&self->entries, &e, 1);
+}
+
+/* The call event at w[i] goes to the entry point of the calling call, or starts one; *size is its length in words. */
+static inline int
+split_call(SplitterObject *self, Vec *stack, uint32_t thread, const uint16_t *w, size_t n, size_t i, size_t *size)
+{
+    unsigned int word = w[i];
+    size_t count = 3 + 2 * !!(word & CALL_ROOT) + 2 * !!(word & CALL_GEN);
+    if (i + count >= n) {
+        corrupt("call cut short in thread %u", thread);
+        return -1;
+    }
+    count += 1 + 2 * (size_t)w[i + count];
+    if (i + count > n) {
+        corrupt("call cut short in thread %u", thread);
+        return -1;
+    }
+    uint32_t owner;
+    if (stack->len) {
+        owner = AT(*stack, uint32_t, stack->len - 1);
+    }
+    else if (start_entry(self, thread, w, i, &owner) < 0) {
+        return -1;
+    }
+    if (word & CALL_GEN) {
+        size_t at = i + 3 + 2 * !!(word & CALL_ROOT);
+        if (map_put(&self->generators, w[at] | (uint32_t)w[at + 1] << 16, owner) < 0) {
+            return -1;
+        }
+    }
+    if (emit(self, owner, thread, w + i, count) < 0 || vec_push(stack, &owner, 1) < 0) {
+        return -1;
+    }
+    AT(self->entries, SplitEntry, owner).live++;
+    *size = count;
+    return 0;
+}
+
+/* Any event at w[i] but a line or a call: three words, an op and its operand. */
+static inline int
+split_event(SplitterObject *self, Vec *stack, uint32_t thread, const uint16_t *w, size_t n, size_t i)
+{
+    unsigned int word = w[i];
+    if (i + 3 > n) {
+        corrupt("event 0x%04x cut short in thread %u", word, thread);
+        return -1;
+    }
+    uint32_t operand = w[i + 1] | (uint32_t)w[i + 2] << 16, owner;
+    if (word == OP_RESUME) {
+        if (!map_get(&self->generators, operand, &owner)) {
+            corrupt("resumption of an unknown generator call %u in thread %u", operand, thread);
+            return -1;
+        }
+        return emit(self, owner, thread, w + i, 3) < 0 || vec_push(stack, &owner, 1) < 0 ? -1 : 0;
+    }
+    if (word == OP_RETURN || word == OP_RAISE || word == OP_YIELD) {
+        if (stack->len == 0) {
+            corrupt("a call ends on the empty stack of thread %u", thread);
+            return -1;
+        }
+        owner = AT(*stack, uint32_t, --stack->len);
+        return emit(self, owner, thread, w + i, 3) < 0 || (word != OP_YIELD && ended(self, owner) < 0) ? -1 : 0;
+    }
+    if (word == OP_LINES_OFF) {
+        if (sorted_insert(&self->silent, operand) < 0) {
+            return -1;
+        }
+        self->version++;
+        return 0;
+    }
+    if (word == OP_LINES_ON) {
+        sorted_remove(&self->silent, operand);
+        self->version++;
+        return 0;
+    }
+    corrupt("unknown event 0x%04x in thread %u", word, thread);
+    return -1;
+}
+
+/* feed(thread, words): the next chunk of a thread's stream, in file order (Splitter.feed in events.py). Runs of
+ * line words, most of a stream, go whole to the entry point of the thread's current call. */
 static PyObject *
 splitter_feed(SplitterObject *self, PyObject *args)
 {
@@ -315,115 +414,37 @@ splitter_feed(SplitterObject *self, PyObject *args)
     }
     const uint16_t *w = view.buf;
     size_t n = (size_t)view.len / 2, i = 0;
-    PyObject *result = NULL;
+    int status = -1;
+    Vec *stack = NULL;
     if (view.len % 2) {
         corrupt("a chunk of %zd bytes in thread %u: events are 2-byte words", view.len, thread);
-        goto done;
     }
-    Vec *stack = thread_stack(self, thread);
-    if (stack == NULL) {
-        goto done;
+    else if ((stack = thread_stack(self, thread)) != NULL) {
+        status = 0;
     }
-    while (i < n) {
-        unsigned int word = w[i];
-        if (word <= MAX_LINE) {
+    while (status == 0 && i < n) {
+        if (w[i] <= MAX_LINE) {
             size_t end = i + 1;
             while (end < n && w[end] <= MAX_LINE) {
                 end++;
             }
-            if (stack->len && emit(self, AT(*stack, uint32_t, stack->len - 1), thread, w + i, end - i) < 0) {
-                goto done;
+            if (stack->len) {
+                status = emit(self, AT(*stack, uint32_t, stack->len - 1), thread, w + i, end - i);
             }
             i = end;
-            continue;
         }
-        if ((word & 0xFFF8u) == OP_CALL) {
-            size_t size = 3 + 2 * !!(word & CALL_ROOT) + 2 * !!(word & CALL_GEN);
-            if (i + size >= n) {
-                corrupt("call cut short in thread %u", thread);
-                goto done;
-            }
-            size += 1 + 2 * (size_t)w[i + size];
-            if (i + size > n) {
-                corrupt("call cut short in thread %u", thread);
-                goto done;
-            }
-            uint32_t owner;
-            if (stack->len) {
-                owner = AT(*stack, uint32_t, stack->len - 1);
-            }
-            else {
-                if (self->silent.len) {  /* the collector turns every function's lines back on at a root call */
-                    self->silent.len = 0;
-                    self->version++;
-                }
-                SplitEntry e = {thread, w[i + 1] | (uint32_t)w[i + 2] << 16, 0, 0, 0, VEC(uint16_t), VEC(uint32_t), UINT64_MAX, -1};
-                if (word & CALL_ROOT) {
-                    e.label = w[i + 3] | (uint32_t)w[i + 4] << 16;
-                }
-                owner = (uint32_t)self->entries.len;
-                if (vec_push(&self->entries, &e, 1) < 0) {
-                    goto done;
-                }
-            }
-            if (word & CALL_GEN) {
-                size_t at = i + 3 + 2 * !!(word & CALL_ROOT);
-                if (map_put(&self->generators, w[at] | (uint32_t)w[at + 1] << 16, owner) < 0) {
-                    goto done;
-                }
-            }
-            if (emit(self, owner, thread, w + i, size) < 0 || vec_push(stack, &owner, 1) < 0) {
-                goto done;
-            }
-            AT(self->entries, SplitEntry, owner).live++;
+        else if ((w[i] & 0xFFF8u) == OP_CALL) {
+            size_t size = 0;
+            status = split_call(self, stack, thread, w, n, i, &size);
             i += size;
-            continue;
-        }
-        if (i + 3 > n) {
-            corrupt("event 0x%04x cut short in thread %u", word, thread);
-            goto done;
-        }
-        uint32_t operand = w[i + 1] | (uint32_t)w[i + 2] << 16;
-        if (word == OP_RESUME) {
-            uint32_t owner;
-            if (!map_get(&self->generators, operand, &owner)) {
-                corrupt("resumption of an unknown generator call %u in thread %u", operand, thread);
-                goto done;
-            }
-            if (emit(self, owner, thread, w + i, 3) < 0 || vec_push(stack, &owner, 1) < 0) {
-                goto done;
-            }
-        }
-        else if (word == OP_RETURN || word == OP_RAISE || word == OP_YIELD) {
-            if (stack->len == 0) {
-                corrupt("a call ends on the empty stack of thread %u", thread);
-                goto done;
-            }
-            uint32_t owner = AT(*stack, uint32_t, --stack->len);
-            if (emit(self, owner, thread, w + i, 3) < 0 || (word != OP_YIELD && ended(self, owner) < 0)) {
-                goto done;
-            }
-        }
-        else if (word == OP_LINES_OFF) {
-            if (sorted_insert(&self->silent, operand) < 0) {
-                goto done;
-            }
-            self->version++;
-        }
-        else if (word == OP_LINES_ON) {
-            sorted_remove(&self->silent, operand);
-            self->version++;
         }
         else {
-            corrupt("unknown event 0x%04x in thread %u", word, thread);
-            goto done;
+            status = split_event(self, stack, thread, w, n, i);
+            i += 3;
         }
-        i += 3;
     }
-    result = Py_NewRef(Py_None);
-done:
     PyBuffer_Release(&view);
-    return result;
+    return status < 0 ? NULL : Py_NewRef(Py_None);
 }
 
 /* (number, thread, function, label, words) of an entry, whose words are freed: it is handed out once. */
@@ -681,6 +702,493 @@ unique_u64(uint64_t *items, size_t n)
     return kept;
 }
 
+/* -- Decoder, phase 1: tokens -----------------------------------------------
+ * The events of one entry point's stream read into calls, in the order they started
+ * (read_tokens in events.py). */
+
+typedef struct {
+    Vec calls;        /* DCall, in the order they started */
+    Vec lines;        /* Pair (call, position), in stream order */
+    Vec params;       /* uint32 value ids, call after call */
+    Vec param_start;  /* uint32: where each call's parameters start, then their end */
+    Vec yields;       /* Pair (call, value id), in stream order */
+    uint64_t line_events;
+} Tokens;
+
+static void
+tokens_init(Tokens *t)
+{
+    t->calls = VEC(DCall);
+    t->lines = VEC(Pair);
+    t->params = VEC(uint32_t);
+    t->param_start = VEC(uint32_t);
+    t->yields = VEC(Pair);
+    t->line_events = 0;
+}
+
+static void
+tokens_free(Tokens *t)
+{
+    vec_free(&t->calls);
+    vec_free(&t->lines);
+    vec_free(&t->params);
+    vec_free(&t->param_start);
+    vec_free(&t->yields);
+}
+
+/* The state of a stream as it is read (_TokenReader in events.py). */
+typedef struct {
+    const DecoderObject *decoder;
+    int with_yields;
+    Tokens *tokens;
+    Vec stacks;       /* Vec (uint32 call indices), by thread index */
+    Vec *stack;       /* the current thread's */
+    uint32_t thread;
+    Map generators;   /* generator call id -> call index */
+    Vec gens;         /* uint32: the generator calls, which a LINES_OFF reaches while suspended */
+    Vec silent;       /* uint32, sorted: the functions whose lines are off */
+} TokenReader;
+
+static void
+reader_free(TokenReader *r)
+{
+    for (size_t t = 0; t < r->stacks.len; t++) {
+        vec_free(&AT(r->stacks, Vec, t));
+    }
+    vec_free(&r->stacks);
+    vec_free(&r->gens);
+    vec_free(&r->silent);
+    map_free(&r->generators);
+}
+
+static int
+cut_short(void)
+{
+    corrupt("inconsistent event stream (cut short)");
+    return -1;
+}
+
+/* The line words w[i:end] belong to the current call of the thread (to none when it runs none). */
+static inline int
+read_lines(TokenReader *r, const uint16_t *w, size_t i, size_t end)
+{
+    Vec *stack = r->stack;
+    if (stack->len == 0) {
+        return 0;
+    }
+    Tokens *t = r->tokens;
+    uint32_t top = AT(*stack, uint32_t, stack->len - 1);
+    DCall *c = &AT(t->calls, DCall, top);
+    const FuncDef *f = &r->decoder->funcs[c->function];
+    if (vec_reserve(&t->lines, end - i) < 0) {
+        return -1;
+    }
+    Pair *out = (Pair *)t->lines.data + t->lines.len;
+    for (size_t k = i; k < end; k++) {
+        out[k - i].call = top;
+        out[k - i].value = position(f, w[k]);
+    }
+    t->lines.len += end - i;
+    c->nlines += (uint32_t)(end - i);
+    t->line_events += end - i;
+    return 0;
+}
+
+/* The call event at w[i] starts a call on the current thread; *next is where the next event starts. */
+static inline int
+read_call(TokenReader *r, const uint16_t *w, size_t n, size_t i, size_t *next)
+{
+#define NEED(k) do { if (i + (k) > n) return cut_short(); } while (0)
+    Tokens *t = r->tokens;
+    unsigned int word = w[i];
+    NEED(4);
+    uint32_t function = w[i + 1] | (uint32_t)w[i + 2] << 16;
+    if (function >= r->decoder->nfuncs || !r->decoder->funcs[function].defined) {
+        corrupt("call of an undefined function %u", function);
+        return -1;
+    }
+    i += 3 + 2 * !!(word & CALL_ROOT);
+    int has_gen = !!(word & CALL_GEN);
+    uint32_t gen = 0;
+    if (has_gen) {
+        NEED(2);
+        gen = w[i] | (uint32_t)w[i + 1] << 16;
+        i += 2;
+    }
+    NEED(1);
+    size_t count = w[i];
+    NEED(1 + 2 * count);
+#undef NEED
+    uint32_t start = (uint32_t)t->params.len;
+    if (vec_push(&t->param_start, &start, 1) < 0 || vec_reserve(&t->params, count) < 0) {
+        return -1;
+    }
+    for (size_t k = 0; k < count; k++) {
+        AT(t->params, uint32_t, t->params.len++) = w[i + 1 + 2 * k] | (uint32_t)w[i + 2 + 2 * k] << 16;
+    }
+    *next = i + 1 + 2 * count;
+    Vec *stack = r->stack;
+    int32_t parent = stack->len ? (int32_t)AT(*stack, uint32_t, stack->len - 1) : -1;
+    if (parent < 0 && t->calls.len) {
+        corrupt("a second root call in one entry point");
+        return -1;
+    }
+    uint32_t index = (uint32_t)t->calls.len;
+    int off = 0;
+    for (size_t k = 0; k < r->silent.len; k++) {
+        off |= AT(r->silent, uint32_t, k) == function;
+    }
+    DCall c = {function, parent >= 0 ? AT(t->calls, DCall, parent).nlines : 0, r->thread, 0, 0, parent, END_RUNNING, !off};
+    if (vec_push(&t->calls, &c, 1) < 0) {
+        return -1;
+    }
+    if (has_gen && (map_put(&r->generators, gen, index) < 0 || vec_push(&r->gens, &index, 1) < 0)) {
+        return -1;
+    }
+    return vec_push(stack, &index, 1);
+}
+
+/* The following events ran on thread `thread`. */
+static int
+read_thread(TokenReader *r, uint32_t thread)
+{
+    if (thread >= MAX_THREADS) {
+        corrupt("thread index %u out of range", thread);
+        return -1;
+    }
+    while (r->stacks.len <= thread) {
+        Vec empty = VEC(uint32_t);
+        if (vec_push(&r->stacks, &empty, 1) < 0) {
+            return -1;
+        }
+    }
+    r->thread = thread;
+    r->stack = &AT(r->stacks, Vec, thread);
+    return 0;
+}
+
+/* The current call returned, raised or yielded `operand`. */
+static int
+read_left(TokenReader *r, unsigned int word, uint32_t operand)
+{
+    Vec *stack = r->stack;
+    if (stack->len == 0) {
+        corrupt("inconsistent event stream (IndexError)");
+        return -1;
+    }
+    uint32_t top = AT(*stack, uint32_t, --stack->len);
+    if (word == OP_YIELD) {
+        Pair p = {top, operand};
+        return r->with_yields ? vec_push(&r->tokens->yields, &p, 1) : 0;
+    }
+    DCall *c = &AT(r->tokens->calls, DCall, top);
+    c->end = word == OP_RETURN ? END_RETURNED : END_RAISED;
+    c->result = operand;
+    return 0;
+}
+
+/* Any event but a line or a call: three words, an op and its operand. */
+static inline int
+read_event(TokenReader *r, unsigned int word, uint32_t operand)
+{
+    if (word == OP_THREAD) {
+        return read_thread(r, operand);
+    }
+    if (word == OP_RESUME) {
+        uint32_t index;
+        if (!map_get(&r->generators, operand, &index)) {
+            corrupt("inconsistent event stream (KeyError)");
+            return -1;
+        }
+        return vec_push(r->stack, &index, 1);
+    }
+    if (word == OP_LINES_OFF) {
+        if (sorted_insert(&r->silent, operand) < 0) {
+            return -1;
+        }
+        return mark_incomplete(&r->tokens->calls, &r->stacks, &r->gens, operand);
+    }
+    if (word == OP_LINES_ON) {
+        sorted_remove(&r->silent, operand);
+        return 0;
+    }
+    if (word == OP_RETURN || word == OP_RAISE || word == OP_YIELD) {
+        return read_left(r, word, operand);
+    }
+    corrupt("unknown event 0x%04x", word);
+    return -1;
+}
+
+/* Every event of w[0:n] into `tokens` (initialised by the caller, who frees it). Line words, most of a
+ * stream, are read in runs here; the functions called per event are inlined. */
+static int
+read_tokens(const DecoderObject *self, const uint16_t *w, size_t n, int with_yields, Tokens *tokens)
+{
+    TokenReader r = {self, with_yields, tokens, VEC(Vec), NULL, 0, {NULL, NULL, 0, 0}, VEC(uint32_t), VEC(uint32_t)};
+    int status = read_thread(&r, 0);
+    size_t i = 0;
+    while (status == 0 && i < n) {
+        unsigned int word = w[i];
+        if (word <= MAX_LINE) {
+            size_t end = i + 1;
+            while (end < n && w[end] <= MAX_LINE) {
+                end++;
+            }
+            status = read_lines(&r, w, i, end);
+            i = end;
+        }
+        else if ((word & 0xFFF8u) == OP_CALL) {
+            status = read_call(&r, w, n, i, &i);
+        }
+        else if (i + 3 > n) {
+            status = cut_short();
+        }
+        else {
+            status = read_event(&r, word, w[i + 1] | (uint32_t)w[i + 2] << 16);
+            i += 3;
+        }
+    }
+    reader_free(&r);
+    if (status == 0 && tokens->calls.len == 0) {
+        corrupt("an entry point without a call");
+        return -1;
+    }
+    uint32_t end = (uint32_t)tokens->params.len;
+    return status < 0 ? -1 : vec_push(&tokens->param_start, &end, 1);
+}
+
+/* -- Decoder, phase 2: columns ----------------------------------------------
+ * The calls' fields as columns and their lists as offsets into flat columns (build_columns in
+ * events.py); the same columns, in the same order, as events.CallColumns. */
+
+typedef struct {
+    size_t ncalls;
+    uint32_t *function, *at, *thread, *result;
+    int32_t *parent;
+    uint8_t *end, *complete;
+    uint32_t *line_start, *lines, *param_start, *params, *yield_start, *yields, *child_start, *children;
+} CallColumns;
+
+static void
+columns_free(CallColumns *c)
+{
+    void *all[] = {c->function, c->at, c->thread, c->result, c->parent, c->end, c->complete, c->line_start, c->lines,
+                   c->param_start, c->params, c->yield_start, c->yields, c->child_start, c->children};
+    for (size_t k = 0; k < sizeof(all) / sizeof(all[0]); k++) {
+        PyMem_Free(all[k]);
+    }
+    memset(c, 0, sizeof(*c));
+}
+
+/* The per-call columns, from the calls' fields. */
+static int
+call_fields(const Tokens *t, CallColumns *c)
+{
+    size_t n = t->calls.len;
+    c->ncalls = n;
+    c->function = PyMem_Malloc(n * 4);
+    c->at = PyMem_Malloc(n * 4);
+    c->thread = PyMem_Malloc(n * 4);
+    c->result = PyMem_Malloc(n * 4);
+    c->parent = PyMem_Malloc(n * 4);
+    c->end = PyMem_Malloc(n ? n : 1);
+    c->complete = PyMem_Malloc(n ? n : 1);
+    if (!(c->function && c->at && c->thread && c->result && c->parent && c->end && c->complete)) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t k = 0; k < n; k++) {
+        const DCall *call = &AT(t->calls, DCall, k);
+        c->function[k] = call->function;
+        c->at[k] = call->at;
+        c->thread[k] = call->thread;
+        c->result[k] = call->result;
+        c->parent[k] = call->parent;
+        c->end[k] = call->end;
+        c->complete[k] = call->complete;
+    }
+    return 0;
+}
+
+/* Phase 2. Takes over the tokens' parameters, grouped by call already; `c` is freed by the caller. */
+static int
+build_columns(Tokens *t, CallColumns *c)
+{
+    size_t ncalls = t->calls.len;
+    memset(c, 0, sizeof(*c));
+    if (call_fields(t, c) < 0) {
+        return -1;
+    }
+    Vec parents = VEC(Pair);
+    if (vec_reserve(&parents, ncalls) < 0) {
+        return -1;
+    }
+    for (size_t k = 1; k < ncalls; k++) {
+        Pair p = {(uint32_t)c->parent[k], (uint32_t)k};
+        AT(parents, Pair, parents.len++) = p;
+    }
+    int failed = group(&t->lines, ncalls, &c->line_start, &c->lines) < 0 || group(&t->yields, ncalls, &c->yield_start, &c->yields) < 0
+        || group(&parents, ncalls, &c->child_start, &c->children) < 0;
+    vec_free(&parents);
+    c->params = t->params.data;
+    c->param_start = t->param_start.data;
+    t->params = VEC(uint32_t);
+    t->param_start = VEC(uint32_t);
+    return failed ? -1 : 0;
+}
+
+/* -- Decoder, phase 3: digests ----------------------------------------------
+ * Three digests per call, two 64-bit lanes each (compute_digests in events.py). */
+
+typedef struct {
+    uint64_t *subtree;  /* its whole subtree */
+    uint64_t *own;      /* its function, values, outcome and children's functions */
+    uint64_t *lines;    /* its line positions, or that not all were recorded */
+} Digests;
+
+static void
+digests_free(Digests *d)
+{
+    PyMem_Free(d->subtree);
+    PyMem_Free(d->own);
+    PyMem_Free(d->lines);
+    memset(d, 0, sizeof(*d));
+}
+
+static inline uint64_t
+function_hash(const DecoderObject *d, uint32_t function)
+{
+    return function < d->nfuncs ? d->funcs[function].hash : 0;
+}
+
+/* What digests take of a call's lines (_line_words in events.py). */
+static inline void
+feed_lines(uint64_t *lanes, const CallColumns *c, size_t k)
+{
+    if (!c->complete[k]) {
+        feed(lanes, INCOMPLETE);
+        return;
+    }
+    feed(lanes, c->line_start[k + 1] - c->line_start[k]);
+    for (uint32_t x = c->line_start[k]; x < c->line_start[k + 1]; x++) {
+        feed(lanes, c->lines[x]);
+    }
+}
+
+/* What digests take of a call's values: parameters, how it ended, its result (_value_words in events.py). */
+static inline void
+feed_values(uint64_t *lanes, const DecoderObject *self, const CallColumns *c, size_t k)
+{
+    feed(lanes, c->param_start[k + 1] - c->param_start[k]);
+    for (uint32_t x = c->param_start[k]; x < c->param_start[k + 1]; x++) {
+        feed(lanes, value_hash(self, c->params[x]));
+    }
+    feed(lanes, c->end[k] == END_RAISED ? END_RAISED : END_RETURNED);
+    feed(lanes, c->end[k] != END_RUNNING ? value_hash(self, c->result[k]) : 0);
+}
+
+/* Phase 3, from the last call to the first: a call's children started after it, and its subtree digest
+ * covers theirs. `d` is freed by the caller. */
+static int
+compute_digests(const DecoderObject *self, const CallColumns *c, Digests *d)
+{
+    size_t n = c->ncalls;
+    d->subtree = PyMem_Malloc(n * 16);
+    d->own = PyMem_Malloc(n * 16);
+    d->lines = PyMem_Malloc(n * 16);
+    if (d->subtree == NULL || d->own == NULL || d->lines == NULL) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t k = n; k-- > 0;) {
+        uint64_t function = function_hash(self, c->function[k]);
+        uint32_t first = c->child_start[k], stop = c->child_start[k + 1];
+        uint64_t lines[2] = {SEED_A, SEED_B}, own[2] = {SEED_A, SEED_B}, subtree[2] = {SEED_A, SEED_B};
+        feed_lines(lines, c, k);
+        feed(own, function);
+        feed_values(own, self, c, k);
+        feed(own, stop - first);
+        for (uint32_t x = first; x < stop; x++) {
+            feed(own, function_hash(self, c->function[c->children[x]]));
+        }
+        feed(subtree, function);
+        feed_lines(subtree, c, k);
+        feed_values(subtree, self, c, k);
+        feed(subtree, stop - first);
+        for (uint32_t x = first; x < stop; x++) {
+            uint32_t child = c->children[x];
+            feed(subtree, c->at[child]);
+            feed(subtree, d->subtree[2 * child]);
+            feed(subtree, d->subtree[2 * child + 1]);
+        }
+        memcpy(d->lines + 2 * k, lines, 16);
+        memcpy(d->own + 2 * k, own, 16);
+        memcpy(d->subtree + 2 * k, subtree, 16);
+    }
+    return 0;
+}
+
+/* -- Decoder, phase 4: export -----------------------------------------------
+ * The columns and digests as bytes, with the call graph's edges and functions (export_columns in
+ * events.py); seal.columns_from_c makes them an events.Columns. */
+
+/* The edges (caller << 32 | callee) and the functions called, sorted, each once; freed by the caller. */
+static int
+call_graph(const CallColumns *c, uint64_t **edges, size_t *nedges, uint32_t **called, size_t *ncalled)
+{
+    size_t n = c->ncalls;
+    uint64_t *pairs = PyMem_Malloc(n * 8), *wide = PyMem_Malloc(n * 8);
+    uint32_t *funcs = PyMem_Malloc(n * 4);
+    if (pairs == NULL || wide == NULL || funcs == NULL) {
+        PyMem_Free(pairs);
+        PyMem_Free(wide);
+        PyMem_Free(funcs);
+        PyErr_NoMemory();
+        return -1;
+    }
+    for (size_t k = 0; k < n; k++) {
+        wide[k] = c->function[k];
+        if (k) {
+            pairs[k - 1] = (uint64_t)c->function[c->parent[k]] << 32 | c->function[k];
+        }
+    }
+    *nedges = unique_u64(pairs, n - 1);
+    *ncalled = unique_u64(wide, n);
+    for (size_t k = 0; k < *ncalled; k++) {
+        funcs[k] = (uint32_t)wide[k];
+    }
+    PyMem_Free(wide);
+    *edges = pairs;
+    *called = funcs;
+    return 0;
+}
+
+/* Phase 4: the tuple Decoder.decode returns. */
+static PyObject *
+export_columns(const CallColumns *c, const Digests *d, uint64_t line_events)
+{
+    uint64_t *edges;
+    uint32_t *called;
+    size_t nedges, ncalled, n = c->ncalls;
+    if (call_graph(c, &edges, &nedges, &called, &ncalled) < 0) {
+        return NULL;
+    }
+    PyObject *result = Py_BuildValue(
+        "(NNNNNNNNNNNNNNNNKNNNN)",
+        as_bytes(c->function, n * 4), as_bytes(c->parent, n * 4), as_bytes(c->at, n * 4), as_bytes(c->thread, n * 4),
+        as_bytes(c->end, n), as_bytes(c->result, n * 4), as_bytes(c->complete, n),
+        as_bytes(c->line_start, (n + 1) * 4), as_bytes(c->lines, c->line_start[n] * 4),
+        as_bytes(c->param_start, (n + 1) * 4), as_bytes(c->params, c->param_start[n] * 4),
+        as_bytes(c->yield_start, (n + 1) * 4), as_bytes(c->yields, c->yield_start[n] * 4),
+        as_bytes(c->child_start, (n + 1) * 4), as_bytes(c->children, c->child_start[n] * 4),
+        as_bytes(d->subtree, n * 16), (unsigned long long)line_events,
+        as_bytes(edges, nedges * 8), as_bytes(called, ncalled * 4), as_bytes(d->own, n * 16), as_bytes(d->lines, n * 16));
+    PyMem_Free(edges);
+    PyMem_Free(called);
+    return result;
+}
+
+/* decode(words, with_yields=True): the four phases in one call, the path sealing and comparisons take. */
 static PyObject *
 decoder_decode(DecoderObject *self, PyObject *args)
 {
@@ -689,337 +1197,269 @@ decoder_decode(DecoderObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*|p", &view, &with_yields)) {
         return NULL;
     }
-    const uint16_t *w = view.buf;
-    size_t n = (size_t)view.len / 2, i = 0;
-    Vec calls = VEC(DCall), lines = VEC(Pair), params = VEC(uint32_t), param_start = VEC(uint32_t), yields = VEC(Pair);
-    Vec stacks = VEC(Vec), gens = VEC(uint32_t), silent = VEC(uint32_t);
-    Map generators = {NULL, NULL, 0, 0};
-    uint32_t *line_start = NULL, *line_values = NULL, *yield_start = NULL, *yield_values = NULL;
-    uint32_t *child_start = NULL, *child_values = NULL;
-    uint64_t *digests = NULL, *own = NULL, *line_digests = NULL;
     PyObject *result = NULL;
-    uint32_t thread = 0;
-    uint64_t line_events = 0;
-    Vec *stack;
-#define FAIL(...) do { corrupt(__VA_ARGS__); goto done; } while (0)
-#define NEED(k) do { if (i + (k) > n) FAIL("inconsistent event stream (cut short)"); } while (0)
+    Tokens tokens;
+    CallColumns columns = {0};
+    Digests digests = {0};
+    tokens_init(&tokens);
     if (view.len % 2) {
-        FAIL("an event stream of %zd bytes: events are 2-byte words", view.len);
+        corrupt("an event stream of %zd bytes: events are 2-byte words", view.len);
     }
-    {
-        Vec empty = VEC(uint32_t);
-        if (vec_push(&stacks, &empty, 1) < 0) {
-            goto done;
-        }
-        stack = &AT(stacks, Vec, 0);
+    else if (read_tokens(self, view.buf, (size_t)view.len / 2, with_yields, &tokens) == 0 && build_columns(&tokens, &columns) == 0
+             && compute_digests(self, &columns, &digests) == 0) {
+        result = export_columns(&columns, &digests, tokens.line_events);
     }
-    while (i < n) {
-        unsigned int word = w[i];
-        if (word <= MAX_LINE) {
-            size_t end = i + 1;
-            while (end < n && w[end] <= MAX_LINE) {
-                end++;
-            }
-            if (stack->len) {
-                uint32_t top = AT(*stack, uint32_t, stack->len - 1);
-                DCall *c = &AT(calls, DCall, top);
-                const FuncDef *f = &self->funcs[c->function];
-                if (vec_reserve(&lines, end - i) < 0) {
-                    goto done;
-                }
-                Pair *out = (Pair *)lines.data + lines.len;
-                for (size_t k = i; k < end; k++) {
-                    out[k - i].call = top;
-                    out[k - i].value = position(f, w[k]);
-                }
-                lines.len += end - i;
-                c->nlines += (uint32_t)(end - i);
-                line_events += end - i;
-            }
-            i = end;
-            continue;
-        }
-        if ((word & 0xFFF8u) == OP_CALL) {
-            NEED(4);
-            uint32_t function = w[i + 1] | (uint32_t)w[i + 2] << 16;
-            if (function >= self->nfuncs || !self->funcs[function].defined) {
-                FAIL("call of an undefined function %u", function);
-            }
-            i += 3 + 2 * !!(word & CALL_ROOT);
-            int has_gen = !!(word & CALL_GEN);
-            uint32_t gen = 0;
-            if (has_gen) {
-                NEED(2);
-                gen = w[i] | (uint32_t)w[i + 1] << 16;
-                i += 2;
-            }
-            NEED(1);
-            size_t count = w[i];
-            NEED(1 + 2 * count);
-            uint32_t start = (uint32_t)params.len;
-            if (vec_push(&param_start, &start, 1) < 0 || vec_reserve(&params, count) < 0) {
-                goto done;
-            }
-            for (size_t k = 0; k < count; k++) {
-                AT(params, uint32_t, params.len++) = w[i + 1 + 2 * k] | (uint32_t)w[i + 2 + 2 * k] << 16;
-            }
-            i += 1 + 2 * count;
-            int32_t parent = stack->len ? (int32_t)AT(*stack, uint32_t, stack->len - 1) : -1;
-            if (parent < 0 && calls.len) {
-                FAIL("a second root call in one entry point");
-            }
-            uint32_t index = (uint32_t)calls.len;
-            int off = 0;
-            for (size_t k = 0; k < silent.len; k++) {
-                off |= AT(silent, uint32_t, k) == function;
-            }
-            DCall c = {function, parent >= 0 ? AT(calls, DCall, parent).nlines : 0, thread, 0, 0, parent, END_RUNNING, !off};
-            if (vec_push(&calls, &c, 1) < 0) {
-                goto done;
-            }
-            if (has_gen && (map_put(&generators, gen, index) < 0 || vec_push(&gens, &index, 1) < 0)) {
-                goto done;
-            }
-            if (vec_push(stack, &index, 1) < 0) {
-                goto done;
-            }
-            continue;
-        }
-        NEED(3);
-        uint32_t operand = w[i + 1] | (uint32_t)w[i + 2] << 16;
-        i += 3;
-        if (word == OP_THREAD) {
-            if (operand >= MAX_THREADS) {
-                FAIL("thread index %u out of range", operand);
-            }
-            while (stacks.len <= operand) {
-                Vec empty = VEC(uint32_t);
-                if (vec_push(&stacks, &empty, 1) < 0) {
-                    goto done;
-                }
-            }
-            thread = operand;
-            stack = &AT(stacks, Vec, thread);
-        }
-        else if (word == OP_RESUME) {
-            uint32_t index;
-            if (!map_get(&generators, operand, &index)) {
-                FAIL("inconsistent event stream (KeyError)");
-            }
-            if (vec_push(stack, &index, 1) < 0) {
-                goto done;
-            }
-        }
-        else if (word == OP_LINES_OFF) {
-            if (sorted_insert(&silent, operand) < 0) {
-                goto done;
-            }
-            mark_incomplete(&calls, &stacks, &gens, operand);
-        }
-        else if (word == OP_LINES_ON) {
-            sorted_remove(&silent, operand);
-        }
-        else if (word == OP_RETURN || word == OP_RAISE || word == OP_YIELD) {
-            if (stack->len == 0) {
-                FAIL("inconsistent event stream (IndexError)");
-            }
-            uint32_t top = AT(*stack, uint32_t, --stack->len);
-            DCall *c = &AT(calls, DCall, top);
-            if (word == OP_YIELD) {
-                if (!with_yields) {
-                    continue;
-                }
-                Pair p = {top, operand};
-                if (vec_push(&yields, &p, 1) < 0) {
-                    goto done;
-                }
-            }
-            else {
-                c->end = word == OP_RETURN ? END_RETURNED : END_RAISED;
-                c->result = operand;
-            }
-        }
-        else {
-            FAIL("unknown event 0x%04x", word);
+    PyBuffer_Release(&view);
+    tokens_free(&tokens);
+    columns_free(&columns);
+    digests_free(&digests);
+    return result;
+}
+
+/* -- Decoder: one phase at a time, for the parity tests -----------------------
+ * Each takes what the phase before gives (as buffers, checked) and gives what its phase does. */
+
+static void
+release_views(Py_buffer *views, size_t count)
+{
+    for (size_t k = 0; k < count; k++) {
+        if (views[k].obj != NULL) {
+            PyBuffer_Release(&views[k]);
         }
     }
-    size_t ncalls = calls.len;
-    if (ncalls == 0) {
-        FAIL("an entry point without a call");
+}
+
+/* The first `count` items of `tuple` as buffers (released by the caller with release_views). */
+static int
+get_views(PyObject *tuple, size_t count, Py_buffer *views)
+{
+    memset(views, 0, count * sizeof(Py_buffer));
+    if (!PyTuple_Check(tuple) || (size_t)PyTuple_GET_SIZE(tuple) < count) {
+        PyErr_Format(PyExc_TypeError, "expected a tuple of at least %zu buffers", count);
+        return -1;
     }
-    {
-        uint32_t end = (uint32_t)params.len;
-        if (vec_push(&param_start, &end, 1) < 0) {
-            goto done;
+    for (size_t k = 0; k < count; k++) {
+        if (PyObject_GetBuffer(PyTuple_GET_ITEM(tuple, (Py_ssize_t)k), &views[k], PyBUF_SIMPLE) < 0) {
+            return -1;
         }
     }
-    Vec parents = VEC(Pair);
-    if (vec_reserve(&parents, ncalls) < 0) {
-        goto done;
+    return 0;
+}
+
+static int
+invalid(const char *what)
+{
+    PyErr_Format(PyExc_ValueError, "phase input: %s", what);
+    return -1;
+}
+
+/* Offsets of `ncalls` lists into a flat column of `flat` items: from 0, never decreasing, to `flat`. */
+static int
+check_offsets(const Py_buffer *starts, size_t ncalls, size_t flat_bytes)
+{
+    const uint32_t *s = starts->buf;
+    if ((size_t)starts->len != (ncalls + 1) * 4 || s[0] != 0 || (size_t)s[ncalls] * 4 != flat_bytes) {
+        return invalid("offsets that do not match their column");
+    }
+    for (size_t k = 0; k < ncalls; k++) {
+        if (s[k] > s[k + 1]) {
+            return invalid("decreasing offsets");
+        }
+    }
+    return 0;
+}
+
+/* Per call `width` bytes in each of views[0:count]. */
+static int
+check_per_call(const Py_buffer *views, const size_t *widths, size_t count, size_t ncalls)
+{
+    for (size_t k = 0; k < count; k++) {
+        if ((size_t)views[k].len != widths[k] * ncalls) {
+            return invalid("per-call columns of different lengths");
+        }
+    }
+    return 0;
+}
+
+/* The root first (parent -1), every other call after its parent. */
+static int
+check_parents(const int32_t *parent, size_t ncalls)
+{
+    if (ncalls == 0 || parent[0] != -1) {
+        return invalid("no root call");
     }
     for (size_t k = 1; k < ncalls; k++) {
-        Pair p = {(uint32_t)AT(calls, DCall, k).parent, (uint32_t)k};
-        AT(parents, Pair, parents.len++) = p;
+        if (parent[k] < 0 || (size_t)parent[k] >= k) {
+            return invalid("a call before its parent");
+        }
     }
-    int grouped = group(&lines, ncalls, &line_start, &line_values) < 0 || group(&yields, ncalls, &yield_start, &yield_values) < 0
-        || group(&parents, ncalls, &child_start, &child_values) < 0;
-    vec_free(&parents);
-    if (grouped) {
-        goto done;
+    return 0;
+}
+
+static const size_t CALL_FIELD_WIDTHS[7] = {4, 4, 4, 4, 1, 4, 1};  /* function, parent, at, thread, end, result, complete */
+
+/* tokens(words, with_yields=True) -> (function, parent, at, thread, end, result, complete, lines, params,
+ * param_start, yields, line events); lines and yields are (call, value) pairs of uint32, in stream order. */
+static PyObject *
+decoder_tokens(DecoderObject *self, PyObject *args)
+{
+    Py_buffer view;
+    int with_yields = 1;
+    if (!PyArg_ParseTuple(args, "y*|p", &view, &with_yields)) {
+        return NULL;
     }
-    digests = PyMem_Malloc(ncalls * 16);
-    own = PyMem_Malloc(ncalls * 16);
-    line_digests = PyMem_Malloc(ncalls * 16);
-    if (digests == NULL || own == NULL || line_digests == NULL) {
-        PyErr_NoMemory();
-        goto done;
+    PyObject *result = NULL;
+    Tokens t;
+    CallColumns c = {0};
+    tokens_init(&t);
+    if (view.len % 2) {
+        corrupt("an event stream of %zd bytes: events are 2-byte words", view.len);
     }
-    for (size_t k = ncalls; k-- > 0;) {
-        DCall *c = &AT(calls, DCall, k);
-        uint64_t lines_lanes[2] = {SEED_A, SEED_B}, own_lanes[2] = {SEED_A, SEED_B};
-        if (c->complete) {
-            feed(lines_lanes, line_start[k + 1] - line_start[k]);
-            for (uint32_t x = line_start[k]; x < line_start[k + 1]; x++) {
-                feed(lines_lanes, line_values[x]);
-            }
-        }
-        else {
-            feed(lines_lanes, INCOMPLETE);
-        }
-        line_digests[2 * k] = lines_lanes[0];
-        line_digests[2 * k + 1] = lines_lanes[1];
-        feed(own_lanes, self->funcs[c->function].hash);
-        uint32_t q0 = AT(param_start, uint32_t, k), q1 = AT(param_start, uint32_t, k + 1);
-        feed(own_lanes, q1 - q0);
-        for (uint32_t x = q0; x < q1; x++) {
-            feed(own_lanes, value_hash(self, AT(params, uint32_t, x)));
-        }
-        feed(own_lanes, c->end == END_RAISED ? END_RAISED : END_RETURNED);
-        feed(own_lanes, c->end != END_RUNNING ? value_hash(self, c->result) : 0);
-        feed(own_lanes, child_start[k + 1] - child_start[k]);
-        for (uint32_t x = child_start[k]; x < child_start[k + 1]; x++) {
-            feed(own_lanes, self->funcs[AT(calls, DCall, child_values[x]).function].hash);
-        }
-        own[2 * k] = own_lanes[0];
-        own[2 * k + 1] = own_lanes[1];
-        uint64_t lanes[2] = {SEED_A, SEED_B};
-        feed(lanes, self->funcs[c->function].hash);
-        if (c->complete) {
-            feed(lanes, line_start[k + 1] - line_start[k]);
-            for (uint32_t x = line_start[k]; x < line_start[k + 1]; x++) {
-                feed(lanes, line_values[x]);
-            }
-        }
-        else {
-            feed(lanes, INCOMPLETE);
-        }
-        uint32_t p0 = AT(param_start, uint32_t, k), p1 = AT(param_start, uint32_t, k + 1);
-        feed(lanes, p1 - p0);
-        for (uint32_t x = p0; x < p1; x++) {
-            feed(lanes, value_hash(self, AT(params, uint32_t, x)));
-        }
-        feed(lanes, c->end == END_RAISED ? END_RAISED : END_RETURNED);
-        feed(lanes, c->end != END_RUNNING ? value_hash(self, c->result) : 0);
-        feed(lanes, child_start[k + 1] - child_start[k]);
-        for (uint32_t x = child_start[k]; x < child_start[k + 1]; x++) {
-            uint32_t child = child_values[x];
-            feed(lanes, AT(calls, DCall, child).at);
-            feed(lanes, digests[2 * child]);
-            feed(lanes, digests[2 * child + 1]);
-        }
-        digests[2 * k] = lanes[0];
-        digests[2 * k + 1] = lanes[1];
+    else if (read_tokens(self, view.buf, (size_t)view.len / 2, with_yields, &t) == 0 && call_fields(&t, &c) == 0) {
+        size_t n = c.ncalls;
+        result = Py_BuildValue("(NNNNNNNNNNNK)", as_bytes(c.function, n * 4), as_bytes(c.parent, n * 4), as_bytes(c.at, n * 4),
+                               as_bytes(c.thread, n * 4), as_bytes(c.end, n), as_bytes(c.result, n * 4), as_bytes(c.complete, n),
+                               as_bytes(t.lines.data, t.lines.len * 8), as_bytes(t.params.data, t.params.len * 4),
+                               as_bytes(t.param_start.data, t.param_start.len * 4), as_bytes(t.yields.data, t.yields.len * 8),
+                               (unsigned long long)t.line_events);
     }
-    {
-        uint32_t *function = PyMem_Malloc(ncalls * 4), *at = PyMem_Malloc(ncalls * 4), *threads = PyMem_Malloc(ncalls * 4),
-                 *results = PyMem_Malloc(ncalls * 4);
-        int32_t *parent = PyMem_Malloc(ncalls * 4);
-        uint8_t *end = PyMem_Malloc(ncalls), *complete = PyMem_Malloc(ncalls);
-        if (function && at && threads && results && parent && end && complete) {
-            for (size_t k = 0; k < ncalls; k++) {
-                DCall *c = &AT(calls, DCall, k);
-                function[k] = c->function;
-                at[k] = c->at;
-                threads[k] = c->thread;
-                results[k] = c->result;
-                parent[k] = c->parent;
-                end[k] = c->end;
-                complete[k] = c->complete;
-            }
-            uint64_t *pairs = PyMem_Malloc(ncalls * 8);
-            uint64_t *wide = PyMem_Malloc(ncalls * 8);
-            uint32_t *funcs = PyMem_Malloc(ncalls * 4);
-            size_t nedges = 0, nfuncs = 0;
-            if (pairs == NULL || wide == NULL || funcs == NULL) {
-                PyMem_Free(pairs);
-                PyMem_Free(wide);
-                PyMem_Free(funcs);
-                PyErr_NoMemory();
-                goto columns_done;
-            }
-            for (size_t k = 0; k < ncalls; k++) {
-                wide[k] = function[k];
-                if (k) {
-                    pairs[k - 1] = (uint64_t)function[parent[k]] << 32 | function[k];
-                }
-            }
-            nedges = unique_u64(pairs, ncalls - 1);
-            nfuncs = unique_u64(wide, ncalls);
-            for (size_t k = 0; k < nfuncs; k++) {
-                funcs[k] = (uint32_t)wide[k];
-            }
-            PyMem_Free(wide);
-            result = Py_BuildValue(
-                "(NNNNNNNNNNNNNNNNKNNNN)",
-                as_bytes(function, ncalls * 4), as_bytes(parent, ncalls * 4), as_bytes(at, ncalls * 4), as_bytes(threads, ncalls * 4),
-                as_bytes(end, ncalls), as_bytes(results, ncalls * 4), as_bytes(complete, ncalls),
-                as_bytes(line_start, (ncalls + 1) * 4), as_bytes(line_values, lines.len * 4),
-                as_bytes(param_start.data, (ncalls + 1) * 4), as_bytes(params.data, params.len * 4),
-                as_bytes(yield_start, (ncalls + 1) * 4), as_bytes(yield_values, yields.len * 4),
-                as_bytes(child_start, (ncalls + 1) * 4), as_bytes(child_values, (ncalls - 1) * 4),
-                as_bytes(digests, ncalls * 16), (unsigned long long)line_events,
-                as_bytes(pairs, nedges * 8), as_bytes(funcs, nfuncs * 4), as_bytes(own, ncalls * 16),
-                as_bytes(line_digests, ncalls * 16));
-            PyMem_Free(pairs);
-            PyMem_Free(funcs);
-        }
-        else {
-            PyErr_NoMemory();
-        }
-    columns_done:
-        PyMem_Free(function);
-        PyMem_Free(at);
-        PyMem_Free(threads);
-        PyMem_Free(results);
-        PyMem_Free(parent);
-        PyMem_Free(end);
-        PyMem_Free(complete);
-    }
-done:
-#undef FAIL
-#undef NEED
     PyBuffer_Release(&view);
-    vec_free(&calls);
-    vec_free(&lines);
-    vec_free(&params);
-    vec_free(&param_start);
-    vec_free(&yields);
-    for (size_t t = 0; t < stacks.len; t++) {
-        vec_free(&AT(stacks, Vec, t));
+    tokens_free(&t);
+    columns_free(&c);
+    return result;
+}
+
+/* (call, value) pairs of calls below `ncalls`, copied into `out`. */
+static int
+pairs_from(const Py_buffer *view, size_t ncalls, Vec *out)
+{
+    const Pair *p = view->buf;
+    size_t count = (size_t)view->len / sizeof(Pair);
+    if ((size_t)view->len % sizeof(Pair)) {
+        return invalid("pairs of odd length");
     }
-    vec_free(&stacks);
-    vec_free(&gens);
-    vec_free(&silent);
-    map_free(&generators);
-    PyMem_Free(line_start);
-    PyMem_Free(line_values);
-    PyMem_Free(yield_start);
-    PyMem_Free(yield_values);
-    PyMem_Free(child_start);
-    PyMem_Free(child_values);
-    PyMem_Free(digests);
-    PyMem_Free(own);
-    PyMem_Free(line_digests);
+    for (size_t k = 0; k < count; k++) {
+        if (p[k].call >= ncalls) {
+            return invalid("an item of no call");
+        }
+    }
+    return vec_push(out, p, count);
+}
+
+/* Tokens from what decoder_tokens gives. */
+static int
+tokens_from(const Py_buffer *v, Tokens *t)
+{
+    size_t n = (size_t)v[0].len / 4;
+    if (check_per_call(v, CALL_FIELD_WIDTHS, 7, n) < 0 || check_parents(v[1].buf, n) < 0 || check_offsets(&v[9], n, (size_t)v[8].len) < 0
+        || pairs_from(&v[7], n, &t->lines) < 0 || pairs_from(&v[10], n, &t->yields) < 0 || vec_reserve(&t->calls, n) < 0
+        || vec_push(&t->params, v[8].buf, (size_t)v[8].len / 4) < 0 || vec_push(&t->param_start, v[9].buf, n + 1) < 0) {
+        return -1;
+    }
+    for (size_t k = 0; k < n; k++) {
+        DCall c = {((uint32_t *)v[0].buf)[k], ((uint32_t *)v[2].buf)[k], ((uint32_t *)v[3].buf)[k], ((uint32_t *)v[5].buf)[k], 0,
+                   ((int32_t *)v[1].buf)[k], ((uint8_t *)v[4].buf)[k], ((uint8_t *)v[6].buf)[k]};
+        AT(t->calls, DCall, t->calls.len++) = c;
+    }
+    return 0;
+}
+
+static PyObject *
+columns_as_tuple(const CallColumns *c)
+{
+    size_t n = c->ncalls;
+    return Py_BuildValue("(NNNNNNNNNNNNNNN)", as_bytes(c->function, n * 4), as_bytes(c->parent, n * 4), as_bytes(c->at, n * 4),
+                         as_bytes(c->thread, n * 4), as_bytes(c->end, n), as_bytes(c->result, n * 4), as_bytes(c->complete, n),
+                         as_bytes(c->line_start, (n + 1) * 4), as_bytes(c->lines, c->line_start[n] * 4),
+                         as_bytes(c->param_start, (n + 1) * 4), as_bytes(c->params, c->param_start[n] * 4),
+                         as_bytes(c->yield_start, (n + 1) * 4), as_bytes(c->yields, c->yield_start[n] * 4),
+                         as_bytes(c->child_start, (n + 1) * 4), as_bytes(c->children, c->child_start[n] * 4));
+}
+
+/* columns(tokens) -> the 15 columns of events.CallColumns, as bytes. */
+static PyObject *
+decoder_columns(DecoderObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *tuple, *result = NULL;
+    if (!PyArg_ParseTuple(args, "O", &tuple)) {
+        return NULL;
+    }
+    Py_buffer views[11];
+    Tokens t;
+    CallColumns c = {0};
+    tokens_init(&t);
+    if (get_views(tuple, 11, views) == 0 && tokens_from(views, &t) == 0 && build_columns(&t, &c) == 0) {
+        result = columns_as_tuple(&c);
+    }
+    release_views(views, 11);
+    tokens_free(&t);
+    columns_free(&c);
+    return result;
+}
+
+/* CallColumns over the 15 buffers of `v` (not copied: not to be freed). */
+static int
+columns_over(const Py_buffer *v, CallColumns *c)
+{
+    size_t n = (size_t)v[0].len / 4;
+    if (check_per_call(v, CALL_FIELD_WIDTHS, 7, n) < 0 || check_parents(v[1].buf, n) < 0 || check_offsets(&v[7], n, (size_t)v[8].len) < 0
+        || check_offsets(&v[9], n, (size_t)v[10].len) < 0 || check_offsets(&v[11], n, (size_t)v[12].len) < 0
+        || check_offsets(&v[13], n, (size_t)v[14].len) < 0) {
+        return -1;
+    }
+    *c = (CallColumns){n, v[0].buf, v[2].buf, v[3].buf, v[5].buf, v[1].buf, v[4].buf, v[6].buf, v[7].buf, v[8].buf, v[9].buf,
+                       v[10].buf, v[11].buf, v[12].buf, v[13].buf, v[14].buf};
+    for (size_t k = 0; k < n; k++) {
+        for (uint32_t x = c->child_start[k]; x < c->child_start[k + 1]; x++) {
+            if (c->children[x] <= k || c->children[x] >= n) {
+                return invalid("a child before its parent");
+            }
+        }
+    }
+    return 0;
+}
+
+/* digests(columns) -> (subtree digests, own digests, line digests) */
+static PyObject *
+decoder_digests(DecoderObject *self, PyObject *args)
+{
+    PyObject *tuple, *result = NULL;
+    if (!PyArg_ParseTuple(args, "O", &tuple)) {
+        return NULL;
+    }
+    Py_buffer views[15];
+    CallColumns c;
+    Digests d = {0};
+    if (get_views(tuple, 15, views) == 0 && columns_over(views, &c) == 0 && compute_digests(self, &c, &d) == 0) {
+        size_t n = c.ncalls;
+        result = Py_BuildValue("(NNN)", as_bytes(d.subtree, n * 16), as_bytes(d.own, n * 16), as_bytes(d.lines, n * 16));
+    }
+    release_views(views, 15);
+    digests_free(&d);
+    return result;
+}
+
+/* export(columns, digests, line events) -> what decode returns */
+static PyObject *
+decoder_export(DecoderObject *self, PyObject *args)
+{
+    (void)self;
+    PyObject *columns, *digests, *result = NULL;
+    unsigned long long line_events;
+    if (!PyArg_ParseTuple(args, "OOK", &columns, &digests, &line_events)) {
+        return NULL;
+    }
+    Py_buffer views[15], lanes[3];
+    CallColumns c;
+    memset(lanes, 0, sizeof(lanes));
+    int ok = get_views(columns, 15, views) == 0 && columns_over(views, &c) == 0 && get_views(digests, 3, lanes) == 0;
+    if (ok && check_per_call(lanes, (const size_t[]){16, 16, 16}, 3, c.ncalls) == 0) {
+        Digests d = {lanes[0].buf, lanes[1].buf, lanes[2].buf};
+        result = export_columns(&c, &d, line_events);
+    }
+    release_views(views, 15);
+    release_views(lanes, 3);
     return result;
 }
 
@@ -1126,6 +1566,10 @@ static PyMethodDef decoder_methods[] = {
     {"define", (PyCFunction)decoder_define, METH_VARARGS, "define(function id, first line, code lines, hash)"},
     {"define_value", (PyCFunction)decoder_define_value, METH_VARARGS, "define_value(value id, hash)"},
     {"decode", (PyCFunction)decoder_decode, METH_VARARGS, "decode(words, with_yields=True) -> columns of one entry point (see events.Columns)"},
+    {"tokens", (PyCFunction)decoder_tokens, METH_VARARGS, "tokens(words, with_yields=True) -> phase 1 alone (see events.read_tokens)"},
+    {"columns", (PyCFunction)decoder_columns, METH_VARARGS, "columns(tokens) -> phase 2 alone (see events.build_columns)"},
+    {"digests", (PyCFunction)decoder_digests, METH_VARARGS, "digests(columns) -> phase 3 alone (see events.compute_digests)"},
+    {"export", (PyCFunction)decoder_export, METH_VARARGS, "export(columns, digests, line events) -> phase 4 alone (see events.export_columns)"},
     {NULL},
 };
 

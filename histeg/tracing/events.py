@@ -24,15 +24,18 @@ only from its next shipped chunk on.
 calls in the order they started (a parent before its children), with their lines as *positions* among the function's code
 lines (so that a comment or a moved function changes nothing), parameters,
 outcome, children, and a digest of every call's subtree, so that comparisons
-skip identical subtrees without looking inside.
+skip identical subtrees without looking inside. It runs in four phases, the
+same in _decode.c under the same names: ``read_tokens`` (the events read into
+calls), ``build_columns`` (the calls as columns), ``compute_digests`` and
+``export_columns`` (the ``Columns`` with the call graph's edges).
 """
 
 from __future__ import annotations
 
 import bisect
 from array import array
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from histeg.tracing import format as fmt
 
@@ -145,6 +148,8 @@ class Splitter:
         out.extend(words)
 
     def feed(self, thread: int, words: array) -> None:
+        """The next chunk of ``thread``'s stream, in file order. Runs of line words, most of a stream,
+        are handled here: they go to the entry point of the thread's current call, whole."""
         if thread >= MAX_THREADS:
             raise ValueError(f"thread index {thread} out of range")
         stack = self._stacks.setdefault(thread, [])
@@ -159,57 +164,68 @@ class Splitter:
                 if stack:
                     self._emit(stack[-1], thread, words[i:end])
                 i = end
-                continue
-            if word & 0xFFF8 == fmt.OP_CALL:
-                size = 3 + 2 * bool(word & fmt.CALL_ROOT) + 2 * bool(word & fmt.CALL_GEN)
-                if i + size >= n:
-                    raise ValueError(f"call cut short in thread {thread}")
-                size += 1 + 2 * words[i + size]
-                if i + size > n:
-                    raise ValueError(f"call cut short in thread {thread}")
-                if stack:
-                    owner = stack[-1]
-                else:
-                    if self._silent:  # the collector turns every function's lines back on at a root call
-                        self._silent.clear()
-                        self._version += 1
-                    label = words[i + 3] | words[i + 4] << 16 if word & fmt.CALL_ROOT else 0
-                    owner = _Owner(Entry(self._started, thread, words[i + 1] | words[i + 2] << 16, label))
-                    self._open[self._started] = owner
-                    self._started += 1
-                if word & fmt.CALL_GEN:
-                    at = i + 3 + 2 * bool(word & fmt.CALL_ROOT)
-                    self._generators[words[at] | words[at + 1] << 16] = owner
-                self._emit(owner, thread, words[i : i + size])
-                stack.append(owner)
-                owner.live += 1
-                i += size
-                continue
-            if i + 3 > n:
-                raise ValueError(f"event {word:#06x} cut short in thread {thread}")
-            operand = words[i + 1] | words[i + 2] << 16
-            if word == fmt.OP_RESUME:
-                owner = self._generators.get(operand)
-                if owner is None:
-                    raise ValueError(f"resumption of an unknown generator call {operand} in thread {thread}")
-                self._emit(owner, thread, words[i : i + 3])
-                stack.append(owner)
-            elif word in (fmt.OP_RETURN, fmt.OP_RAISE, fmt.OP_YIELD):
-                if not stack:
-                    raise ValueError(f"a call ends on the empty stack of thread {thread}")
-                owner = stack.pop()
-                self._emit(owner, thread, words[i : i + 3])
-                if word != fmt.OP_YIELD:
-                    self._ended(owner)
-            elif word == fmt.OP_LINES_OFF:
-                self._silent.add(operand)
-                self._version += 1
-            elif word == fmt.OP_LINES_ON:
-                self._silent.discard(operand)
-                self._version += 1
+            elif word & 0xFFF8 == fmt.OP_CALL:
+                i = self._split_call(thread, stack, words, i)
             else:
-                raise ValueError(f"unknown event {word:#06x} in thread {thread}")
-            i += 3
+                self._split_event(thread, stack, words, i)
+                i += 3
+
+    def _split_call(self, thread: int, stack: list[_Owner], words: array, i: int) -> int:
+        """The call event at ``i`` goes to the entry point of the calling call, or starts one; returns where the next event starts."""
+        word, n = words[i], len(words)
+        size = 3 + 2 * bool(word & fmt.CALL_ROOT) + 2 * bool(word & fmt.CALL_GEN)
+        if i + size >= n:
+            raise ValueError(f"call cut short in thread {thread}")
+        size += 1 + 2 * words[i + size]
+        if i + size > n:
+            raise ValueError(f"call cut short in thread {thread}")
+        owner = stack[-1] if stack else self._start_entry(thread, words, i)
+        if word & fmt.CALL_GEN:
+            at = i + 3 + 2 * bool(word & fmt.CALL_ROOT)
+            self._generators[words[at] | words[at + 1] << 16] = owner
+        self._emit(owner, thread, words[i : i + size])
+        stack.append(owner)
+        owner.live += 1
+        return i + size
+
+    def _start_entry(self, thread: int, words: array, i: int) -> _Owner:
+        """A root call at ``i`` starts an entry point."""
+        if self._silent:  # the collector turns every function's lines back on at a root call
+            self._silent.clear()
+            self._version += 1
+        label = words[i + 3] | words[i + 4] << 16 if words[i] & fmt.CALL_ROOT else 0
+        owner = _Owner(Entry(self._started, thread, words[i + 1] | words[i + 2] << 16, label))
+        self._open[self._started] = owner
+        self._started += 1
+        return owner
+
+    def _split_event(self, thread: int, stack: list[_Owner], words: array, i: int) -> None:
+        """Any event at ``i`` but a line or a call: three words, an op and its operand."""
+        word = words[i]
+        if i + 3 > len(words):
+            raise ValueError(f"event {word:#06x} cut short in thread {thread}")
+        operand = words[i + 1] | words[i + 2] << 16
+        if word == fmt.OP_RESUME:
+            owner = self._generators.get(operand)
+            if owner is None:
+                raise ValueError(f"resumption of an unknown generator call {operand} in thread {thread}")
+            self._emit(owner, thread, words[i : i + 3])
+            stack.append(owner)
+        elif word in (fmt.OP_RETURN, fmt.OP_RAISE, fmt.OP_YIELD):
+            if not stack:
+                raise ValueError(f"a call ends on the empty stack of thread {thread}")
+            owner = stack.pop()
+            self._emit(owner, thread, words[i : i + 3])
+            if word != fmt.OP_YIELD:
+                self._ended(owner)
+        elif word == fmt.OP_LINES_OFF:
+            self._silent.add(operand)
+            self._version += 1
+        elif word == fmt.OP_LINES_ON:
+            self._silent.discard(operand)
+            self._version += 1
+        else:
+            raise ValueError(f"unknown event {word:#06x} in thread {thread}")
 
 
 @dataclass
@@ -250,8 +266,10 @@ class Columns:
         return self.digests[16 * call : 16 * call + 16]
 
 
-class _Building:
-    __slots__ = ("function", "parent", "at", "thread", "end", "result", "complete", "lines", "params", "yields", "children")
+class ReadCall:
+    """A call as the stream tells of it (phase 1, tokens): its lines, parameters and yields in stream order."""
+
+    __slots__ = ("at", "children", "complete", "end", "function", "lines", "params", "parent", "result", "thread", "yields")
 
     def __init__(self, function: int, parent: int, at: int, thread: int, complete: bool, params: list[int]) -> None:
         self.function, self.parent, self.at, self.thread = function, parent, at, thread
@@ -260,6 +278,43 @@ class _Building:
         self.params = params
         self.yields: list[int] = []
         self.children: list[int] = []
+
+
+@dataclass
+class Tokens:
+    """Phase 1 of decoding (``read_tokens``): the calls of one entry point's stream in the order they started."""
+
+    calls: list[ReadCall]
+    line_events: int
+
+
+class CallColumns(NamedTuple):
+    """Phase 2 of decoding (``build_columns``): the calls as the first columns of ``Columns``, same names and order."""
+
+    function: array
+    parent: array
+    at: array
+    thread: array
+    end: array
+    result: array
+    complete: array
+    line_start: array
+    lines: array
+    param_start: array
+    params: array
+    yield_start: array
+    yields: array
+    child_start: array
+    children: array
+
+
+@dataclass
+class Digests:
+    """Phase 3 of decoding (``compute_digests``): 16 bytes per call in each (see ``Columns``)."""
+
+    digests: bytes
+    own_digests: bytes
+    line_digests: bytes
 
 
 def _position(line: int, first: int, code_lines: tuple[int, ...] | None) -> int:
@@ -274,152 +329,143 @@ def decode(words: array, functions: FunctionTable, value_hashes: array, with_yie
     """One entry point's stream (from ``split``) as columns; ValueError when it is inconsistent.
 
     Comparisons leave the yielded values out (``with_yields=False``): digests do not cover them, and
-    a generator resumed millions of times would hold millions of them."""
-    calls: list[_Building] = []
-    stacks: dict[int, list[int]] = {}
-    generators: dict[int, int] = {}
-    silent: set[int] = set()
-    thread = 0
-    stack = stacks.setdefault(thread, [])
-    line_events = 0
-    n = len(words)
-    i = 0
+    a generator resumed millions of times would hold millions of them. The four phases are those of
+    ``decoder_decode`` in _decode.c, under the same names."""
+    tokens = read_tokens(words, functions, with_yields)
+    columns = build_columns(tokens)
+    return export_columns(columns, compute_digests(columns, functions, value_hashes), tokens.line_events)
+
+
+# -- phase 1: tokens ------------------------------------------------------------------------------
+
+
+def read_tokens(words: array, functions: FunctionTable, with_yields: bool = True) -> Tokens:
+    """The calls of one entry point's stream, each with its lines, values and outcome as the stream tells."""
+    reader = _TokenReader(functions, with_yields)
     try:
+        reader.read(words)
+    except (IndexError, KeyError) as exc:
+        raise ValueError(f"inconsistent event stream ({type(exc).__name__})") from None
+    if not reader.calls:
+        raise ValueError("an entry point without a call")
+    return Tokens(reader.calls, reader.line_events)
+
+
+class _TokenReader:
+    """The state of a stream as it is read: each thread's stack of running calls, the suspended
+    generators by call id, and the functions whose lines are off."""
+
+    def __init__(self, functions: FunctionTable, with_yields: bool) -> None:
+        self.functions = functions
+        self.with_yields = with_yields
+        self.calls: list[ReadCall] = []
+        self.stacks: dict[int, list[int]] = {0: []}
+        self.stack = self.stacks[0]
+        self.thread = 0
+        self.generators: dict[int, int] = {}
+        self.silent: set[int] = set()
+        self.line_events = 0
+
+    def read(self, words: array) -> None:
+        """Every event of ``words``. Line words, most of a stream, are handled here with local names
+        rather than by a method call each (``read_tokens`` turns IndexError and KeyError into ValueError)."""
+        calls, first_line, code_lines = self.calls, self.functions.first_line, self.functions.code_lines
+        stack = self.stack
+        line_events = 0
+        n = len(words)
+        i = 0
         while i < n:
             word = words[i]
             if word <= fmt.MAX_LINE:
                 if stack:
                     call = calls[stack[-1]]
-                    first = functions.first_line[call.function]
-                    call.lines.append(_position(word, first, functions.code_lines.get(call.function)))
+                    call.lines.append(_position(word, first_line[call.function], code_lines.get(call.function)))
                     line_events += 1
                 i += 1
             elif word & 0xFFF8 == fmt.OP_CALL:
-                function = words[i + 1] | words[i + 2] << 16
-                if function not in functions.first_line:
-                    raise ValueError(f"call of an undefined function {function}")
-                i += 3 + 2 * bool(word & fmt.CALL_ROOT)
-                gen = None
-                if word & fmt.CALL_GEN:
-                    gen = words[i] | words[i + 1] << 16
-                    i += 2
-                count = words[i]
-                params = [words[j] | words[j + 1] << 16 for j in range(i + 1, i + 1 + 2 * count, 2)]
-                if len(params) != count:
-                    raise ValueError("parameters cut short")
-                i += 1 + 2 * count
-                parent = stack[-1] if stack else -1
-                if parent < 0 and calls:
-                    raise ValueError("a second root call in one entry point")
-                index = len(calls)
-                at = len(calls[parent].lines) if parent >= 0 else 0
-                calls.append(_Building(function, parent, at, thread, function not in silent, params))
-                if parent >= 0:
-                    calls[parent].children.append(index)
-                if gen is not None:
-                    generators[gen] = index
-                stack.append(index)
-            elif word == fmt.OP_THREAD:
-                thread = words[i + 1] | words[i + 2] << 16
-                if thread >= MAX_THREADS:
-                    raise ValueError(f"thread index {thread} out of range")
-                stack = stacks.setdefault(thread, [])
-                i += 3
+                i = self._call(words, i, word)
             else:
-                operand = words[i + 1] | words[i + 2] << 16
+                self._event(word, words[i + 1] | words[i + 2] << 16)
+                stack = self.stack
                 i += 3
-                if word == fmt.OP_RESUME:
-                    stack.append(generators[operand])
-                elif word == fmt.OP_LINES_OFF:
-                    silent.add(operand)
-                    for index in (*(c for s in stacks.values() for c in s), *generators.values()):
-                        if calls[index].function == operand and calls[index].end == END_RUNNING:
-                            calls[index].complete = False
-                elif word == fmt.OP_LINES_ON:
-                    silent.discard(operand)
-                elif word in (fmt.OP_RETURN, fmt.OP_RAISE, fmt.OP_YIELD):
-                    call = calls[stack.pop()]
-                    if word == fmt.OP_YIELD:
-                        if with_yields:
-                            call.yields.append(operand)
-                    else:
-                        call.end = END_RETURNED if word == fmt.OP_RETURN else END_RAISED
-                        call.result = operand
-                else:
-                    raise ValueError(f"unknown event {word:#06x}")
-    except (IndexError, KeyError) as exc:
-        raise ValueError(f"inconsistent event stream ({type(exc).__name__})") from None
-    if not calls:
-        raise ValueError("an entry point without a call")
-    return _columns(calls, functions, value_hashes, line_events)
+        self.line_events = line_events
+
+    def _call(self, words: array, i: int, word: int) -> int:
+        """The call event at ``i`` starts a call on the current thread; returns where the next event starts."""
+        function = words[i + 1] | words[i + 2] << 16
+        if function not in self.functions.first_line:
+            raise ValueError(f"call of an undefined function {function}")
+        i += 3 + 2 * bool(word & fmt.CALL_ROOT)
+        gen = None
+        if word & fmt.CALL_GEN:
+            gen = words[i] | words[i + 1] << 16
+            i += 2
+        count = words[i]
+        params = [words[j] | words[j + 1] << 16 for j in range(i + 1, i + 1 + 2 * count, 2)]
+        if len(params) != count:
+            raise ValueError("parameters cut short")
+        calls, stack = self.calls, self.stack
+        parent = stack[-1] if stack else -1
+        if parent < 0 and calls:
+            raise ValueError("a second root call in one entry point")
+        index = len(calls)
+        at = len(calls[parent].lines) if parent >= 0 else 0
+        calls.append(ReadCall(function, parent, at, self.thread, function not in self.silent, params))
+        if parent >= 0:
+            calls[parent].children.append(index)
+        if gen is not None:
+            self.generators[gen] = index
+        stack.append(index)
+        return i + 1 + 2 * count
+
+    def _event(self, word: int, operand: int) -> None:
+        """Any event but a line or a call: three words, an op and its operand."""
+        if word == fmt.OP_THREAD:
+            if operand >= MAX_THREADS:
+                raise ValueError(f"thread index {operand} out of range")
+            self.thread = operand
+            self.stack = self.stacks.setdefault(operand, [])
+        elif word == fmt.OP_RESUME:
+            self.stack.append(self.generators[operand])
+        elif word == fmt.OP_LINES_OFF:
+            self.silent.add(operand)
+            self._lines_lost(operand)
+        elif word == fmt.OP_LINES_ON:
+            self.silent.discard(operand)
+        elif word in (fmt.OP_RETURN, fmt.OP_RAISE, fmt.OP_YIELD):
+            self._left(word, operand)
+        else:
+            raise ValueError(f"unknown event {word:#06x}")
+
+    def _left(self, word: int, operand: int) -> None:
+        """The current call returned, raised or yielded ``operand``."""
+        call = self.calls[self.stack.pop()]
+        if word == fmt.OP_YIELD:
+            if self.with_yields:
+                call.yields.append(operand)
+        else:
+            call.end = END_RETURNED if word == fmt.OP_RETURN else END_RAISED
+            call.result = operand
+
+    def _lines_lost(self, function: int) -> None:
+        """The lines of ``function`` are off: its calls running or suspended now miss some of theirs."""
+        calls = self.calls
+        for index in (*(c for s in self.stacks.values() for c in s), *self.generators.values()):
+            if calls[index].function == function and calls[index].end == END_RUNNING:
+                calls[index].complete = False
 
 
-def _columns(calls: list[_Building], functions: FunctionTable, value_hashes: array, line_events: int) -> Columns:
-    def offsets(lists: list[list[int]]) -> tuple[array, array]:
-        starts, flat = array("I", [0]), array("I")
-        for items in lists:
-            flat.extend(items)
-            starts.append(len(flat))
-        return starts, flat
+# -- phase 2: columns -----------------------------------------------------------------------------
 
-    line_start, lines = offsets([c.lines for c in calls])
-    param_start, params = offsets([c.params for c in calls])
-    yield_start, yields = offsets([c.yields for c in calls])
-    child_start, children = offsets([c.children for c in calls])
-    digests: list[bytes] = [b""] * len(calls)
-    own: list[bytes] = [b""] * len(calls)
-    line_digests: list[bytes] = [b""] * len(calls)
 
-    def feeder(lanes: list[int]) -> Callable[[int], None]:
-        def feed(word: int) -> None:
-            lanes[0] = _mix(lanes[0], word)
-            lanes[1] = _mix(lanes[1], (word * 0xD6E8FEB86659FD93) & _MASK)
-
-        return feed
-
-    def as_bytes(lanes: list[int]) -> bytes:
-        return lanes[0].to_bytes(8, "little") + lanes[1].to_bytes(8, "little")
-
-    for index in range(len(calls) - 1, -1, -1):  # children started after their parent
-        call = calls[index]
-        lines_lanes, own_lanes, lanes = [SEED_A, SEED_B], [SEED_A, SEED_B], [SEED_A, SEED_B]
-        function = functions.hashes.get(call.function, 0)
-
-        def feed_lines(feed: Callable[[int], None], call: _Building = call) -> None:
-            if call.complete:
-                feed(len(call.lines))
-                for position in call.lines:
-                    feed(position)
-            else:
-                feed(_INCOMPLETE)
-
-        def feed_values(feed: Callable[[int], None], call: _Building = call) -> None:
-            feed(len(call.params))
-            for value_id in call.params:
-                feed(value_hash(value_id, value_hashes))
-            feed(END_RAISED if call.end == END_RAISED else END_RETURNED)
-            feed(value_hash(call.result, value_hashes) if call.end != END_RUNNING else 0)
-
-        feed_lines(feeder(lines_lanes))
-        line_digests[index] = as_bytes(lines_lanes)
-        feed_own = feeder(own_lanes)
-        feed_own(function)
-        feed_values(feed_own)
-        feed_own(len(call.children))
-        for child in call.children:
-            feed_own(functions.hashes.get(calls[child].function, 0))
-        own[index] = as_bytes(own_lanes)
-        feed = feeder(lanes)
-        feed(function)
-        feed_lines(feed)
-        feed_values(feed)
-        feed(len(call.children))
-        for child in call.children:
-            feed(calls[child].at)
-            feed(int.from_bytes(digests[child][:8], "little"))
-            feed(int.from_bytes(digests[child][8:], "little"))
-        digests[index] = as_bytes(lanes)
-    return Columns(
+def build_columns(tokens: Tokens) -> CallColumns:
+    """The calls' fields as columns, and their lists as offsets into flat columns."""
+    calls = tokens.calls
+    line_start, lines = _offsets([c.lines for c in calls])
+    param_start, params = _offsets([c.params for c in calls])
+    yield_start, yields = _offsets([c.yields for c in calls])
+    child_start, children = _offsets([c.children for c in calls])
+    return CallColumns(
         function=array("I", [c.function for c in calls]),
         parent=array("i", [c.parent for c in calls]),
         at=array("I", [c.at for c in calls]),
@@ -429,8 +475,81 @@ def _columns(calls: list[_Building], functions: FunctionTable, value_hashes: arr
         complete=array("B", [int(c.complete) for c in calls]),
         line_start=line_start, lines=lines, param_start=param_start, params=params,
         yield_start=yield_start, yields=yields, child_start=child_start, children=children,
-        digests=b"".join(digests), line_events=line_events,
-        edges=array("Q", sorted({calls[c.parent].function << 32 | c.function for c in calls[1:]})),
-        called=array("I", sorted({c.function for c in calls})),
-        own_digests=b"".join(own), line_digests=b"".join(line_digests),
+    )
+
+
+def _offsets(lists: list[list[int]]) -> tuple[array, array]:
+    """The lists concatenated, and where each starts (one more offset than lists: the end)."""
+    starts, flat = array("I", [0]), array("I")
+    for items in lists:
+        flat.extend(items)
+        starts.append(len(flat))
+    return starts, flat
+
+
+# -- phase 3: digests -----------------------------------------------------------------------------
+
+Lanes = tuple[int, int]
+
+
+def compute_digests(columns: CallColumns, functions: FunctionTable, value_hashes: array) -> Digests:
+    """Every call's three digests, from the last call to the first: a call's children started after it,
+    and its subtree digest covers theirs."""
+    hashes = functions.hashes
+    function, child_start = columns.function, columns.child_start
+    count = len(function)
+    subtree: list[Lanes] = [(0, 0)] * count
+    own: list[Lanes] = [(0, 0)] * count
+    lines: list[Lanes] = [(0, 0)] * count
+    for call in range(count - 1, -1, -1):
+        function_hash = hashes.get(function[call], 0)
+        line_words = _line_words(columns, call)
+        value_words = _value_words(columns, call, value_hashes)
+        children = columns.children[child_start[call] : child_start[call + 1]]
+        lines[call] = _lanes(line_words)
+        own[call] = _lanes([function_hash, *value_words, len(children), *(hashes.get(function[c], 0) for c in children)])
+        subtree[call] = _lanes([function_hash, *line_words, *value_words, len(children),
+                                *(word for c in children for word in (columns.at[c], *subtree[c]))])
+    return Digests(_lanes_bytes(subtree), _lanes_bytes(own), _lanes_bytes(lines))
+
+
+def _line_words(columns: CallColumns, call: int) -> list[int]:
+    """What digests take of a call's lines: their positions, or that not all were recorded."""
+    if not columns.complete[call]:
+        return [_INCOMPLETE]
+    positions = columns.lines[columns.line_start[call] : columns.line_start[call + 1]]
+    return [len(positions), *positions]
+
+
+def _value_words(columns: CallColumns, call: int, value_hashes: array) -> list[int]:
+    """What digests take of a call's values: its parameters, how it ended and its result."""
+    params = columns.params[columns.param_start[call] : columns.param_start[call + 1]]
+    end = columns.end[call]
+    return [len(params), *(value_hash(value_id, value_hashes) for value_id in params), END_RAISED if end == END_RAISED else END_RETURNED,
+            value_hash(columns.result[call], value_hashes) if end != END_RUNNING else 0]
+
+
+def _lanes(words: list[int]) -> Lanes:
+    """The two 64-bit lanes of a digest over ``words`` (``feed`` in _decode.c)."""
+    a, b = SEED_A, SEED_B
+    for word in words:
+        a = _mix(a, word)
+        b = _mix(b, (word * 0xD6E8FEB86659FD93) & _MASK)
+    return a, b
+
+
+def _lanes_bytes(digests: list[Lanes]) -> bytes:
+    return b"".join(a.to_bytes(8, "little") + b.to_bytes(8, "little") for a, b in digests)
+
+
+# -- phase 4: export ------------------------------------------------------------------------------
+
+
+def export_columns(columns: CallColumns, digests: Digests, line_events: int) -> Columns:
+    """The columns with their digests, and the call graph's edges and functions they show."""
+    function, parent = columns.function, columns.parent
+    return Columns(
+        **columns._asdict(), digests=digests.digests, line_events=line_events,
+        edges=array("Q", sorted({function[parent[call]] << 32 | function[call] for call in range(1, len(function))})),
+        called=array("I", sorted(set(function))), own_digests=digests.own_digests, line_digests=digests.line_digests,
     )

@@ -79,41 +79,45 @@ class Decoding:
 
     def __init__(self) -> None:
         self._c = _decode.Decoder() if native() else None
-        self._table = events.FunctionTable()
-        self._hashes = array("Q")
+        self.table = events.FunctionTable()
+        self.value_hashes = array("Q")
 
     def define(self, func_id: int, function: Function) -> None:
         digest = text_hash(function.ident)
         if self._c is not None:
             self._c.define(func_id, function.first_line, function.code_lines, digest)
         else:
-            self._table.first_line[func_id] = function.first_line
-            self._table.code_lines[func_id] = function.code_lines
-            self._table.hashes[func_id] = digest
+            self.table.first_line[func_id] = function.first_line
+            self.table.code_lines[func_id] = function.code_lines
+            self.table.hashes[func_id] = digest
 
     def define_value(self, value_id: int, value: Value) -> None:
         digest = text_hash(str(value))
         if self._c is not None:
             self._c.define_value(value_id, digest)
         else:
-            if value_id >= len(self._hashes):
-                self._hashes.extend([0] * (value_id + 1 - len(self._hashes)))
-            self._hashes[value_id] = digest
+            if value_id >= len(self.value_hashes):
+                self.value_hashes.extend([0] * (value_id + 1 - len(self.value_hashes)))
+            self.value_hashes[value_id] = digest
 
     def __call__(self, words: bytes | memoryview, with_yields: bool = True) -> events.Columns:
         if self._c is None:
-            return events.decode(_words(words), self._table, self._hashes, with_yields)
-        raw = self._c.decode(words, with_yields)
-        columns = []
-        for code, data in zip("IiIIBIBIIIIIIII", raw[:15], strict=True):
-            column = array(code)
-            column.frombytes(data)
-            columns.append(column)
-        edges, called = array("Q"), array("I")
-        edges.frombytes(raw[17])
-        called.frombytes(raw[18])
-        return events.Columns(*columns, digests=raw[15], line_events=raw[16], edges=edges, called=called, own_digests=raw[19],
-                              line_digests=raw[20])
+            return events.decode(_words(words), self.table, self.value_hashes, with_yields)
+        return columns_from_c(self._c.decode(words, with_yields))
+
+
+def columns_from_c(raw: tuple[Any, ...]) -> events.Columns:
+    """What ``_decode.Decoder.decode`` (or its last phase alone, ``export``) returns, as ``Columns``."""
+    columns = []
+    for code, data in zip("IiIIBIBIIIIIIII", raw[:15], strict=True):
+        column = array(code)
+        column.frombytes(data)
+        columns.append(column)
+    edges, called = array("Q"), array("I")
+    edges.frombytes(raw[17])
+    called.frombytes(raw[18])
+    return events.Columns(*columns, digests=raw[15], line_events=raw[16], edges=edges, called=called, own_digests=raw[19],
+                          line_digests=raw[20])
 
 
 def decoder(definitions: Definitions) -> Decoding:

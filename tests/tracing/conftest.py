@@ -6,13 +6,16 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from histeg.compare.entry_points import EntryRef
+from histeg.tracing import seal
 from histeg.tracing.activation import TraceConfig, traced_environment
 from histeg.tracing.call_tree import Call, Trace
 from histeg.tracing.reader import TraceFile, read_trace, trace_files
@@ -109,3 +112,17 @@ def traced(tmp_path: Path, request: pytest.FixtureRequest) -> Callable[..., Trac
         return run_project(tmp_path / name, files, *argv, **options)
 
     return run
+
+
+@pytest.fixture
+def python_reference(monkeypatch: pytest.MonkeyPatch) -> Callable[[], Any]:
+    """``with python_reference():`` runs histeg with the Python splitter and decoder."""
+
+    @contextmanager
+    def forced() -> Iterator[None]:
+        with monkeypatch.context() as patch:
+            patch.setattr(seal, "_decode", None)
+            assert not seal.native()
+            yield
+
+    return forced

@@ -20,8 +20,8 @@ import shutil
 import sys
 import zlib
 from array import array
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, nullcontext
+from collections.abc import Callable
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -42,20 +42,6 @@ needs_c = pytest.mark.skipif(not NATIVE, reason="histeg.tracing._decode is not b
                              "only the Python reference runs; build it with `pip install -e .`")
 CASES = 200
 DEPTH = 5_000
-
-
-@pytest.fixture
-def python_reference(monkeypatch: pytest.MonkeyPatch) -> Callable[[], Any]:
-    """``with python_reference():`` runs histeg with the Python splitter and decoder."""
-
-    @contextmanager
-    def forced() -> Iterator[None]:
-        with monkeypatch.context() as patch:
-            patch.setattr(seal, "_decode", None)
-            assert not seal.native()
-            yield
-
-    return forced
 
 
 # -- the builder writes what the tracer writes ----------------------------------------------------
