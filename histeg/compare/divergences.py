@@ -296,6 +296,27 @@ def compare_with_predecessor(store: OutputStore, index: int, with_sections: bool
                             confirm=confirm)
 
 
+@dataclass
+class _Pair:
+    """Two versions' loaded runs and how their entry points match."""
+
+    old_runs: list[dict[EntryKey, EntryRef]]
+    new_runs: list[dict[EntryKey, EntryRef]]
+    manual: list[tuple[EntryKey, EntryKey]] | None
+    renames: dict[str, str]
+
+    def __post_init__(self) -> None:
+        self.matching = match_entry_points(self.old_runs[0], self.new_runs[0], self.manual, self.renames)
+        self.old_to_new = dict(self.matching.pairs)
+        self.new_to_old = {new: old for old, new in self.matching.pairs}
+
+    def changed_outcome(self) -> set[EntryKey]:
+        """Matched entry points whose test outcome differs between the versions' first runs."""
+        old, new = self.old_runs[0], self.new_runs[0]
+        return {new_key for old_key, new_key in self.matching.pairs
+                if outcomes_differ(old[old_key].file.definitions.outcomes, new[new_key].file.definitions.outcomes, new_key.label)}
+
+
 def compare_versions(store: OutputStore, against: int, index: int, *, hints: bool, with_sections: bool = True, jobs: int = 1,
                      confirm_runs: int = 0, confirm: Confirm | None = None) -> VersionComparison:
     """Version ``index`` against version ``against``, any pair. ``hints``: the new version's matching hints
@@ -303,45 +324,55 @@ def compare_versions(store: OutputStore, against: int, index: int, *, hints: boo
     any other pair is matched by entry point keys alone. ``confirm`` re-runs entry points of both versions
     (``confirmed_runs`` by default) when ``confirm_runs`` > 0; the divergent entry points of run 1 are re-run on both."""
     started = time.perf_counter()
-    new_runs = [load_run(d) for d in run_directories(store, index)]
-    old_runs = [load_run(d) for d in run_directories(store, against)]
     manual_path = store.file(index, TRACE_MATCHING)
-    manual = read_manual_matching(manual_path) if hints and manual_path.is_file() else None
-    renames = read_renames(store.file(index, SYNTAX_CHANGES)) if hints else {}
-    matching = match_entry_points(old_runs[0], new_runs[0], manual, renames)
-    old_to_new = dict(matching.pairs)
-    new_to_old = {new: old for old, new in matching.pairs}
+    pair = _Pair([load_run(d) for d in run_directories(store, against)], [load_run(d) for d in run_directories(store, index)],
+                 read_manual_matching(manual_path) if hints and manual_path.is_file() else None,
+                 read_renames(store.file(index, SYNTAX_CHANGES)) if hints else {})
     unstable: NoiseMap = {}
     confirmation = Confirmation(confirm_runs)
     with Comparer(jobs, with_sections) as comparer:
-        between = comparer.divergences(old_runs[0], new_runs[0], matching.pairs)
-        if len(new_runs) > 1:
-            merge(unstable, comparer.unstable(new_runs))
-        if len(old_runs) > 1:
-            merge(unstable, comparer.unstable(old_runs), old_to_new)
-        suspects = {divergence.entry for divergence in between}
-        if confirm_runs > 0 and suspects:
-            rerun = time.perf_counter()
+        between = comparer.divergences(pair.old_runs[0], pair.new_runs[0], pair.matching.pairs)
+        if len(pair.new_runs) > 1:
+            merge(unstable, comparer.unstable(pair.new_runs))
+        if len(pair.old_runs) > 1:
+            merge(unstable, comparer.unstable(pair.old_runs), pair.old_to_new)
+        if confirm_runs > 0 and between:
             confirm = confirm or (lambda old, old_wanted, new, new_wanted: confirmed_runs(store, old, old_wanted, new, new_wanted, confirm_runs))
-            old_again, new_again = confirm(against, _wanted((new_to_old[key] for key in suspects), old_runs[0]), index,
-                                           _wanted(suspects, new_runs[0]))
-            confirmation.entry_points = len(suspects)
-            confirmation.complete = (len(old_again), len(new_again))
-            if len(new_again) > 1:
-                merge(unstable, comparer.unstable(new_again, suspects))
-            if len(old_again) > 1:
-                merge(unstable, comparer.unstable(old_again, {new_to_old[key] for key in suspects}), old_to_new)
-            cross = [comparer.divergences(old, new, [pair for pair in match_entry_points(old, new, manual, renames).pairs if pair[1] in suspects])
-                     for old, new in zip(old_again, new_again)]
-            merge(unstable, irreproducible(between, cross, [set(new) for new in new_again], [set(old) for old in old_again], new_to_old))
-            confirmation.seconds = time.perf_counter() - rerun  # re-running and comparing the re-runs
-    result = VersionComparison(index, against, matched=len(matching.pairs), only_old=matching.only_old, only_new=matching.only_new,
-                               unstable=unstable, confirmation=confirmation)
-    changed_outcome = {new_key for old_key, new_key in matching.pairs
-                       if outcomes_differ(old_runs[0][old_key].file.definitions.outcomes, new_runs[0][new_key].file.definitions.outcomes,
-                                          new_key.label)}
+            _confirm(comparer, pair, between, unstable, confirmation, lambda old_wanted, new_wanted: confirm(against, old_wanted, index, new_wanted))
+    result = VersionComparison(index, against, matched=len(pair.matching.pairs), only_old=pair.matching.only_old,
+                               only_new=pair.matching.only_new, unstable=unstable, confirmation=confirmation)
+    _set_noise_apart(result, between, pair.changed_outcome())
+    _record_functions(result, pair)
+    result.compare_seconds = time.perf_counter() - started - confirmation.seconds
+    return result
+
+
+def _confirm(comparer: Comparer, pair: _Pair, between: list[Divergence], unstable: NoiseMap, confirmation: Confirmation,
+             rerun: Callable[[dict[str, set[str]], dict[str, set[str]]], tuple[list[dict[EntryKey, EntryRef]], list[dict[EntryKey, EntryRef]]]],
+             ) -> None:
+    """The divergent entry points re-run on both versions: what differs between re-runs of one version, or does not
+    show again between the versions' re-runs, joins ``unstable``."""
+    started = time.perf_counter()
+    suspects = {divergence.entry for divergence in between}
+    old_suspects = {pair.new_to_old[key] for key in suspects}
+    old_again, new_again = rerun(_wanted(old_suspects, pair.old_runs[0]), _wanted(suspects, pair.new_runs[0]))
+    confirmation.entry_points = len(suspects)
+    confirmation.complete = (len(old_again), len(new_again))
+    if len(new_again) > 1:
+        merge(unstable, comparer.unstable(new_again, suspects))
+    if len(old_again) > 1:
+        merge(unstable, comparer.unstable(old_again, old_suspects), pair.old_to_new)
+    cross = [comparer.divergences(old, new, [match for match in match_entry_points(old, new, pair.manual, pair.renames).pairs
+                                             if match[1] in suspects])
+             for old, new in zip(old_again, new_again)]
+    merge(unstable, irreproducible(between, cross, [set(new) for new in new_again], [set(old) for old in old_again], pair.new_to_old))
+    confirmation.seconds = time.perf_counter() - started  # re-running and comparing the re-runs
+
+
+def _set_noise_apart(result: VersionComparison, between: list[Divergence], changed_outcome: set[EntryKey]) -> None:
+    """Each divergence between the versions without the kinds that are noise for its (entry point, function), classified."""
     for divergence in between:
-        found = unstable.get((divergence.entry, divergence.call.function))
+        found = result.unstable.get((divergence.entry, divergence.call.function))
         if found:
             result.noise.append(divergence)
             divergence = Divergence(divergence.entry, divergence.call.without(found.kinds))
@@ -349,13 +380,15 @@ def compare_versions(store: OutputStore, against: int, index: int, *, hints: boo
                 continue
         divergence.classes = classify(divergence.call, divergence.entry in changed_outcome)
         result.divergences.append(divergence)
-    for old_key, new_key in matching.pairs:
-        result.entry_functions[new_key] = _functions_under(new_runs[0][new_key])
-        result.old_entry_functions[new_key] = _functions_under(old_runs[0][old_key])
-    for new_key in matching.only_new:
-        result.new_entry_functions[new_key] = _functions_under(new_runs[0][new_key])
-    result.compare_seconds = time.perf_counter() - started - confirmation.seconds
-    return result
+
+
+def _record_functions(result: VersionComparison, pair: _Pair) -> None:
+    """The functions under each entry point, in both versions: the traces a target appears in."""
+    for old_key, new_key in pair.matching.pairs:
+        result.entry_functions[new_key] = _functions_under(pair.new_runs[0][new_key])
+        result.old_entry_functions[new_key] = _functions_under(pair.old_runs[0][old_key])
+    for new_key in pair.matching.only_new:
+        result.new_entry_functions[new_key] = _functions_under(pair.new_runs[0][new_key])
 
 
 def _functions_under(ref: EntryRef) -> set[str]:
