@@ -20,7 +20,7 @@ from typing import Any
 
 import msgspec
 
-from histeg.build import BUILD_LOG, BuildRequest, build_version, environment_exists
+from histeg.build import BUILD_LOG, build_version, environment_exists, user_python
 from histeg.console import Console, listed
 from histeg.engine.executor import (
     DaskExecutor,
@@ -32,11 +32,9 @@ from histeg.engine.executor import (
 from histeg.engine.fingerprint import file_digest
 from histeg.engine.runner import results, run_step
 from histeg.engine.step import Step, StepResult
-from histeg.envs.environment import default_root
 from histeg.errors import EXIT_OK, EXIT_SOME_VERSIONS_FAILED, HistegError, WriteError
 from histeg.history.extract import ExtractResult, check_output_directory, extract
 from histeg.merges.step import MERGES
-from histeg.options import RunOptions
 from histeg.processes.groups import end_orphans
 from histeg.records.history import Version
 from histeg.records.statics import Functions
@@ -100,7 +98,7 @@ def _step_state(item: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass
 class Context:
-    options: RunOptions
+    settings: Settings
     console: Console
     store: OutputStore
     run: PipelineRun
@@ -122,7 +120,7 @@ class Context:
 
     @property
     def override(self) -> bool:
-        return self.options.override
+        return self.settings.override
 
     def run_step(self, step: Step, index: int) -> dict[str, Any]:
         note = step.skip(self, index) if step.skip is not None else None
@@ -157,7 +155,7 @@ class Context:
         if self.executor is None or step.name not in SPREAD_STEPS:
             return self.each(step.doing, lambda index: self.run_step(step, index), step.name)
         usable = self.usable()
-        task = functools.partial(version_task, WorkerJob.of(self.options, _failing(self)), step.name)
+        task = functools.partial(version_task, WorkerJob.of(self.settings, _failing(self)), step.name)
         found: dict[int, list[dict[str, Any]]] = {}
         outcomes = self.executor.map(step.name, usable, task, lambda index: _touches(self, step, index))
         for index, outcome in self.console.progress(outcomes, len(usable), step.doing):
@@ -174,48 +172,14 @@ class Context:
         return [result for index in usable for result in found.get(index, [])]
 
 
-def _extract_step(options: RunOptions, console: Console) -> ExtractResult:
-    result = extract(options, console)
+def _extract_step(settings: Settings, console: Console) -> ExtractResult:
+    result = extract(settings, console)
     reused = sum(1 for v in result.versions if v.status == "reused")
     console.info(
         f"extracted {len(result.versions) - reused} and reused {reused} version(s) of {result.repository} "
         f"({result.commits} commits on {result.branch}) into {result.out}"
     )
     return result
-
-
-def build_request(settings: Settings) -> BuildRequest:
-    environments = settings.environments
-    return BuildRequest(python=str(settings.python) if settings.python is not None else None,
-                        environments=environments.expanduser().absolute() if environments is not None else default_root(),
-                        timeout=settings.build_timeout)
-
-
-def trace_options(settings: Settings) -> Any:
-    from histeg.runs.runner import TraceOptions
-
-    return TraceOptions(values=settings.values, repr_types=settings.repr_types, redact=settings.redact, tracer=settings.tracer,
-                        line_budget=settings.line_budget)
-
-
-def compare_options(settings: Settings) -> Any:
-    from histeg.compare.step import CompareOptions
-
-    return CompareOptions(with_sections="sections" in settings.metric, flat=settings.export_flat, jobs=settings.compare_jobs,
-                          confirm=settings.confirm)
-
-
-def impact_options(settings: Settings) -> Any:
-    from histeg.impact.step import ImpactOptions
-
-    return ImpactOptions(
-        scaling=settings.scaling,
-        metrics=settings.metric,
-        restrict=settings.restrict_syntax_mapping,
-        for_syntax=settings.generate_for_syntax,
-        for_divergence=settings.generate_for_divergence,
-        evidence_first=settings.evidence_first,
-    )
 
 
 COMPARISONS = frozenset({"compare", "targets", "merges"})
@@ -243,10 +207,10 @@ def _touches(context: Context, step: Step, index: int) -> frozenset[int]:
 
 def version_task(job: WorkerJob, step_name: str, index: int) -> Outcome:
     """One version's step in a worker process: the serial loop's body over that version alone."""
-    options = job.options()
+    settings = job.run_settings()
     console = KeptConsole()
     before = {i: reason for i, reason in job.failed.items() if i != index}
-    context = Context(options, console, OutputStore(options.out), PipelineRun(failed=dict(before)), [index])
+    context = Context(settings, console, OutputStore(settings.output()), PipelineRun(failed=dict(before)), [index])
     step = STEPS[step_name]
     results = context.each(step.doing, lambda i: context.run_step(step, i), step.name)
     return Outcome(results, {i: reason for i, reason in context.run.failed.items() if i not in before}, console.warnings)
@@ -272,8 +236,8 @@ def _predecessor(context: Context, index: int) -> tuple[int | None, Version | No
 
 
 def _build_inputs(context: Context, index: int) -> dict[str, Any]:
-    request = build_request(context.options.settings)
-    return {"version": snapshot_inputs(context.store.version(index)), "python": request.python, "environments": request.environments}
+    settings = context.settings
+    return {"version": snapshot_inputs(context.store.version(index)), "python": user_python(settings), "environments": settings.environments_root()}
 
 
 def _statics_inputs(context: Context, index: int) -> dict[str, Any]:
@@ -281,7 +245,9 @@ def _statics_inputs(context: Context, index: int) -> dict[str, Any]:
 
 
 def _trace_config_inputs(context: Context, index: int) -> dict[str, Any]:
-    return {"version": snapshot_inputs(context.store.version(index)), "options": trace_options(context.options.settings)}
+    from histeg.runs.runner import trace_options
+
+    return {"version": snapshot_inputs(context.store.version(index)), "options": trace_options(context.settings)}
 
 
 def _syntax_inputs(context: Context, index: int) -> dict[str, Any]:
@@ -293,7 +259,7 @@ def _traces_inputs(context: Context, index: int) -> dict[str, Any]:
     from histeg.tracing.format import FORMAT_VERSION
 
     # a new redaction key makes every secret's digest new: traces made with another key no longer compare
-    return {"version": snapshot_inputs(context.store.version(index)), "settings": _settings_values(context.options.settings, "traces"),
+    return {"version": snapshot_inputs(context.store.version(index)), "settings": _settings_values(context.settings, "traces"),
             "traceFormat": FORMAT_VERSION, "redactionKey": file_digest(context.store.redaction_key())}
 
 
@@ -312,7 +278,7 @@ def _against_inputs(context: Context, index: int) -> dict[str, Any] | None:
 
 
 def _compare_inputs(context: Context, index: int) -> dict[str, Any]:
-    settings = context.options.settings
+    settings = context.settings
     return {
         "version": snapshot_inputs(context.store.version(index)),
         "against": _against_inputs(context, index),
@@ -326,14 +292,14 @@ def _targets_inputs(context: Context, index: int) -> dict[str, Any]:
     return {
         "version": snapshot_inputs(context.store.version(index)),
         "against": _against_inputs(context, index),
-        "settings": _settings_values(context.options.settings, "targets"),
+        "settings": _settings_values(context.settings, "targets"),
     }
 
 
 # --- what the steps do -----------------------------------------------------------------------------
 
 def _build(context: Context, index: int) -> StepResult:
-    record = build_version(context.store, index, build_request(context.options.settings))
+    record = build_version(context.store, index, context.settings)
     summary: dict[str, Any] = {"status": record.status}
     if record.environment is not None:
         environment = record.environment
@@ -351,9 +317,9 @@ def _statics(context: Context, index: int) -> StepResult:
 
 
 def _trace_config(context: Context, index: int) -> StepResult:
-    from histeg.runs.runner import write_trace_config
+    from histeg.runs.runner import trace_options, write_trace_config
 
-    write_trace_config(context.store, index, trace_options(context.options.settings))
+    write_trace_config(context.store, index, trace_options(context.settings))
     return StepResult({})
 
 
@@ -366,9 +332,9 @@ def _syntax(context: Context, index: int) -> StepResult:
 
 def _traces(context: Context, index: int) -> StepResult:
     from histeg.runs.commands import trace_commands
-    from histeg.runs.runner import run_traces
+    from histeg.runs.runner import run_traces, trace_options
 
-    store, settings = context.store, context.options.settings
+    store, settings = context.store, context.settings
     record_settings(store, index, settings, "traces")
     version_tests = store.version(index).tests_in
     commands = trace_commands(version_tests, settings.run_main, settings.run, with_tests=settings.run_tests,
@@ -397,15 +363,15 @@ def _compare(context: Context, index: int) -> StepResult:
         raise HistegError(f"its predecessor, version {against}, failed")
     if against is not None and "traces" not in results(context.store, against):
         raise HistegError(f"its predecessor, version {against}, has no complete traces: include it in the versions of this run")
-    record_settings(context.store, index, context.options.settings, "compare")
-    return StepResult(compare_version(context.store, index, compare_options(context.options.settings)))
+    record_settings(context.store, index, context.settings, "compare")
+    return StepResult(compare_version(context.store, index, context.settings))
 
 
 def _targets(context: Context, index: int) -> StepResult:
     from histeg.impact.step import compute_targets
 
-    record_settings(context.store, index, context.options.settings, "targets")
-    return StepResult(compute_targets(context.store, index, impact_options(context.options.settings)))
+    record_settings(context.store, index, context.settings, "targets")
+    return StepResult(compute_targets(context.store, index, context.settings))
 
 
 BUILD = Step("build", "building versions", ("build.json",), (), _build_inputs, _build,
@@ -440,23 +406,24 @@ def private_files() -> Iterator[None]:
         os.umask(previous)
 
 
-def run_pipeline(options: RunOptions, console: Console, until: str = COMMANDS[-1]) -> PipelineRun:
+def run_pipeline(settings: Settings, console: Console, until: str = COMMANDS[-1]) -> PipelineRun:
     """Extract, then run the steps of command ``until`` on every extracted version."""
+    settings.repository(), settings.scope()  # a run names its repository and its versions: checked before any work
     run = PipelineRun()
     started = time.perf_counter()
-    store = OutputStore(options.out)
+    store = OutputStore(settings.output())
     check_output_directory(store)
-    if not options.out_chosen:
+    if not settings.out_chosen:
         console.info(f"results go to {store.root} (choose another folder with --out)")
     with private_files(), store.locked():
         ended = end_orphans(store.root)
         if ended:
             console.warn(f"ended {len(ended)} process group(s) that a killed histeg run left running: {', '.join(map(str, ended))}")
         steps = PIPELINE[until]
-        with executor_for(options.settings, store.root, console) if steps else contextlib.nullcontext() as executor:
-            extracted = _extract_step(options, console)
+        with executor_for(settings, store.root, console) if steps else contextlib.nullcontext() as executor:
+            extracted = _extract_step(settings, console)
             run.steps["extract"] = extracted.to_json()
-            context = Context(options, console, store, run, [v.index for v in extracted.versions], executor)
+            context = Context(settings, console, store, run, [v.index for v in extracted.versions], executor)
             for step in steps:
                 run.steps[step.name] = context.each_step(step)
     run.seconds = time.perf_counter() - started

@@ -9,36 +9,31 @@ changed later recomputes the targets alone.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 from typing import Any
 
 import msgspec
 
 from histeg.atomic import write_bytes
-from histeg.compare.divergences import VersionComparison, compare_with_predecessor, write_divergences
+from histeg.compare.divergences import (
+    VersionComparison,
+    compare_with_predecessor,
+    write_divergences,
+)
 from histeg.errors import HistegError
-from histeg.runs.confirm import DEFAULT_CONFIRM_RUNS
+from histeg.settings.model import Settings
 from histeg.store import COMPARISON, OutputStore
 
 
-@dataclass(frozen=True)
-class CompareOptions:
-    with_sections: bool = True
-    """Whether divergent sections are computed (the sections metric ranks by them)."""
-    flat: bool = False
-    jobs: int = 0
-    """Worker processes comparing entry points (0: one per core, up to 4)."""
-    confirm: int = DEFAULT_CONFIRM_RUNS
-    """Targeted re-runs per version of the entry points that diverged (0: none)."""
-
-    def workers(self) -> int:
-        return self.jobs or min(4, len(os.sched_getaffinity(0)))
+def compare_workers(settings: Settings) -> int:
+    """Worker processes comparing entry points: ``compare-jobs``, else one per core, up to 4."""
+    return settings.compare_jobs or min(4, len(os.sched_getaffinity(0)))
 
 
-def compare_version(store: OutputStore, index: int, options: CompareOptions) -> dict[str, Any]:
-    comparison = compare_with_predecessor(store, index, with_sections=options.with_sections, jobs=options.workers(),
-                                          confirm_runs=options.confirm)
-    write_divergences(store, comparison, options.flat)
+def compare_version(store: OutputStore, index: int, settings: Settings) -> dict[str, Any]:
+    """Divergent sections are computed only for the sections metric, which ranks by them; ``confirm``: the re-runs."""
+    comparison = compare_with_predecessor(store, index, with_sections="sections" in settings.metric, jobs=compare_workers(settings),
+                                          confirm_runs=settings.confirm)
+    write_divergences(store, comparison, settings.export_flat)
     write_bytes(store.file(index, COMPARISON), msgspec.msgpack.encode(comparison))
     return {"divergences": len(comparison.divergences), "noise": comparison.noisy_functions(),
             "seconds": {"compare": round(comparison.compare_seconds, 3), "confirm": round(comparison.confirmation.seconds, 3)}}

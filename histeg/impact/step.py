@@ -4,14 +4,12 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from histeg.atomic import read_json
 from histeg.compare.divergences import VersionComparison
 from histeg.compare.step import read_comparison
-from histeg.config import VersionSettings
 from histeg.impact.changes import ChangeIndex, index_changes
 from histeg.impact.documents import single_source, testing_targets
 from histeg.impact.ranking import (
@@ -29,7 +27,7 @@ from histeg.impact.untested import (
     executed_lines,
     untested_changes,
 )
-from histeg.records.history import FileChanges, Version
+from histeg.records.history import FileChanges, Version, VersionSettings
 from histeg.records.statics import Functions
 from histeg.records.syntax import SyntaxChanges
 from histeg.records.targets import (
@@ -38,8 +36,7 @@ from histeg.records.targets import (
     SyntaxTargets,
     TestingTargets,
 )
-from histeg.settings.evidence import EVIDENCE_FIRST
-from histeg.settings.scaling import Scaling
+from histeg.settings.model import Settings
 from histeg.statics.callgraph import call_distance
 from histeg.statics.functions import read_function_table
 from histeg.statics.observed import observed_call_graph
@@ -47,40 +44,30 @@ from histeg.statics.reads import ValueReads, value_reads
 from histeg.store import FILE_CHANGES, SYNTAX_CHANGES, OutputStore
 
 
-@dataclass
-class ImpactOptions:
-    scaling: Scaling = field(default_factory=Scaling)
-    metrics: tuple[str, ...] = ("sections",)
-    restrict: bool = False
-    for_syntax: bool = False
-    for_divergence: bool = False
-    evidence_first: tuple[str, ...] = EVIDENCE_FIRST
-    """Divergence classes that rank a target above those without any (empty: by value alone)."""
-
-    def record(self, confirm_runs: int) -> RankingOptions:
-        """What the targets files say they were valued with; ``confirm_runs``: what the comparison re-ran."""
-        return RankingOptions(metrics=list(self.metrics), restrict_syntax_mapping=self.restrict,  # type: ignore[arg-type]
-                              confirm_runs=confirm_runs, scaling=self.scaling.to_json(),
-                              evidence_first=list(self.evidence_first))  # type: ignore[arg-type]
+def ranking_options(settings: Settings, confirm_runs: int) -> RankingOptions:
+    """What the targets files say they were valued with; ``confirm_runs``: what the comparison re-ran."""
+    return RankingOptions(metrics=list(settings.metric), restrict_syntax_mapping=settings.restrict_syntax_mapping,  # type: ignore[arg-type]
+                          confirm_runs=confirm_runs, scaling=settings.scaling.to_json(),
+                          evidence_first=list(settings.evidence_first))  # type: ignore[arg-type]
 
 
 def load_changes(path: Path) -> ChangeIndex:
     return index_changes(SyntaxChanges.read(path).to_builtins())
 
 
-def compute_targets(store: OutputStore, index: int, options: ImpactOptions) -> dict[str, Any]:
+def compute_targets(store: OutputStore, index: int, settings: Settings) -> dict[str, Any]:
     version = store.version(index)
     comparison = read_comparison(store, index)
     started = time.perf_counter()
     inputs = _inputs(store, version, comparison)
-    ranking = rank_version(inputs, options.scaling, options.metrics, options.restrict, options.evidence_first)
-    untested = _write(store, version, options, ranking, comparison, inputs.test_data)
+    ranking = rank_version(inputs, settings.scaling, settings.metric, settings.restrict_syntax_mapping, settings.evidence_first)
+    untested = _write(store, version, settings, ranking, comparison, inputs.test_data)
     return {"targets": len(ranking.targets), "top": [t.identifier for t in ranking.targets[:3]], "noise": comparison.noisy_functions(),
             "untested": untested, "seconds": {"rank": round(time.perf_counter() - started, 3)}}
 
 
 def _inputs(store: OutputStore, version: Version, comparison: VersionComparison) -> RankingInputs:
-    index, settings = version.index, VersionSettings.of(version)
+    index, settings = version.index, version.settings
     changes = load_changes(store.file(index, SYNTAX_CHANGES))
     graph = observed_call_graph(store, index)
     return RankingInputs(
@@ -104,10 +91,10 @@ def _reads(store: OutputStore, index: int, settings: VersionSettings) -> ValueRe
     return value_reads(read_function_table(store.snapshot(index), settings))
 
 
-def _write(store: OutputStore, version: Version, options: ImpactOptions, ranking: Ranking, comparison: VersionComparison,
+def _write(store: OutputStore, version: Version, settings: Settings, ranking: Ranking, comparison: VersionComparison,
            test_data: list[str]) -> int:
     """Returns how many untested changes it listed."""
-    index, identifier, valued_with = version.index, version.identifier, options.record(comparison.confirmation.runs)
+    index, identifier, valued_with = version.index, version.identifier, ranking_options(settings, comparison.confirmation.runs)
     against: str = version.comparing_against_version  # type: ignore[assignment]  # compared: it has one
     before = store.snapshot(version.comparing_against_index)  # type: ignore[arg-type]  # compared: it has one
     old_paths = {change.new_path: change.old_path for change in FileChanges.read(store.file(index, FILE_CHANGES)).changes if change.new_path}
@@ -116,9 +103,9 @@ def _write(store: OutputStore, version: Version, options: ImpactOptions, ranking
     untested = untested_changes(ranking.targets, changed, changeable)
     testing_targets(identifier, against, valued_with, ranking, comparison, test_data, changed, untested).write(
         store.file(index, TestingTargets.FILE))
-    if options.for_syntax:
+    if settings.generate_for_syntax:
         single_source(SyntaxTargets, identifier, against, valued_with, ranking.syntax_targets()).write(store.file(index, SyntaxTargets.FILE))
-    if options.for_divergence:
+    if settings.generate_for_divergence:
         single_source(DivergenceTargets, identifier, against, valued_with, ranking.divergence_targets()).write(
             store.file(index, DivergenceTargets.FILE))
     return len(untested)

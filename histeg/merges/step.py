@@ -21,7 +21,7 @@ _ROLES = {"firstParent": "first parent", "secondParent": "second parent", "base"
 
 
 def _skip(context: Any, index: int) -> str | None:
-    if not context.options.settings.merges:
+    if not context.settings.merges:
         return "not in merge mode (--merges)"
     return None if context.store.version(index).merge is not None else "not a merge"
 
@@ -35,7 +35,7 @@ def _inputs(context: Any, index: int) -> dict[str, Any]:
         "merge": version.merge,
         "members": {role: {"identifier": store.version(i).identifier, "results": results(store, i)} for role, i in members.items()},
         "settings": {key: entry["value"] for step in ("compare", "targets")  # it compares pairs and charges targets
-                     for key, entry in settings_json(context.options.settings, step).items()},  # type: ignore[index]
+                     for key, entry in settings_json(context.settings, step).items()},  # type: ignore[index]
     }
 
 
@@ -50,7 +50,7 @@ def _run(context: Any, index: int) -> StepResult:
             raise HistegError(f"its {_ROLES[role]}, version {member}, failed")
         if "traces" not in results(store, member):
             raise HistegError(f"its {_ROLES[role]}, version {member}, has no complete traces")
-    return StepResult(compute_merge(store, index, context.options.settings))
+    return StepResult(compute_merge(store, index, context.settings))
 
 
 MERGES = Step("merges", "comparing merges with their parents and base", (MERGE_DIVERGENCES,),
