@@ -18,9 +18,11 @@ import hashlib
 import subprocess
 import time
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
+from histeg.engine.inputs import version_inputs
 from histeg.envs.declarations import DeclarationError, read_declarations
 from histeg.envs.environment import (
     BuildFailure,
@@ -44,6 +46,7 @@ from histeg.records.build import (
 )
 from histeg.records.history import Version, VersionSettings
 from histeg.settings.model import Settings
+from histeg.step import Step, StepContext, StepResult
 from histeg.store import OutputStore
 from histeg.version import __version__
 
@@ -150,3 +153,23 @@ def _neutralised(python: str) -> tuple[list[str], list[Neutralised]]:
         args.append("--no-cov")
         neutralised.append(Neutralised(what="coverage data and reports of pytest-cov (.coverage, coverage.xml, htmlcov)", how="--no-cov"))
     return args, neutralised
+
+
+def _build_inputs(context: StepContext, index: int) -> dict[str, Any]:
+    settings = context.settings
+    return {**version_inputs(context, index), "python": user_python(settings), "environments": settings.environments_root()}
+
+
+def _build_step(context: StepContext, index: int) -> StepResult:
+    record = build_version(context.store, index, context.settings)
+    summary: dict[str, Any] = {"status": record.status}
+    if record.environment is not None:
+        environment = record.environment
+        summary |= {"environment": environment.key, "python": environment.version, "created": environment.created}
+    if record.status != "succeeded":
+        return StepResult(summary, f"build {record.status}: {record.reason} (see {context.store.file(index, BUILD_LOG)})")
+    return StepResult(summary)
+
+
+BUILD_STEP = Step(name="build", doing="building versions", outputs=(BUILD,), inputs=_build_inputs, run=_build_step,
+                  still_valid=lambda context, index: environment_exists(context.store, index))

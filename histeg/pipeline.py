@@ -18,9 +18,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import msgspec
-
-from histeg.build import BUILD_LOG, build_version, environment_exists, user_python
+from histeg.build import BUILD_STEP
+from histeg.compare.step import COMPARE
 from histeg.console import Console, listed
 from histeg.engine.executor import (
     DaskExecutor,
@@ -29,28 +28,18 @@ from histeg.engine.executor import (
     WorkerJob,
     executor_for,
 )
-from histeg.engine.fingerprint import file_digest
-from histeg.engine.runner import results, run_step
-from histeg.engine.step import Step, StepResult
+from histeg.engine.runner import run_step
 from histeg.errors import EXIT_OK, EXIT_SOME_VERSIONS_FAILED, HistegError, WriteError
 from histeg.history.extract import ExtractResult, check_output_directory, extract
+from histeg.impact.step import TARGETS
 from histeg.merges.step import MERGES
 from histeg.processes.groups import end_orphans
-from histeg.records.history import Version
-from histeg.records.statics import Functions
-from histeg.run_settings import record_settings
+from histeg.runs.step import TRACE_CONFIG, TRACES
 from histeg.settings.model import Settings
-from histeg.settings.show import settings_json
-from histeg.store import (
-    CALL_GRAPH,
-    COMPARISON,
-    FUNCTIONS,
-    SYNTAX_CHANGES,
-    TESTING_TARGETS,
-    TRACE_DIVERGENCES,
-    TRACE_MATCHING,
-    OutputStore,
-)
+from histeg.statics.step import STATICS
+from histeg.step import Step
+from histeg.store import OutputStore
+from histeg.syntax.step import SYNTAX
 
 COMMANDS = ("extract", "build", "instrument", "analyze", "compute")
 """The step commands, each running the steps before it."""
@@ -216,181 +205,12 @@ def version_task(job: WorkerJob, step_name: str, index: int) -> Outcome:
     return Outcome(results, {i: reason for i, reason in context.run.failed.items() if i not in before}, console.warnings)
 
 
-# --- what the steps' results depend on ------------------------------------------------------------
-
-_NOT_INPUTS = frozenset({"index", "msg", "author", "date", "comparingAgainstVersion", "comparingAgainstIndex", "merge", "mergeRoles"})
-
-
-def snapshot_inputs(version: Version) -> dict[str, Any]:
-    """The commit and the per-version settings extraction resolved for it; which version it is compared with is not among them."""
-    return {key: value for key, value in msgspec.to_builtins(version).items() if key not in _NOT_INPUTS}
-
-
-def _settings_values(settings: Settings, step: str) -> dict[str, Any]:
-    return {key: entry["value"] for key, entry in settings_json(settings, step).items()}  # type: ignore[arg-type]
-
-
-def _predecessor(context: Context, index: int) -> tuple[int | None, Version | None]:
-    against = context.store.version(index).comparing_against_index
-    return against, (context.store.version(against) if against is not None else None)
-
-
-def _build_inputs(context: Context, index: int) -> dict[str, Any]:
-    settings = context.settings
-    return {"version": snapshot_inputs(context.store.version(index)), "python": user_python(settings), "environments": settings.environments_root()}
-
-
-def _statics_inputs(context: Context, index: int) -> dict[str, Any]:
-    return {"version": snapshot_inputs(context.store.version(index))}
-
-
-def _trace_config_inputs(context: Context, index: int) -> dict[str, Any]:
-    from histeg.runs.runner import trace_options
-
-    return {"version": snapshot_inputs(context.store.version(index)), "options": trace_options(context.settings)}
-
-
-def _syntax_inputs(context: Context, index: int) -> dict[str, Any]:
-    _, old = _predecessor(context, index)
-    return {"version": snapshot_inputs(context.store.version(index)), "against": snapshot_inputs(old) if old is not None else None}
-
-
-def _traces_inputs(context: Context, index: int) -> dict[str, Any]:
-    from histeg.tracing.format import FORMAT_VERSION
-
-    # a new redaction key makes every secret's digest new: traces made with another key no longer compare
-    return {"version": snapshot_inputs(context.store.version(index)), "settings": _settings_values(context.settings, "traces"),
-            "traceFormat": FORMAT_VERSION, "redactionKey": file_digest(context.store.redaction_key())}
-
-
-_NOT_COMPARED = frozenset({"compare", "targets", "merges"})
-"""The predecessor's steps a comparison does not read: its own comparison (whose re-runs are paired with another
-version), its targets and its merge marks. Whether they ran first changes nothing, so with ``-j N`` the comparisons need no order."""
-
-
-def _compared_results(store: OutputStore, index: int) -> dict[str, str]:
-    return {name: result for name, result in results(store, index).items() if name not in _NOT_COMPARED}
-
-
-def _against_inputs(context: Context, index: int) -> dict[str, Any] | None:
-    against, old = _predecessor(context, index)
-    return None if against is None else {"version": snapshot_inputs(old), "results": _compared_results(context.store, against)}  # type: ignore[arg-type]
-
-
-def _compare_inputs(context: Context, index: int) -> dict[str, Any]:
-    settings = context.settings
-    return {
-        "version": snapshot_inputs(context.store.version(index)),
-        "against": _against_inputs(context, index),
-        "settings": _settings_values(settings, "compare"),
-        "sections": "sections" in settings.metric,
-        "traceMatching": file_digest(context.store.file(index, TRACE_MATCHING)),
-    }
-
-
-def _targets_inputs(context: Context, index: int) -> dict[str, Any]:
-    return {
-        "version": snapshot_inputs(context.store.version(index)),
-        "against": _against_inputs(context, index),
-        "settings": _settings_values(context.settings, "targets"),
-    }
-
-
-# --- what the steps do -----------------------------------------------------------------------------
-
-def _build(context: Context, index: int) -> StepResult:
-    record = build_version(context.store, index, context.settings)
-    summary: dict[str, Any] = {"status": record.status}
-    if record.environment is not None:
-        environment = record.environment
-        summary |= {"environment": environment.key, "python": environment.version, "created": environment.created}
-    if record.status != "succeeded":
-        return StepResult(summary, f"build {record.status}: {record.reason} (see {context.store.file(index, BUILD_LOG)})")
-    return StepResult(summary)
-
-
-def _statics(context: Context, index: int) -> StepResult:
-    from histeg.statics.export import export_static_facts
-
-    export_static_facts(context.store, index)
-    return StepResult({"functions": len(Functions.read(context.store.file(index, FUNCTIONS)).functions)})
-
-
-def _trace_config(context: Context, index: int) -> StepResult:
-    from histeg.runs.runner import trace_options, write_trace_config
-
-    write_trace_config(context.store, index, trace_options(context.settings))
-    return StepResult({})
-
-
-def _syntax(context: Context, index: int) -> StepResult:
-    from histeg.records.syntax import SyntaxChanges
-    from histeg.syntax.analysis import analyze_version
-
-    return StepResult({"changes": SyntaxChanges.read(analyze_version(context.store, index)).summary.changes})
-
-
-def _traces(context: Context, index: int) -> StepResult:
-    from histeg.runs.commands import trace_commands
-    from histeg.runs.runner import run_traces, trace_options
-
-    store, settings = context.store, context.settings
-    record_settings(store, index, settings, "traces")
-    version_tests = store.version(index).tests_in
-    commands = trace_commands(version_tests, settings.run_main, settings.run, with_tests=settings.run_tests,
-                              pytest_options=settings.pytest_args)
-    if not commands:
-        raise HistegError("nothing to trace: no tests directory and no --run/--run-main command")
-    runs = run_traces(store, index, commands, repeat=settings.repeat, timeout=settings.timeout, options=trace_options(settings))
-    for run in runs.failures:
-        context.console.warn(f"version {index}: {run.command.label} (run {run.repetition}) {run.outcome}: {run.message or 'some tests failed'}")
-    summary = {"runs": len(runs.runs), "outcomes": sorted({run.outcome for run in runs.runs})}
-    if runs.errors:
-        first = runs.errors[0]
-        return StepResult(summary, f"trace run {first.command.label} {first.outcome}: {first.message} (see {store.version_dir(index) / first.log})")
-    return StepResult(summary)
-
-
-def _first_version(context: Context, index: int) -> str | None:
-    return "first version in the list: nothing to compare with" if context.store.version(index).comparing_against_index is None else None
-
-
-def _compare(context: Context, index: int) -> StepResult:
-    from histeg.compare.step import compare_version
-
-    against, _ = _predecessor(context, index)
-    if context.traces_failed(against):
-        raise HistegError(f"its predecessor, version {against}, failed")
-    if against is not None and "traces" not in results(context.store, against):
-        raise HistegError(f"its predecessor, version {against}, has no complete traces: include it in the versions of this run")
-    record_settings(context.store, index, context.settings, "compare")
-    return StepResult(compare_version(context.store, index, context.settings))
-
-
-def _targets(context: Context, index: int) -> StepResult:
-    from histeg.impact.step import compute_targets
-
-    record_settings(context.store, index, context.settings, "targets")
-    return StepResult(compute_targets(context.store, index, context.settings))
-
-
-BUILD = Step("build", "building versions", ("build.json",), (), _build_inputs, _build,
-             still_valid=lambda context, index: environment_exists(context.store, index))
-STATICS = Step("statics", "exporting static facts", (FUNCTIONS, CALL_GRAPH), (), _statics_inputs, _statics)
-TRACE_CONFIG = Step("traceConfig", "writing trace configurations", ("traceConfig.json",), (), _trace_config_inputs, _trace_config)
-SYNTAX = Step("syntax", "analysing syntax changes", (SYNTAX_CHANGES,), (), _syntax_inputs, _syntax)
-TRACES = Step("traces", "tracing versions", ("runs.json", "traces"), ("build",), _traces_inputs, _traces)
-COMPARE = Step("compare", "comparing versions", (TRACE_DIVERGENCES, COMPARISON), ("syntax", "traces"), _compare_inputs, _compare,
-               skip=_first_version)
-TARGETS = Step("targets", "ranking testing targets", (TESTING_TARGETS,), ("syntax", "statics", "traces", "compare"),
-               _targets_inputs, _targets, skip=_first_version)
-
 PIPELINE: dict[str, tuple[Step, ...]] = {
     "extract": (),
-    "build": (BUILD,),
-    "instrument": (BUILD, STATICS, TRACE_CONFIG),
-    "analyze": (BUILD, STATICS, TRACE_CONFIG, SYNTAX, TRACES),
-    "compute": (BUILD, STATICS, TRACE_CONFIG, SYNTAX, TRACES, COMPARE, TARGETS, MERGES),
+    "build": (BUILD_STEP,),
+    "instrument": (BUILD_STEP, STATICS, TRACE_CONFIG),
+    "analyze": (BUILD_STEP, STATICS, TRACE_CONFIG, SYNTAX, TRACES),
+    "compute": (BUILD_STEP, STATICS, TRACE_CONFIG, SYNTAX, TRACES, COMPARE, TARGETS, MERGES),
 }
 """What each command runs, in order; a version a step fails is skipped by the steps after it."""
 STEPS: dict[str, Step] = {step.name: step for step in PIPELINE["compute"]}

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from histeg.compare.entry_points import EntryKey
-from histeg.compare.step import compare_workers
+from histeg.compare.version import compare_workers
 from histeg.engine.runner import results
 from histeg.errors import HistegError
 from histeg.impact.ranking import Layout

@@ -26,7 +26,7 @@ from histeg.impact.ranking import (
     rank_version,
     ranked,
 )
-from histeg.impact.step import ranking_options
+from histeg.impact.compute import ranking_options
 from histeg.impact.targets import FunctionInfo, Target, build_targets, function_table
 from histeg.records import targets as records
 from histeg.records.statics import FunctionKind, FunctionRecord

@@ -9,7 +9,7 @@ import pytest
 
 from histeg.compare.divergences import compare_with_predecessor
 from histeg.impact.mapping import ImpactMap, map_divergences
-from histeg.impact.step import load_changes
+from histeg.impact.compute import load_changes
 from histeg.statics.functions import read_function_table
 from histeg.statics.reads import value_reads
 from histeg.store import SYNTAX_CHANGES, OutputStore
