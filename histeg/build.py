@@ -17,17 +17,16 @@ from __future__ import annotations
 import hashlib
 import subprocess
 import time
-from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import msgspec
 
-from histeg.config import VersionSettings
+from histeg.engine.inputs import version_inputs
 from histeg.envs.declarations import DeclarationError, read_declarations
 from histeg.envs.environment import (
     BuildFailure,
     activated,
-    default_root,
     ensure_environment,
 )
 from histeg.envs.interpreter import choose, user_interpreter
@@ -45,31 +44,27 @@ from histeg.records.build import (
     Neutralised,
     Project,
 )
-from histeg.records.history import Version
+from histeg.records.history import Version, VersionSettings
+from histeg.settings.model import Settings
+from histeg.step import Step, StepContext, StepResult
 from histeg.store import OutputStore
 from histeg.version import __version__
 
 BUILD_LOG = "build.log"
-DEFAULT_BUILD_TIMEOUT = 1800.0
 SUCCEEDED: BuildStatus = "succeeded"
 FAILED: BuildStatus = "failed"
 TIMED_OUT: BuildStatus = "timedOut"
 
 
-@dataclass(frozen=True)
-class BuildRequest:
-    """What the user chose about building; part of what decides reuse."""
-
-    python: str | None = None
-    """``--python``: an interpreter or environment used as it is."""
-    environments: Path = field(default_factory=default_root)
-    timeout: float = DEFAULT_BUILD_TIMEOUT
+def user_python(settings: Settings) -> str | None:
+    """``--python``: an interpreter or environment used as it is; ``None``: an environment made per declarations."""
+    return str(settings.python) if settings.python is not None else None
 
 
-def _inputs(settings: VersionSettings, request: BuildRequest, declarations: Declarations | None, describe: str | None) -> str:
+def _inputs(version: VersionSettings, settings: Settings, declarations: Declarations | None, describe: str | None) -> str:
     """A fingerprint of everything a build depends on: equal fingerprints, same build."""
-    text = "\n".join(map(str, (__version__, Build.schema_version_expected(), settings.build_command, request.python, request.environments,
-                               declarations and msgspec.to_builtins(declarations), describe)))
+    text = "\n".join(map(str, (__version__, Build.schema_version_expected(), version.build_command, user_python(settings),
+                               settings.environments_root(), declarations and msgspec.to_builtins(declarations), describe)))
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -82,24 +77,25 @@ def environment_exists(store: OutputStore, index: int) -> bool:
     return record.environment is not None and Path(record.environment.python).exists()
 
 
-def build_version(store: OutputStore, index: int, request: BuildRequest = BuildRequest()) -> Build:
-    """Build the version and write ``build.json``; whether an earlier build is still good is the engine's decision."""
+def build_version(store: OutputStore, index: int, user: Settings) -> Build:
+    """Build the version and write ``build.json``; whether an earlier build is still good is the engine's decision.
+    ``user``: the run's settings (``--python``, the environments folder, the build's time limit)."""
     version = store.version(index)
-    settings = VersionSettings.of(version)
+    settings = version.settings
     snapshot, log, path = store.snapshot(index), store.file(index, BUILD_LOG), store.file(index, BUILD)
     try:
         declarations: Declarations | None = read_declarations(snapshot)
         error = None
     except DeclarationError as exc:
         declarations, error = None, f"cannot read the version's declarations: {exc}"
-    inputs = _inputs(settings, request, declarations, version.git_describe)
+    inputs = _inputs(settings, user, declarations, version.git_describe)
     log.write_text("", encoding="utf-8")
     started = time.monotonic()
     record = Build(index=index, status=FAILED, reason=error, command=settings.build_command, exit_code=None, seconds=0.0, log=BUILD_LOG,
                    environment=None, declarations=declarations, project=None, neutralised=[], pytest_args=[], inputs=inputs)
     if declarations is not None:
         try:
-            _build(store, index, version, settings, declarations, request, record)
+            _build(store, index, version, settings, declarations, user, record)
             record.status = record.status if record.reason else SUCCEEDED
         except BuildFailure as exc:
             record.status, record.reason = FAILED, str(exc)
@@ -109,14 +105,15 @@ def build_version(store: OutputStore, index: int, request: BuildRequest = BuildR
 
 
 def _build(store: OutputStore, index: int, version: Version, settings: VersionSettings, declarations: Declarations,
-           request: BuildRequest, record: Build) -> None:
+           user: Settings, record: Build) -> None:
     log, snapshot = store.file(index, BUILD_LOG), store.snapshot(index)
     try:
-        if request.python:
-            interpreter = user_interpreter(request.python, needs_pytest=True)
+        python = user_python(user)
+        if python:
+            interpreter = user_interpreter(python, needs_pytest=True)
             environment = Environment(python=interpreter.path, version=interpreter.version, key=None, shared=False, created=False, seconds=0.0)
         else:
-            environment = ensure_environment(request.environments, declarations, choose(declarations.requires_python), log,
+            environment = ensure_environment(user.environments_root(), declarations, choose(declarations.requires_python), log,
                                              settings.build_command, groups=records_folder(store.root))
     except HistegError as exc:  # an interpreter that does not fit fails this version, not the run
         raise exc if isinstance(exc, BuildFailure) else BuildFailure(str(exc)) from None
@@ -130,12 +127,12 @@ def _build(store: OutputStore, index: int, version: Version, settings: VersionSe
     record.pytest_args, record.neutralised = _neutralised(environment.python)
     if settings.build_command:
         env = activated(environment.python, pinned_environment(), store.version_dir(index) / SHIMS)
-        process = run_process(["/bin/sh", "-c", settings.build_command], snapshot, env, request.timeout, groups=records_folder(store.root))
+        process = run_process(["/bin/sh", "-c", settings.build_command], snapshot, env, user.build_timeout, groups=records_folder(store.root))
         with log.open("a", encoding="utf-8") as handle:
             handle.write(f"$ {settings.build_command}\n{output_text(process)}\n")
         record.exit_code = None if process.timed_out else process.exit_code
         if process.timed_out:
-            record.status, record.reason = TIMED_OUT, f"the build command timed out after {request.timeout:g} s"
+            record.status, record.reason = TIMED_OUT, f"the build command timed out after {user.build_timeout:g} s"
         elif process.exit_code != 0:
             record.status, record.reason = FAILED, process.start_error or f"the build command exited with {process.exit_code}"
 
@@ -156,3 +153,23 @@ def _neutralised(python: str) -> tuple[list[str], list[Neutralised]]:
         args.append("--no-cov")
         neutralised.append(Neutralised(what="coverage data and reports of pytest-cov (.coverage, coverage.xml, htmlcov)", how="--no-cov"))
     return args, neutralised
+
+
+def _build_inputs(context: StepContext, index: int) -> dict[str, Any]:
+    settings = context.settings
+    return {**version_inputs(context, index), "python": user_python(settings), "environments": settings.environments_root()}
+
+
+def _build_step(context: StepContext, index: int) -> StepResult:
+    record = build_version(context.store, index, context.settings)
+    summary: dict[str, Any] = {"status": record.status}
+    if record.environment is not None:
+        environment = record.environment
+        summary |= {"environment": environment.key, "python": environment.version, "created": environment.created}
+    if record.status != "succeeded":
+        return StepResult(summary, f"build {record.status}: {record.reason} (see {context.store.file(index, BUILD_LOG)})")
+    return StepResult(summary)
+
+
+BUILD_STEP = Step(name="build", doing="building versions", outputs=(BUILD,), inputs=_build_inputs, run=_build_step,
+                  still_valid=lambda context, index: environment_exists(context.store, index))

@@ -18,7 +18,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("settings",),
     ("records",),
     ("store",),
-    ("config", "options", "results", "run_settings", "processes"),
+    ("results", "run_settings", "processes", "step"),
     ("history", "envs"),
     ("engine", "build", "runs", "statics", "syntax"),
     ("compare",),

@@ -1,6 +1,6 @@
 """Repository locations as histeg stores and shows them: without the credentials a URL may carry.
 
-A leaf: the settings show the repository's location, the run options name an output directory after it, and
+A leaf: the settings show the repository's location and name the default output directory after it, and
 extraction clones from it, all through the same rule (see ``remote``).
 """
 

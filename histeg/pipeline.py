@@ -18,9 +18,8 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-import msgspec
-
-from histeg.build import BUILD_LOG, BuildRequest, build_version, environment_exists
+from histeg.build import BUILD_STEP
+from histeg.compare.step import COMPARE
 from histeg.console import Console, listed
 from histeg.engine.executor import (
     DaskExecutor,
@@ -29,30 +28,18 @@ from histeg.engine.executor import (
     WorkerJob,
     executor_for,
 )
-from histeg.engine.fingerprint import file_digest
-from histeg.engine.runner import results, run_step
-from histeg.engine.step import Step, StepResult
-from histeg.envs.environment import default_root
+from histeg.engine.runner import run_step
 from histeg.errors import EXIT_OK, EXIT_SOME_VERSIONS_FAILED, HistegError, WriteError
 from histeg.history.extract import ExtractResult, check_output_directory, extract
+from histeg.impact.step import TARGETS
 from histeg.merges.step import MERGES
-from histeg.options import RunOptions
 from histeg.processes.groups import end_orphans
-from histeg.records.history import Version
-from histeg.records.statics import Functions
-from histeg.run_settings import record_settings
+from histeg.runs.step import TRACE_CONFIG, TRACES
 from histeg.settings.model import Settings
-from histeg.settings.show import settings_json
-from histeg.store import (
-    CALL_GRAPH,
-    COMPARISON,
-    FUNCTIONS,
-    SYNTAX_CHANGES,
-    TESTING_TARGETS,
-    TRACE_DIVERGENCES,
-    TRACE_MATCHING,
-    OutputStore,
-)
+from histeg.statics.step import STATICS
+from histeg.step import Step
+from histeg.store import OutputStore
+from histeg.syntax.step import SYNTAX
 
 COMMANDS = ("extract", "build", "instrument", "analyze", "compute")
 """The step commands, each running the steps before it."""
@@ -100,7 +87,7 @@ def _step_state(item: dict[str, Any]) -> dict[str, Any]:
 
 @dataclass
 class Context:
-    options: RunOptions
+    settings: Settings
     console: Console
     store: OutputStore
     run: PipelineRun
@@ -122,7 +109,7 @@ class Context:
 
     @property
     def override(self) -> bool:
-        return self.options.override
+        return self.settings.override
 
     def run_step(self, step: Step, index: int) -> dict[str, Any]:
         note = step.skip(self, index) if step.skip is not None else None
@@ -157,7 +144,7 @@ class Context:
         if self.executor is None or step.name not in SPREAD_STEPS:
             return self.each(step.doing, lambda index: self.run_step(step, index), step.name)
         usable = self.usable()
-        task = functools.partial(version_task, WorkerJob.of(self.options, _failing(self)), step.name)
+        task = functools.partial(version_task, WorkerJob.of(self.settings, _failing(self)), step.name)
         found: dict[int, list[dict[str, Any]]] = {}
         outcomes = self.executor.map(step.name, usable, task, lambda index: _touches(self, step, index))
         for index, outcome in self.console.progress(outcomes, len(usable), step.doing):
@@ -174,48 +161,14 @@ class Context:
         return [result for index in usable for result in found.get(index, [])]
 
 
-def _extract_step(options: RunOptions, console: Console) -> ExtractResult:
-    result = extract(options, console)
+def _extract_step(settings: Settings, console: Console) -> ExtractResult:
+    result = extract(settings, console)
     reused = sum(1 for v in result.versions if v.status == "reused")
     console.info(
         f"extracted {len(result.versions) - reused} and reused {reused} version(s) of {result.repository} "
         f"({result.commits} commits on {result.branch}) into {result.out}"
     )
     return result
-
-
-def build_request(settings: Settings) -> BuildRequest:
-    environments = settings.environments
-    return BuildRequest(python=str(settings.python) if settings.python is not None else None,
-                        environments=environments.expanduser().absolute() if environments is not None else default_root(),
-                        timeout=settings.build_timeout)
-
-
-def trace_options(settings: Settings) -> Any:
-    from histeg.runs.runner import TraceOptions
-
-    return TraceOptions(values=settings.values, repr_types=settings.repr_types, redact=settings.redact, tracer=settings.tracer,
-                        line_budget=settings.line_budget)
-
-
-def compare_options(settings: Settings) -> Any:
-    from histeg.compare.step import CompareOptions
-
-    return CompareOptions(with_sections="sections" in settings.metric, flat=settings.export_flat, jobs=settings.compare_jobs,
-                          confirm=settings.confirm)
-
-
-def impact_options(settings: Settings) -> Any:
-    from histeg.impact.step import ImpactOptions
-
-    return ImpactOptions(
-        scaling=settings.scaling,
-        metrics=settings.metric,
-        restrict=settings.restrict_syntax_mapping,
-        for_syntax=settings.generate_for_syntax,
-        for_divergence=settings.generate_for_divergence,
-        evidence_first=settings.evidence_first,
-    )
 
 
 COMPARISONS = frozenset({"compare", "targets", "merges"})
@@ -243,188 +196,21 @@ def _touches(context: Context, step: Step, index: int) -> frozenset[int]:
 
 def version_task(job: WorkerJob, step_name: str, index: int) -> Outcome:
     """One version's step in a worker process: the serial loop's body over that version alone."""
-    options = job.options()
+    settings = job.run_settings()
     console = KeptConsole()
     before = {i: reason for i, reason in job.failed.items() if i != index}
-    context = Context(options, console, OutputStore(options.out), PipelineRun(failed=dict(before)), [index])
+    context = Context(settings, console, OutputStore(settings.output()), PipelineRun(failed=dict(before)), [index])
     step = STEPS[step_name]
     results = context.each(step.doing, lambda i: context.run_step(step, i), step.name)
     return Outcome(results, {i: reason for i, reason in context.run.failed.items() if i not in before}, console.warnings)
 
 
-# --- what the steps' results depend on ------------------------------------------------------------
-
-_NOT_INPUTS = frozenset({"index", "msg", "author", "date", "comparingAgainstVersion", "comparingAgainstIndex", "merge", "mergeRoles"})
-
-
-def snapshot_inputs(version: Version) -> dict[str, Any]:
-    """The commit and the per-version settings extraction resolved for it; which version it is compared with is not among them."""
-    return {key: value for key, value in msgspec.to_builtins(version).items() if key not in _NOT_INPUTS}
-
-
-def _settings_values(settings: Settings, step: str) -> dict[str, Any]:
-    return {key: entry["value"] for key, entry in settings_json(settings, step).items()}  # type: ignore[arg-type]
-
-
-def _predecessor(context: Context, index: int) -> tuple[int | None, Version | None]:
-    against = context.store.version(index).comparing_against_index
-    return against, (context.store.version(against) if against is not None else None)
-
-
-def _build_inputs(context: Context, index: int) -> dict[str, Any]:
-    request = build_request(context.options.settings)
-    return {"version": snapshot_inputs(context.store.version(index)), "python": request.python, "environments": request.environments}
-
-
-def _statics_inputs(context: Context, index: int) -> dict[str, Any]:
-    return {"version": snapshot_inputs(context.store.version(index))}
-
-
-def _trace_config_inputs(context: Context, index: int) -> dict[str, Any]:
-    return {"version": snapshot_inputs(context.store.version(index)), "options": trace_options(context.options.settings)}
-
-
-def _syntax_inputs(context: Context, index: int) -> dict[str, Any]:
-    _, old = _predecessor(context, index)
-    return {"version": snapshot_inputs(context.store.version(index)), "against": snapshot_inputs(old) if old is not None else None}
-
-
-def _traces_inputs(context: Context, index: int) -> dict[str, Any]:
-    from histeg.tracing.format import FORMAT_VERSION
-
-    # a new redaction key makes every secret's digest new: traces made with another key no longer compare
-    return {"version": snapshot_inputs(context.store.version(index)), "settings": _settings_values(context.options.settings, "traces"),
-            "traceFormat": FORMAT_VERSION, "redactionKey": file_digest(context.store.redaction_key())}
-
-
-_NOT_COMPARED = frozenset({"compare", "targets", "merges"})
-"""The predecessor's steps a comparison does not read: its own comparison (whose re-runs are paired with another
-version), its targets and its merge marks. Whether they ran first changes nothing, so with ``-j N`` the comparisons need no order."""
-
-
-def _compared_results(store: OutputStore, index: int) -> dict[str, str]:
-    return {name: result for name, result in results(store, index).items() if name not in _NOT_COMPARED}
-
-
-def _against_inputs(context: Context, index: int) -> dict[str, Any] | None:
-    against, old = _predecessor(context, index)
-    return None if against is None else {"version": snapshot_inputs(old), "results": _compared_results(context.store, against)}  # type: ignore[arg-type]
-
-
-def _compare_inputs(context: Context, index: int) -> dict[str, Any]:
-    settings = context.options.settings
-    return {
-        "version": snapshot_inputs(context.store.version(index)),
-        "against": _against_inputs(context, index),
-        "settings": _settings_values(settings, "compare"),
-        "sections": "sections" in settings.metric,
-        "traceMatching": file_digest(context.store.file(index, TRACE_MATCHING)),
-    }
-
-
-def _targets_inputs(context: Context, index: int) -> dict[str, Any]:
-    return {
-        "version": snapshot_inputs(context.store.version(index)),
-        "against": _against_inputs(context, index),
-        "settings": _settings_values(context.options.settings, "targets"),
-    }
-
-
-# --- what the steps do -----------------------------------------------------------------------------
-
-def _build(context: Context, index: int) -> StepResult:
-    record = build_version(context.store, index, build_request(context.options.settings))
-    summary: dict[str, Any] = {"status": record.status}
-    if record.environment is not None:
-        environment = record.environment
-        summary |= {"environment": environment.key, "python": environment.version, "created": environment.created}
-    if record.status != "succeeded":
-        return StepResult(summary, f"build {record.status}: {record.reason} (see {context.store.file(index, BUILD_LOG)})")
-    return StepResult(summary)
-
-
-def _statics(context: Context, index: int) -> StepResult:
-    from histeg.statics.export import export_static_facts
-
-    export_static_facts(context.store, index)
-    return StepResult({"functions": len(Functions.read(context.store.file(index, FUNCTIONS)).functions)})
-
-
-def _trace_config(context: Context, index: int) -> StepResult:
-    from histeg.runs.runner import write_trace_config
-
-    write_trace_config(context.store, index, trace_options(context.options.settings))
-    return StepResult({})
-
-
-def _syntax(context: Context, index: int) -> StepResult:
-    from histeg.records.syntax import SyntaxChanges
-    from histeg.syntax.analysis import analyze_version
-
-    return StepResult({"changes": SyntaxChanges.read(analyze_version(context.store, index)).summary.changes})
-
-
-def _traces(context: Context, index: int) -> StepResult:
-    from histeg.runs.commands import trace_commands
-    from histeg.runs.runner import run_traces
-
-    store, settings = context.store, context.options.settings
-    record_settings(store, index, settings, "traces")
-    version_tests = store.version(index).tests_in
-    commands = trace_commands(version_tests, settings.run_main, settings.run, with_tests=settings.run_tests,
-                              pytest_options=settings.pytest_args)
-    if not commands:
-        raise HistegError("nothing to trace: no tests directory and no --run/--run-main command")
-    runs = run_traces(store, index, commands, repeat=settings.repeat, timeout=settings.timeout, options=trace_options(settings))
-    for run in runs.failures:
-        context.console.warn(f"version {index}: {run.command.label} (run {run.repetition}) {run.outcome}: {run.message or 'some tests failed'}")
-    summary = {"runs": len(runs.runs), "outcomes": sorted({run.outcome for run in runs.runs})}
-    if runs.errors:
-        first = runs.errors[0]
-        return StepResult(summary, f"trace run {first.command.label} {first.outcome}: {first.message} (see {store.version_dir(index) / first.log})")
-    return StepResult(summary)
-
-
-def _first_version(context: Context, index: int) -> str | None:
-    return "first version in the list: nothing to compare with" if context.store.version(index).comparing_against_index is None else None
-
-
-def _compare(context: Context, index: int) -> StepResult:
-    from histeg.compare.step import compare_version
-
-    against, _ = _predecessor(context, index)
-    if context.traces_failed(against):
-        raise HistegError(f"its predecessor, version {against}, failed")
-    if against is not None and "traces" not in results(context.store, against):
-        raise HistegError(f"its predecessor, version {against}, has no complete traces: include it in the versions of this run")
-    record_settings(context.store, index, context.options.settings, "compare")
-    return StepResult(compare_version(context.store, index, compare_options(context.options.settings)))
-
-
-def _targets(context: Context, index: int) -> StepResult:
-    from histeg.impact.step import compute_targets
-
-    record_settings(context.store, index, context.options.settings, "targets")
-    return StepResult(compute_targets(context.store, index, impact_options(context.options.settings)))
-
-
-BUILD = Step("build", "building versions", ("build.json",), (), _build_inputs, _build,
-             still_valid=lambda context, index: environment_exists(context.store, index))
-STATICS = Step("statics", "exporting static facts", (FUNCTIONS, CALL_GRAPH), (), _statics_inputs, _statics)
-TRACE_CONFIG = Step("traceConfig", "writing trace configurations", ("traceConfig.json",), (), _trace_config_inputs, _trace_config)
-SYNTAX = Step("syntax", "analysing syntax changes", (SYNTAX_CHANGES,), (), _syntax_inputs, _syntax)
-TRACES = Step("traces", "tracing versions", ("runs.json", "traces"), ("build",), _traces_inputs, _traces)
-COMPARE = Step("compare", "comparing versions", (TRACE_DIVERGENCES, COMPARISON), ("syntax", "traces"), _compare_inputs, _compare,
-               skip=_first_version)
-TARGETS = Step("targets", "ranking testing targets", (TESTING_TARGETS,), ("syntax", "statics", "traces", "compare"),
-               _targets_inputs, _targets, skip=_first_version)
-
 PIPELINE: dict[str, tuple[Step, ...]] = {
     "extract": (),
-    "build": (BUILD,),
-    "instrument": (BUILD, STATICS, TRACE_CONFIG),
-    "analyze": (BUILD, STATICS, TRACE_CONFIG, SYNTAX, TRACES),
-    "compute": (BUILD, STATICS, TRACE_CONFIG, SYNTAX, TRACES, COMPARE, TARGETS, MERGES),
+    "build": (BUILD_STEP,),
+    "instrument": (BUILD_STEP, STATICS, TRACE_CONFIG),
+    "analyze": (BUILD_STEP, STATICS, TRACE_CONFIG, SYNTAX, TRACES),
+    "compute": (BUILD_STEP, STATICS, TRACE_CONFIG, SYNTAX, TRACES, COMPARE, TARGETS, MERGES),
 }
 """What each command runs, in order; a version a step fails is skipped by the steps after it."""
 STEPS: dict[str, Step] = {step.name: step for step in PIPELINE["compute"]}
@@ -440,23 +226,24 @@ def private_files() -> Iterator[None]:
         os.umask(previous)
 
 
-def run_pipeline(options: RunOptions, console: Console, until: str = COMMANDS[-1]) -> PipelineRun:
+def run_pipeline(settings: Settings, console: Console, until: str = COMMANDS[-1]) -> PipelineRun:
     """Extract, then run the steps of command ``until`` on every extracted version."""
+    settings.repository(), settings.scope()  # a run names its repository and its versions: checked before any work
     run = PipelineRun()
     started = time.perf_counter()
-    store = OutputStore(options.out)
+    store = OutputStore(settings.output())
     check_output_directory(store)
-    if not options.out_chosen:
+    if not settings.out_chosen:
         console.info(f"results go to {store.root} (choose another folder with --out)")
     with private_files(), store.locked():
         ended = end_orphans(store.root)
         if ended:
             console.warn(f"ended {len(ended)} process group(s) that a killed histeg run left running: {', '.join(map(str, ended))}")
         steps = PIPELINE[until]
-        with executor_for(options.settings, store.root, console) if steps else contextlib.nullcontext() as executor:
-            extracted = _extract_step(options, console)
+        with executor_for(settings, store.root, console) if steps else contextlib.nullcontext() as executor:
+            extracted = _extract_step(settings, console)
             run.steps["extract"] = extracted.to_json()
-            context = Context(options, console, store, run, [v.index for v in extracted.versions], executor)
+            context = Context(settings, console, store, run, [v.index for v in extracted.versions], executor)
             for step in steps:
                 run.steps[step.name] = context.each_step(step)
     run.seconds = time.perf_counter() - started

@@ -22,7 +22,6 @@ from typing import Any
 
 from histeg.console import Console
 from histeg.errors import HistegError
-from histeg.options import RunOptions, default_out
 from histeg.pipeline import COMMANDS, PipelineRun, run_pipeline
 from histeg.records.history import History
 from histeg.results import VersionResults
@@ -54,7 +53,7 @@ class Project:
     @property
     def store(self) -> OutputStore:
         """The output directory: ``out``, else the repository's folder in the user's cache."""
-        return OutputStore(self.settings.out if self.settings.out is not None else default_out(self.settings.repo or "."))
+        return OutputStore(self.settings.output())
 
     def compute(self, versions: Iterable[str] | None = None, *, until: str = "compute", console: Console | None = None) -> PipelineRun:
         """Run the pipeline up to step command ``until`` on ``versions`` (revisions or ``A..B`` ranges; ``None``: as the
@@ -62,8 +61,7 @@ class Project:
         if until not in COMMANDS:
             raise HistegError(f"unknown step '{until}': one of {', '.join(COMMANDS)}")
         settings = self.settings if versions is None else replace(self.settings, versions=tuple(versions), all=False)
-        options = RunOptions.of(settings)
-        return run_pipeline(options, console or Console(settings.verbosity), until)
+        return run_pipeline(settings, console or Console(settings.verbosity), until)
 
     def history(self) -> History:
         """``history.json``: every commit of the analysed branch (after a first ``compute``)."""

@@ -10,6 +10,7 @@ from typing import Any
 import click
 import orjson
 
+from histeg.cli.sections import SectionedCommand
 from histeg.settings.flags import MORE_VERSIONS, given_flags, option_decorators
 from histeg.settings.load import load_settings
 from histeg.settings.model import Settings
@@ -72,7 +73,7 @@ def _step_command(step: str) -> click.Command:
         decorated = _decorated(decorated, "target")
     if step in TRACED:
         decorated = _decorated(decorated, "trace")
-    return click.command(name=step)(_run_options(decorated))
+    return click.command(name=step, cls=SectionedCommand)(_run_options(decorated))
 
 
 def step_commands() -> list[click.Command]:
@@ -90,4 +91,4 @@ def _config(**params: Any) -> None:
         click.echo(settings_text(settings), nl=False)
 
 
-config_command = click.command(name="config")(_run_options(_decorated(_decorated(_config, "target"), "trace")))
+config_command = click.command(name="config", cls=SectionedCommand)(_run_options(_decorated(_decorated(_config, "target"), "trace")))

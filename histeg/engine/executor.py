@@ -3,7 +3,7 @@
 The serial loop of ``histeg.pipeline`` stays the reference; this module only
 moves its body into worker processes, one task per version, and hands back
 what the loop would have collected. A task receives plain data (the run's
-options, the output folder, the index) and rebuilds the rest in the worker,
+settings, the index) and rebuilds the rest in the worker,
 so it runs the same on a ``LocalCluster`` of this machine as on a cluster
 of several machines sharing the output folder. The coordinator keeps the
 output folder's lock and writes every run-level file; a task writes only
@@ -22,14 +22,12 @@ import logging
 import os
 import signal
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
 from histeg.console import Console
-from histeg.envs.environment import default_root
 from histeg.errors import HistegError
-from histeg.options import RunOptions, Scope
 from histeg.processes.groups import end_orphans
 from histeg.settings.model import Settings
 
@@ -61,40 +59,27 @@ class KeptConsole(Console):
 
 @dataclass(frozen=True)
 class WorkerJob:
-    """The run as a task carries it: plain data only. ``Settings`` holds a mapping proxy (not picklable), so its
-    fields travel as a dict; paths are made absolute and the environments root resolved where the run started,
-    since a worker may have another working directory and environment."""
+    """The run as a task carries it: the settings as plain data (``Settings.to_state``), with the output and
+    environments folders made absolute where the run started, since a worker may have another working directory
+    and environment."""
 
     settings: dict[str, Any]
-    repo: str
-    out: Path
-    scope: Scope
-    branch: str | None
-    override: bool
-    out_chosen: bool
     cwd: str
     failed: dict[int, str] = field(default_factory=dict)
     """Versions failed before the step started: a comparison with one of them is not made."""
 
     @classmethod
-    def of(cls, options: RunOptions, failed: dict[int, str]) -> WorkerJob:
-        settings = options.settings
-        environments = settings.environments.expanduser().absolute() if settings.environments is not None else default_root()
+    def of(cls, settings: Settings, failed: dict[int, str]) -> WorkerJob:
         # a comparison's worker pool would be a child of a daemonic process, which Python forbids; the
         # versions run side by side instead, and the results do not depend on the number of workers
-        settings = replace(settings, environments=environments, compare_jobs=1)
-        state = {f.name: getattr(settings, f.name) for f in fields(Settings)}
-        state["origins"] = dict(settings.origins)
-        return cls(settings=state, repo=options.repo, out=options.out.absolute(), scope=options.scope, branch=options.branch,
-                   override=options.override, out_chosen=options.out_chosen, cwd=os.getcwd(), failed=dict(failed))
+        settings = replace(settings, out=settings.output().absolute(), environments=settings.environments_root(), compare_jobs=1)
+        return cls(settings=settings.to_state(), cwd=os.getcwd(), failed=dict(failed))
 
-    def options(self) -> RunOptions:
+    def run_settings(self) -> Settings:
         with contextlib.suppress(OSError):  # relative paths the user gave mean what they meant where the run started
             if os.getcwd() != self.cwd:
                 os.chdir(self.cwd)
-        settings = Settings(**self.settings)
-        return RunOptions(repo=self.repo, out=self.out, scope=self.scope, branch=self.branch, override=self.override, verbosity=0,
-                          json_output=False, out_chosen=self.out_chosen, settings=settings)
+        return Settings.from_state(self.settings)
 
 
 Task = Callable[[int], Outcome]

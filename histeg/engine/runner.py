@@ -8,9 +8,9 @@ import time
 from typing import Any
 
 from histeg.engine.fingerprint import canonical, fingerprint
-from histeg.engine.step import Step, StepContext, StepResult
 from histeg.errors import HistegError
 from histeg.records.steps import StepState, StepStates
+from histeg.step import Step, StepContext, StepResult
 from histeg.store import OutputStore
 from histeg.version import __version__
 
@@ -28,7 +28,7 @@ def results(store: OutputStore, index: int) -> dict[str, str]:
     return {name: state.result for name, state in read_states(store, index).steps.items() if state.status == "ok"}
 
 
-def step_inputs(step: Step, context: Any, index: int, states: StepStates) -> dict[str, Any]:
+def step_inputs(step: Step, context: StepContext, index: int, states: StepStates) -> dict[str, Any]:
     upstream = {name: (states.steps[name].result if name in states.steps else None) for name in step.upstream}
     return canonical({"histeg": __version__, "step": step.name, "upstream": upstream, **step.inputs(context, index)})
 

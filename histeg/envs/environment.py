@@ -33,18 +33,6 @@ class BuildFailure(HistegError):
     """A version cannot be made to run: recorded in its build record, the version is skipped."""
 
 
-ROOT_VARIABLE = "HISTEG_ENVIRONMENTS"
-
-
-def default_root() -> Path:
-    """``$HISTEG_ENVIRONMENTS``, else ``$XDG_CACHE_HOME/histeg/environments`` (``~/.cache/...``):
-    shared by every output directory."""
-    if os.environ.get(ROOT_VARIABLE):
-        return Path(os.environ[ROOT_VARIABLE]).expanduser().absolute()
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(cache) / "histeg" / "environments"
-
-
 @contextmanager
 def locked_file(path: Path) -> Iterator[None]:
     """One process at a time makes what ``path`` guards (an environment, a tool's environment); the others wait."""

@@ -6,13 +6,12 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
-from histeg.config import VersionSettings
 from histeg.envs.runtime import Runtime, runtime_of
 from histeg.errors import HistegError
 from histeg.processes.groups import records_folder
 from histeg.processes.process import pinned_environment, run_process
 from histeg.records.build import Build
-from histeg.records.history import Version
+from histeg.records.history import Version, VersionSettings
 from histeg.store import OutputStore
 
 SITE_SECONDS = 60.0
@@ -75,7 +74,7 @@ def built_side(store: OutputStore, index: int, role: str) -> VersionSide:
     build = Build.read(build_path)
     if build.status != "succeeded":
         raise HistegError(f"{role} {index} cannot be run: its build {build.status}" + (f" ({build.reason})" if build.reason else ""))
-    return VersionSide(store, index, version, VersionSettings.of(version), runtime_of(store.version_dir(index)))
+    return VersionSide(store, index, version, version.settings, runtime_of(store.version_dir(index)))
 
 
 __all__ = ["VersionSide", "built_side"]

@@ -13,10 +13,11 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from histeg.envs.environment import default_root, locked_file
+from histeg.envs.environment import locked_file
 from histeg.envs.interpreter import probe
 from histeg.envs.uv import last_error, run_uv
 from histeg.errors import HistegError
+from histeg.settings.places import default_environments
 from histeg.store import force_rmtree
 
 PYNGUIN = "pynguin==0.48.0"
@@ -46,7 +47,7 @@ def pynguin_tool(interpreter: str, root: Path | None = None) -> Tool:
     found = probe(interpreter)
     if found is None:
         raise HistegError(f"cannot run the interpreter {interpreter} to make Pynguin's environment")
-    folder = tool_folder(root or default_root(), PYNGUIN, found.path, found.version)
+    folder = tool_folder(root or default_environments(), PYNGUIN, found.path, found.version)
     python = folder / "bin" / "python"
     log = folder.with_name(folder.name + ".log")
     folder.parent.mkdir(parents=True, exist_ok=True)

@@ -8,7 +8,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from histeg.config import VersionSettings, read_toml_table, resolve_version_settings
 from histeg.console import Console
 from histeg.errors import HistegError
 from histeg.history.commits import list_commits
@@ -18,7 +17,7 @@ from histeg.history.merges import extra_commits, merge_sections, merge_triples
 from histeg.history.revisions import first_parent_chain, resolve, select_versions
 from histeg.history.snapshot import write_snapshot
 from histeg.history.source import MIRROR_DIR, Source, open_source
-from histeg.options import RunOptions, Scope
+from histeg.history.version_settings import resolve_version_settings
 from histeg.records.history import (
     Commit,
     FileChanges,
@@ -26,9 +25,12 @@ from histeg.records.history import (
     Repository,
     SkippedEntry,
     Version,
+    VersionSettings,
 )
 from histeg.records.registry import Registry
+from histeg.settings.files import read_toml_table
 from histeg.settings.model import Settings
+from histeg.settings.scope import Scope
 from histeg.store import FILE_CHANGES, LOCK_FILE, VERSION, OutputStore
 from histeg.version import __version__
 
@@ -112,13 +114,7 @@ def _version_document(commit: Commit, predecessor: Commit | None, settings: Vers
         msg=commit.msg,
         comparing_against_version=predecessor.identifier if predecessor else None,
         comparing_against_index=predecessor.index if predecessor else None,
-        sources_in=settings.sources,
-        tests_in=settings.tests,
-        command_to_build=settings.build_command,
-        ignored_modules_by_prefix=settings.ignore.prefixes,
-        ignored_modules_by_suffix=settings.ignore.suffixes,
-        ignored_directories=settings.ignore.directories,
-        ignored_functions_by_name=settings.ignore.functions,
+        **settings.fields(),
         skipped_entries=[SkippedEntry(path=entry["path"], reason=entry["reason"]) for entry in skipped],
         git_describe=git_version["gitDescribe"],
         git_commits=git_version["gitCommits"],
@@ -150,7 +146,7 @@ def _is_current(store: OutputStore, stored: Version | None, commit: Commit, user
     if stored is None or stored.identifier != commit.identifier or not store.file(commit.index, FILE_CHANGES).is_file():
         return False
     expected = resolve_version_settings(store.snapshot(commit.index), _project_table(store.snapshot(commit.index), commit.identifier), user)
-    return VersionSettings.of(stored) == expected
+    return stored.settings == expected
 
 
 def _extract_version(store: OutputStore, repo: GitRepository, commit: Commit, predecessor: Commit | None, user: Settings, replace: bool) -> None:
@@ -220,21 +216,22 @@ def _moment(text: str) -> datetime.datetime:
     return moment if moment.tzinfo is not None else moment.astimezone()
 
 
-def extract(options: RunOptions, console: Console) -> ExtractResult:
+def extract(settings: Settings, console: Console) -> ExtractResult:
     """Extract the chosen versions; the caller holds the output directory's lock."""
-    store = OutputStore(options.out)
+    store = OutputStore(settings.output())
     store.prepare()
-    source = open_source(options.repo, store.root, accept=_ownership_check(store))
+    source = open_source(settings.repository(), store.root, accept=_ownership_check(store))
     repo = source.mirror
-    branch = options.branch or repo.current_branch()
+    scope = settings.scope()
+    branch = settings.branch or repo.current_branch()
     tip = resolve(repo, branch)
     console.detail(f"reading the history of {branch} in {source.location}")
     commits = _numbered(store, _known_history(store, branch, tip) or list_commits(repo, tip))
     _history_document(source, branch, tip, commits).write(store.history_path)
     by_id = {commit.identifier: commit for commit in commits}
-    identifiers = _chosen(repo, options.scope, tip, by_id)
+    identifiers = _chosen(repo, scope, tip, by_id)
     if not identifiers:
-        raise HistegError(f"no version of '{branch}' was committed since {options.scope.since}")
+        raise HistegError(f"no version of '{branch}' was committed since {scope.since}")
     for identifier in identifiers:
         if identifier not in by_id:
             raise HistegError(f"revision {identifier[:12]} is not in the history of '{branch}'; choose the branch with --branch")
@@ -242,37 +239,37 @@ def extract(options: RunOptions, console: Console) -> ExtractResult:
     previous: Commit | None = None
     for identifier in console.progress(identifiers, len(identifiers), "extracting versions"):
         commit = by_id[identifier]
-        stored = None if options.override else _stored(store, commit.index)
+        stored = None if settings.override else _stored(store, commit.index)
         predecessor = previous
         if previous is None and stored is not None and stored.comparing_against_version in by_id \
                 and store.has_version(by_id[stored.comparing_against_version].index):
             predecessor = by_id[stored.comparing_against_version]  # a base keeps its own comparison, and its results
-        if stored is not None and _is_current(store, stored, commit, options.settings):
+        if stored is not None and _is_current(store, stored, commit, settings):
             if stored.comparing_against_version != (predecessor.identifier if predecessor else None):
                 _compare_with(store, stored, repo, commit, predecessor)
             status = "reused"
         else:
-            _extract_version(store, repo, commit, predecessor, options.settings, replace=True)
+            _extract_version(store, repo, commit, predecessor, settings, replace=True)
             status = "extracted"
         console.detail(f"{status} version {commit.index} ({commit.identifier[:12]})")
         result.versions.append(ExtractedVersion(commit.index, identifier, predecessor.index if predecessor else None, status))
         previous = commit
-    triples = merge_triples(repo, identifiers, by_id) if options.settings.merges else []
+    triples = merge_triples(repo, identifiers, by_id) if settings.merges else []
     for commit in extra_commits(triples, identifiers):
-        result.versions.append(_extract_merge_part(store, repo, commit, options))
+        result.versions.append(_extract_merge_part(store, repo, commit, settings))
     _record_merges(store, result, triples)
     return result
 
 
-def _extract_merge_part(store: OutputStore, repo: GitRepository, commit: Commit, options: RunOptions) -> ExtractedVersion:
+def _extract_merge_part(store: OutputStore, repo: GitRepository, commit: Commit, settings: Settings) -> ExtractedVersion:
     """A merge's parent or base outside the selection: extracted without a predecessor, so that it is traced but not ranked."""
-    stored = None if options.override else _stored(store, commit.index)
-    if stored is not None and _is_current(store, stored, commit, options.settings):
+    stored = None if settings.override else _stored(store, commit.index)
+    if stored is not None and _is_current(store, stored, commit, settings):
         if stored.comparing_against_version is not None:
             _compare_with(store, stored, repo, commit, None)
         status = "reused"
     else:
-        _extract_version(store, repo, commit, None, options.settings, replace=True)
+        _extract_version(store, repo, commit, None, settings, replace=True)
         status = "extracted"
     return ExtractedVersion(commit.index, commit.identifier, None, status)
 

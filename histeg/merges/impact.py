@@ -23,7 +23,6 @@ from pathlib import Path
 import msgspec
 import networkx as nx
 
-from histeg.config import VersionSettings
 from histeg.impact.changes import index_changes
 from histeg.naming import module_name
 from histeg.store import OutputStore
@@ -37,8 +36,8 @@ def _python_files(root: Path) -> dict[str, Path]:
 
 def changed_functions(store: OutputStore, old: int, new: int) -> set[str]:
     """Functions with a syntax change (of runtime meaning) between two versions' snapshots, the same way the syntax step finds them."""
-    settings = VersionSettings.of(store.version(new))
-    old_settings = VersionSettings.of(store.version(old))
+    settings = store.version(new).settings
+    old_settings = store.version(old).settings
     old_files, new_files = _python_files(store.snapshot(old)), _python_files(store.snapshot(new))
     files = []
     for path in sorted(old_files.keys() | new_files.keys()):

@@ -6,11 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from histeg.compare.entry_points import EntryKey
-from histeg.config import VersionSettings
+from histeg.compare.version import compare_workers
 from histeg.engine.runner import results
 from histeg.errors import HistegError
 from histeg.impact.ranking import Layout
-from histeg.compare.step import CompareOptions
 from histeg.impact.targets import function_table
 from histeg.merges.charge import ProjectCode, charged_to
 from histeg.merges.classify import INTRODUCED, LOST
@@ -44,7 +43,7 @@ def compute_merge(store: OutputStore, index: int, settings: Settings) -> dict[st
     pairs = {"mergeVsFirstParent": (index, first), "mergeVsSecondParent": (index, second)}
     if base is not None:
         pairs |= {"firstParentVsBase": (first, base), "secondParentVsBase": (second, base)}
-    jobs = CompareOptions(jobs=settings.compare_jobs).workers()
+    jobs = compare_workers(settings)
     comparisons = {name: compare_pair(store, new, old, jobs, settings.confirm) for name, (new, old) in pairs.items()}
     facts = {name: PairFacts.of(comparisons[name]) if name in comparisons else None for name in PAIRS}
     chains: dict[tuple[EntryKey, str], tuple[str, ...]] = {}
@@ -92,7 +91,7 @@ def compute_merge(store: OutputStore, index: int, settings: Settings) -> dict[st
 def _project_code(store: OutputStore, index: int, parents: MergeParents) -> ProjectCode:
     """The functions of the merge and its parents (the merge's rows first) and where the merge keeps its sources and tests."""
     tables = [Functions.read(store.file(i, Functions.FILE)).functions for i in (index, *parents.members().values())]
-    settings = VersionSettings.of(store.version(index))
+    settings = store.version(index).settings
     return ProjectCode(function_table(*tables), Layout(tuple(settings.sources), tuple(settings.tests), frozenset(settings.ignore.functions)))
 
 

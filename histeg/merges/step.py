@@ -9,38 +9,37 @@ from __future__ import annotations
 
 from typing import Any
 
+from histeg.engine.inputs import settings_values
 from histeg.engine.runner import results
-from histeg.engine.step import Step, StepResult
 from histeg.errors import HistegError
 from histeg.records.merges import MergeDivergences
-from histeg.settings.show import settings_json
-from histeg.store import OutputStore
+from histeg.step import Step, StepContext, StepResult
 
 MERGE_DIVERGENCES = MergeDivergences.FILE
 _ROLES = {"firstParent": "first parent", "secondParent": "second parent", "base": "merge base"}
 
 
-def _skip(context: Any, index: int) -> str | None:
-    if not context.options.settings.merges:
+def _skip(context: StepContext, index: int) -> str | None:
+    if not context.settings.merges:
         return "not in merge mode (--merges)"
     return None if context.store.version(index).merge is not None else "not a merge"
 
 
-def _inputs(context: Any, index: int) -> dict[str, Any]:
-    store: OutputStore = context.store
+def _inputs(context: StepContext, index: int) -> dict[str, Any]:
+    store = context.store
     version = store.version(index)
     members = version.merge.members() if version.merge is not None else {}
     return {
         "identifier": version.identifier,
         "merge": version.merge,
         "members": {role: {"identifier": store.version(i).identifier, "results": results(store, i)} for role, i in members.items()},
-        "settings": {key: entry["value"] for step in ("compare", "targets")  # it compares pairs and charges targets
-                     for key, entry in settings_json(context.options.settings, step).items()},  # type: ignore[index]
+        # it compares pairs and charges targets
+        "settings": {key: value for step in ("compare", "targets") for key, value in settings_values(context.settings, step).items()},
     }
 
 
-def _run(context: Any, index: int) -> StepResult:
-    store: OutputStore = context.store
+def _run(context: StepContext, index: int) -> StepResult:
+    store = context.store
     parents = store.version(index).merge
     assert parents is not None  # skipped otherwise
     from histeg.merges.run import compute_merge
@@ -50,9 +49,8 @@ def _run(context: Any, index: int) -> StepResult:
             raise HistegError(f"its {_ROLES[role]}, version {member}, failed")
         if "traces" not in results(store, member):
             raise HistegError(f"its {_ROLES[role]}, version {member}, has no complete traces")
-    return StepResult(compute_merge(store, index, context.options.settings))
+    return StepResult(compute_merge(store, index, context.settings))
 
 
-MERGES = Step("merges", "comparing merges with their parents and base", (MERGE_DIVERGENCES,),
-              ("syntax", "statics", "traces", "compare", "targets"),
-              _inputs, _run, skip=_skip)
+MERGES = Step(name="merges", doing="comparing merges with their parents and base", outputs=(MERGE_DIVERGENCES,),
+              upstream=("syntax", "statics", "traces", "compare", "targets"), inputs=_inputs, run=_run, skip=_skip)

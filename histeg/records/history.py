@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from dataclasses import dataclass, field
+from typing import Annotated, Any, Literal
 
 import msgspec
 
@@ -15,6 +16,7 @@ from histeg.records.types import (
     RelativeDir,
     RelativePath,
 )
+from histeg.tracing.selection import IgnoreRule
 
 
 class Repository(Part, kw_only=True):
@@ -83,6 +85,23 @@ class MergeRole(Part, kw_only=True):
     merge: MergeVersion
 
 
+@dataclass(frozen=True)
+class VersionSettings:
+    """Where a version keeps its code, how to build it and what its traces ignore: ``Version.settings``, the record's own
+    fields seen together (extraction resolves them, ``histeg.history.version_settings``; the later steps read them)."""
+
+    sources: list[str]
+    tests: list[str]
+    build_command: str | None = None
+    ignore: IgnoreRule = field(default_factory=IgnoreRule)
+
+    def fields(self) -> dict[str, Any]:
+        """The ``Version`` fields holding them: the way back of ``Version.settings``."""
+        return {"sources_in": list(self.sources), "tests_in": list(self.tests), "command_to_build": self.build_command,
+                "ignored_modules_by_prefix": list(self.ignore.prefixes), "ignored_modules_by_suffix": list(self.ignore.suffixes),
+                "ignored_directories": list(self.ignore.directories), "ignored_functions_by_name": list(self.ignore.functions)}
+
+
 class Version(Record, kw_only=True):
     """One extracted version and the settings later steps use for it (thesis figure 4.3)."""
 
@@ -115,6 +134,16 @@ class Version(Record, kw_only=True):
     merge_roles: Annotated[list[MergeRole], msgspec.Meta(description=(
         "The merges (in merge mode) this version is a parent or the base of; such a version is extracted even when not selected."))] = msgspec.field(default_factory=list)
 
+    @property
+    def settings(self) -> VersionSettings:
+        return VersionSettings(
+            sources=list(self.sources_in),
+            tests=list(self.tests_in),
+            build_command=self.command_to_build,
+            ignore=IgnoreRule(tuple(self.ignored_modules_by_prefix), tuple(self.ignored_modules_by_suffix), tuple(self.ignored_directories),
+                              tuple(self.ignored_functions_by_name)),
+        )
+
 
 class FileChange(Part, kw_only=True):
     type: Literal["added", "removed", "modified", "renamed"]
@@ -137,4 +166,4 @@ class FileChanges(Record, kw_only=True):
 
 
 __all__ = ["Commit", "Count", "FileChange", "FileChanges", "History", "MergeParents", "MergeRole", "MergeVersion", "Repository",
-           "SkippedEntry", "Version"]
+           "SkippedEntry", "Version", "VersionSettings"]

@@ -25,7 +25,6 @@ from pathlib import Path
 
 import msgspec
 
-from histeg.config import VersionSettings
 from histeg.envs.runtime import Runtime, runtime_of
 from histeg.errors import HistegError
 from histeg.processes import interrupt
@@ -38,7 +37,7 @@ from histeg.processes.process import (
 )
 from histeg.processes.workdir import RUN_DIR, TRACES_SCRATCH, fresh_copy
 from histeg.records.base import convert
-from histeg.records.history import Version
+from histeg.records.history import Version, VersionSettings
 from histeg.records.runs import (
     Confirmations,
     Run,
@@ -50,6 +49,7 @@ from histeg.records.runs import (
 )
 from histeg.runs.commands import command_line, pytest_command, unique_labels
 from histeg.runs.outcome import NOT_COMPLETE, Verdict, judge
+from histeg.settings.model import Settings
 from histeg.store import TRACES_DIR, OutputStore, force_rmtree
 from histeg.tracing.activation import TraceConfig as TracerConfig
 from histeg.tracing.activation import traced_environment
@@ -96,7 +96,12 @@ def trace_config(
 
 def version_settings(store: OutputStore, index: int) -> tuple[Version, VersionSettings]:
     version = store.version(index)
-    return version, VersionSettings.of(version)
+    return version, version.settings
+
+
+def trace_options(settings: Settings) -> TraceOptions:
+    """The tracing choices in the settings: the record's fields are named as the options they hold."""
+    return TraceOptions(**{name: getattr(settings, name) for name in TraceOptions.__struct_fields__})
 
 
 def write_trace_config(store: OutputStore, index: int, options: TraceOptions = TraceOptions()) -> Path:

@@ -10,7 +10,7 @@ from click.core import ParameterSource
 
 from histeg.settings.kinds import to_json
 from histeg.settings.load import FlagValue
-from histeg.settings.table import OPTIONS, Group, Option
+from histeg.settings.table import OPTIONS, Group, Heading, Option
 
 F = Callable[..., Any]
 MORE_VERSIONS = "more_versions"
@@ -47,6 +47,11 @@ def decorators_of(option: Option) -> list[Callable[[F], F]]:
 def option_decorators(group: Group) -> list[Callable[[F], F]]:
     """Click options of one group, in the table's order (the order of ``--help``)."""
     return [decorator for option in OPTIONS if option.group == group for decorator in decorators_of(option)]
+
+
+def param_headings() -> dict[str, Heading]:
+    """The ``--help`` section of each click parameter the table makes, presets with their option."""
+    return {name: option.section for option in OPTIONS for name in (option.name, *(preset.name for preset in option.presets))}
 
 
 def given_flags(context: click.Context, params: Mapping[str, Any]) -> dict[str, FlagValue]:

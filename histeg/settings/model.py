@@ -8,7 +8,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any
 
+from histeg.errors import HistegError
+from histeg.settings.places import default_environments, default_out
 from histeg.settings.scaling import Scaling
+from histeg.settings.scope import SCOPE_FLAGS, Scope
 
 DEFAULT = "default"
 """The origin of a value nobody set."""
@@ -20,8 +23,9 @@ class Settings:
 
     Per-version options (sources, tests, build, ignore-*) hold what the user
     gave; each version's own ``pyproject.toml`` fills in what they did not
-    (``histeg.config.resolve_version_settings``). ``sources``/``tests`` are
-    None until then: they are detected per version.
+    (``histeg.history.version_settings``). ``sources``/``tests`` are
+    None until then: they are detected per version. The one shape of the
+    settings: every step reads what it needs from here.
     """
 
     repo: str | None
@@ -84,6 +88,42 @@ class Settings:
     def given(self, key: str) -> bool:
         """Set by the user (a file or a flag), not the table's default."""
         return self.origin(key) != DEFAULT
+
+    def repository(self) -> str:
+        if not self.repo:
+            raise HistegError("no repository given: use --repo PATH|URL or 'repo' in [tool.histeg]")
+        return self.repo
+
+    def scope(self) -> Scope:
+        """Which versions: exactly one of ``versions``, ``all``, ``since`` and ``last`` is set."""
+        chosen = [name for name, given in (("--versions", bool(self.versions)), ("--all", self.all),
+                                           ("--since", self.since is not None), ("--last", self.last is not None)) if given]
+        if not chosen:
+            raise HistegError(f"no versions chosen: give {SCOPE_FLAGS}")
+        if len(chosen) > 1:
+            raise HistegError(f"choose the versions one way: {' and '.join(chosen)} were both given")
+        return Scope(tuple(self.versions), self.all, self.since, self.last)
+
+    def output(self) -> Path:
+        """``out``, else the repository's folder in the user's cache."""
+        return self.out if self.out is not None else default_out(self.repo or ".")
+
+    @property
+    def out_chosen(self) -> bool:
+        """False when results go to the default folder in the cache: it is then said where they go."""
+        return self.out is not None
+
+    def environments_root(self) -> Path:
+        """Where the shared version environments are kept, absolute: part of what a build depends on."""
+        return self.environments.expanduser().absolute() if self.environments is not None else default_environments()
+
+    def to_state(self) -> dict[str, Any]:
+        """Plain data for another process (a Dask worker): ``origins`` is a mapping proxy, which does not pickle."""
+        return {name: getattr(self, name) for name in FIELDS} | {"origins": dict(self.origins)}
+
+    @classmethod
+    def from_state(cls, state: Mapping[str, Any]) -> Settings:
+        return cls(**state)
 
 
 FIELDS: tuple[str, ...] = tuple(f.name for f in fields(Settings) if f.name != "origins")

@@ -34,6 +34,10 @@ Group = Literal["run", "trace", "target"]
 """Which commands have the option's flags: ``run`` every pipeline step, ``trace`` the steps that trace
 (instrument, analyze, compute), ``target`` compute. A file may set any option, whatever the command."""
 Step = Literal["traces", "compare", "targets"]
+Heading = Literal["Which versions", "Where", "Build", "Tracing", "Comparison", "Ranking", "Output"]
+HEADINGS: tuple[Heading, ...] = ("Which versions", "Where", "Build", "Tracing", "Comparison", "Ranking", "Output")
+"""The sections of ``--help``, in this order."""
+_STEP_HEADINGS: dict[Step, Heading] = {"traces": "Tracing", "compare": "Comparison", "targets": "Ranking"}
 
 
 @dataclass(frozen=True)
@@ -71,6 +75,15 @@ class Option:
     """Listed by ``histeg config``: what decides results or where they go, not how messages look."""
     default_text: str | None = None
     """The default as ``--help`` words it when the value alone does not say it."""
+    heading: Heading | None = None
+    """Its section of ``--help``; ``None``: the one of its ``step``."""
+
+    @property
+    def section(self) -> Heading:
+        if self.heading is not None:
+            return self.heading
+        assert self.step is not None, f"option {self.key} needs a heading"
+        return _STEP_HEADINGS[self.step]
 
     @property
     def name(self) -> str:
@@ -95,42 +108,42 @@ def _target(key: str, kind: Kind, default: Any, help: str, **more: Any) -> Optio
 
 
 OPTIONS: tuple[Option, ...] = (
-    _run("repo", Text(), None, "Repository to analyse (a URL is cloned into the output directory).", metavar="PATH|URL"),
+    _run("repo", Text(), None, "Repository to analyse (a URL is cloned into the output directory).", metavar="PATH|URL", heading="Which versions"),
     _run("versions", Strings(), (), "Revisions or A..B ranges (first-parent, both ends included); more may follow as arguments. "
-         "A single REV means REV and its predecessor. One of --versions, --all, --since and --last is required.", metavar="REV"),
-    _run("all", Boolean(), False, "Every first-parent version of the branch.", in_file=False),
-    _run("since", Day(), None, "The first-parent versions committed on or after DATE, and the one before them to compare with."),
-    _run("last", Whole(1), None, "The last N first-parent versions (N-1 comparisons).", metavar="N"),
-    _run("branch", Text(), None, "Branch to analyse.", default_text="the repository's HEAD"),
+         "A single REV means REV and its predecessor. One of --versions, --all, --since and --last is required.", metavar="REV", heading="Which versions"),
+    _run("all", Boolean(), False, "Every first-parent version of the branch.", in_file=False, heading="Which versions"),
+    _run("since", Day(), None, "The first-parent versions committed on or after DATE, and the one before them to compare with.", heading="Which versions"),
+    _run("last", Whole(1), None, "The last N first-parent versions (N-1 comparisons).", metavar="N", heading="Which versions"),
+    _run("branch", Text(), None, "Branch to analyse.", default_text="the repository's HEAD", heading="Which versions"),
     _run("out", PathName(), None, "Output directory; results of earlier runs there are reused.",
-         default_text="a folder per repository in $XDG_CACHE_HOME/histeg/results (~/.cache/histeg/results)"),
-    _run("override", Boolean(), False, "Recompute results that already exist.", in_file=False),
+         default_text="a folder per repository in $XDG_CACHE_HOME/histeg/results (~/.cache/histeg/results)", heading="Where"),
+    _run("override", Boolean(), False, "Recompute results that already exist.", in_file=False, heading="Where"),
     _run("config", PathName(), None, "A histeg.toml, or a pyproject.toml, whose [tool.histeg] table holds settings.",
-         in_file=False, metavar="FILE", default_text="./histeg.toml if present"),
+         in_file=False, metavar="FILE", default_text="./histeg.toml if present", heading="Where"),
     _run("sources", Strings(directories=True), None, "Sources directory inside the repository (repeatable).", per_version=True,
-         default_text="src/ if present, else the root"),
+         default_text="src/ if present, else the root", heading="Build"),
     _run("tests", Strings(directories=True), None, "Tests directory inside the repository (repeatable).", per_version=True,
-         default_text="tests/ or test/ if present"),
+         default_text="tests/ or test/ if present", heading="Build"),
     _run("build", Text(), None, "Build command run in each version's snapshot ('python' and 'pip' mean the version's environment).",
-         per_version=True),
-    _run("build-timeout", Number(), 1800.0, "Seconds the build of one version may take.", flags=()),
+         per_version=True, heading="Build"),
+    _run("build-timeout", Number(), 1800.0, "Seconds the build of one version may take.", flags=(), heading="Build"),
     _run("python", PathName(), None, "Run every version with this interpreter or virtual environment, as it is.", metavar="PATH",
-         default_text="an environment per version, made with uv from what the version declares"),
+         default_text="an environment per version, made with uv from what the version declares", heading="Build"),
     _run("environments", PathName(), None, "Where the shared version environments are kept.", metavar="DIR",
-         default_text="$HISTEG_ENVIRONMENTS or ~/.cache/histeg/environments"),
-    _run("ignore-prefixes", Strings(), (), "Ignore modules starting with this prefix (repeatable).", per_version=True),
-    _run("ignore-suffixes", Strings(), (), "Ignore modules ending with this suffix (repeatable).", per_version=True),
-    _run("ignore-directories", Strings(), (), "Ignore files under this directory (repeatable).", per_version=True),
+         default_text="$HISTEG_ENVIRONMENTS or ~/.cache/histeg/environments", heading="Where"),
+    _run("ignore-prefixes", Strings(), (), "Ignore modules starting with this prefix (repeatable).", per_version=True, heading="Tracing"),
+    _run("ignore-suffixes", Strings(), (), "Ignore modules ending with this suffix (repeatable).", per_version=True, heading="Tracing"),
+    _run("ignore-directories", Strings(), (), "Ignore files under this directory (repeatable).", per_version=True, heading="Tracing"),
     _run("ignore-functions", Strings(), DEFAULT_IGNORED_FUNCTIONS, "Ignore functions with this name or qualified name (repeatable).",
-         per_version=True),
+         per_version=True, heading="Tracing"),
     _run("verbosity", Whole(0), 1, "How much is said on stderr: 0 only errors, 1 steps, 2 details.", flags=(), in_file=False, shown=False,
-         presets=(Preset(("-q", "--quiet"), 0, "Only errors."), Preset(("-v", "--verbose"), 2, "Details of every step."))),
-    _run("json", Boolean(), False, "Print a JSON summary on stdout.", in_file=False, shown=False),
+         presets=(Preset(("-q", "--quiet"), 0, "Only errors."), Preset(("-v", "--verbose"), 2, "Details of every step.")), heading="Output"),
+    _run("json", Boolean(), False, "Print a JSON summary on stdout.", in_file=False, shown=False, heading="Output"),
     _run("jobs", Whole(1), 1, "Versions worked on at once, each in a Dask worker process (1: one after another, in this process; "
-         "more needs the 'cluster' extra); results do not depend on it.", flags=("-j", "--jobs"), metavar="N"),
+         "more needs the 'cluster' extra); results do not depend on it.", flags=("-j", "--jobs"), metavar="N", heading="Where"),
     _run("scheduler", Text(), None, "Address of a running Dask scheduler whose workers take the versions (--jobs, when given, "
          "caps how many run at once); results do not depend on it.", metavar="ADDRESS",
-         default_text="a local cluster of --jobs workers"),
+         default_text="a local cluster of --jobs workers", heading="Where"),
     _trace("repeat", Whole(1), 1, "Run each version's whole suite N times (the divergent entry points are re-run instead, see "
            "--confirm: nondeterminism is found at a fraction of the cost).", metavar="N"),
     _trace("timeout", Number(), 600.0, "Seconds per trace command.", metavar="SECONDS"),
@@ -161,11 +174,11 @@ OPTIONS: tuple[Option, ...] = (
     _target("confirm", Whole(0), 2, "Re-run the entry points that diverged K more times on both versions; what differs between "
             "runs of one version is noise (0: no re-runs).", metavar="K", step="compare"),
     _run("merges", Boolean(), False, "Merge mode: also extract, build and trace each selected merge's second parent and merge base, "
-         "and compare the merge with both parents and the base (behaviour lost or introduced, mergeDivergences.json).", step="targets"),
+         "and compare the merge with both parents and the base (behaviour lost or introduced, mergeDivergences.json).", step="targets", heading="Which versions"),
     _target("merge-distance", Whole(0), 2, "Merge mode: call distance from both sides' changes that makes the merge's impact set "
-            "(reported in mergeDivergences.json; every lost or introduced divergence is a target whatever it is).", metavar="D"),
+            "(reported in mergeDivergences.json; every lost or introduced divergence is a target whatever it is).", metavar="D", heading="Comparison"),
     _target("compare-jobs", Whole(0), 0, "Worker processes comparing entry points (0: one per core, up to 4; results do not depend "
-            "on it).", metavar="N", step=None),
+            "on it).", metavar="N", step=None, heading="Comparison"),
     _target("scaling", Weights(), Scaling(), "Weights of the ranking ([tool.histeg.scaling]: non-local-sections = 10, ...).",
             flags=()),
 )

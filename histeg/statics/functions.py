@@ -14,10 +14,10 @@ from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from histeg.config import VersionSettings
 from histeg.history.git import display_path
 from histeg.history.snapshot import Unreadable, read_snapshot_file
 from histeg.naming import identifier
+from histeg.records.history import VersionSettings
 from histeg.records.statics import FunctionKind, FunctionRecord, SkippedFile
 from histeg.statics.scope import SourceFile, source_files
 

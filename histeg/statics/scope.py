@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from histeg.config import VersionSettings
+from histeg.records.history import VersionSettings
 from histeg.tracing.selection import Selector
 
 

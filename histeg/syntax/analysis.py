@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from histeg.config import VersionSettings
 from histeg.errors import HistegError
 from histeg.history.snapshot import Unreadable, read_snapshot_file
 from histeg.naming import module_name
@@ -79,10 +78,10 @@ def analyze_version(store: OutputStore, index: int, options: SyntaxOptions | Non
     """Compute and write the version's syntax changes; returns the file written."""
     options = options or SyntaxOptions()
     version = store.version(index)
-    settings = VersionSettings.of(version)
+    settings = version.settings
     against = version.comparing_against_index
     old_version = store.version(against) if against is not None else None
-    old_settings = VersionSettings.of(old_version) if old_version is not None else settings
+    old_settings = old_version.settings if old_version is not None else settings
     old_skipped, new_skipped = _skipped(old_version) if old_version is not None else {}, _skipped(version)
     diffs: list[FileDiff] = []
     for old_path, new_path, binary in _file_pairs(store, index, against):

@@ -92,12 +92,12 @@ def test_a_failing_version_fails_as_in_the_serial_loop(runs: tuple[Path, dict[st
 
 def test_jobs_and_scheduler_are_no_inputs_of_any_result(tmp_path: Path) -> None:
     """The number of workers is how, not what: it is in no step's fingerprint and in no settings.json."""
-    from histeg.pipeline import _settings_values
+    from histeg.engine.inputs import settings_values
 
     settings = load_settings(python_arguments({"jobs": 3, "scheduler": "tcp://127.0.0.1:8786"}), read_file=False)
     assert (settings.jobs, settings.scheduler) == (3, "tcp://127.0.0.1:8786")
     for step in ("traces", "compare", "targets"):
-        assert not {"jobs", "scheduler"} & set(_settings_values(settings, step))
+        assert not {"jobs", "scheduler"} & set(settings_values(settings, step))
 
 
 def test_bad_jobs_is_one_line(tmp_path: Path) -> None:

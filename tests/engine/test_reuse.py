@@ -10,8 +10,8 @@ import pytest
 
 from histeg.engine.fingerprint import fingerprint
 from histeg.engine.runner import read_states, results, run_step
-from histeg.engine.step import Step, StepResult
 from histeg.records.steps import StepStates
+from histeg.step import Step, StepResult
 from histeg.store import OutputStore
 from tests.conftest import validate_output
 from tests.statics.versions import make_version
@@ -40,9 +40,10 @@ def _write(name: str, output: str) -> Callable[[Run, int], StepResult]:
     return run
 
 
-FIRST = Step("first", "making the first result", ("first.txt",), (), lambda context, index: {"setting": context.setting},
-             _write("first", "first.txt"), still_valid=lambda context, index: context.environment_present)
-SECOND = Step("second", "making the second result", ("second.txt",), ("first",), lambda context, index: {}, _write("second", "second.txt"))
+FIRST = Step(name="first", doing="making the first result", outputs=("first.txt",), inputs=lambda context, index: {"setting": context.setting},
+             run=_write("first", "first.txt"), still_valid=lambda context, index: context.environment_present)
+SECOND = Step(name="second", doing="making the second result", outputs=("second.txt",), upstream=("first",), inputs=lambda context, index: {},
+              run=_write("second", "second.txt"))
 
 
 @pytest.fixture

@@ -17,13 +17,27 @@ from histeg.impact.changes import ChangeIndex, index_changes
 from histeg.impact.mapping import Impact, ImpactMap, map_divergences
 from histeg.impact.metrics import Value, averages, target_value
 from histeg.impact.notes import notes_on
-from histeg.impact.ranking import Layout, RankingInputs, changed_test_data, ignored, partition, rank_version, ranked
-from histeg.impact.step import ImpactOptions
-from histeg.runs.confirm import DEFAULT_CONFIRM_RUNS
+from histeg.impact.ranking import (
+    Layout,
+    RankingInputs,
+    changed_test_data,
+    ignored,
+    partition,
+    rank_version,
+    ranked,
+)
+from histeg.impact.compute import ranking_options
 from histeg.impact.targets import FunctionInfo, Target, build_targets, function_table
 from histeg.records import targets as records
 from histeg.records.statics import FunctionKind, FunctionRecord
-from histeg.settings.evidence import EXCEPTION_ONLY_IN_NEW, EXCEPTION_ONLY_IN_OLD, OUTCOME_CHANGED, SILENT
+from histeg.runs.confirm import DEFAULT_CONFIRM_RUNS
+from histeg.settings.evidence import (
+    EXCEPTION_ONLY_IN_NEW,
+    EXCEPTION_ONLY_IN_OLD,
+    OUTCOME_CHANGED,
+    SILENT,
+)
+from histeg.settings.load import default_settings
 from histeg.settings.scaling import Scaling, parse_metrics
 from histeg.statics.reads import FunctionReads
 
@@ -452,7 +466,7 @@ def test_changed_test_data_takes_what_nothing_else_explains() -> None:
     comparison = VersionComparison(1, 0, divergences=[divergence("lib:helper", ("lib:report",), (0, 0))])
     ranking = rank_version(inputs(comparison, ChangeIndex(), test_data=["tests/data/in.txt"]), Scaling(), ("sections",))
     assert ranking.targets == []
-    document = documents.testing_targets("a" * 40, "b" * 40, ImpactOptions().record(DEFAULT_CONFIRM_RUNS), ranking, comparison, ["tests/data/in.txt"])
+    document = documents.testing_targets("a" * 40, "b" * 40, ranking_options(default_settings(), DEFAULT_CONFIRM_RUNS), ranking, comparison, ["tests/data/in.txt"])
     assert document.test_data == records.TestData(files=["tests/data/in.txt"], divergences=1, functions=["lib:helper"])
     assert document.summary == records.TargetSummary(targets=0, with_impact=0, unmapped=0, divergences=1, noise=0, untested=0, diff_coverage=NO_CHANGED_LINES)
     assert records.TestingTargets.decode(msgspec.json.encode(document), "testingTargets.json") == document

@@ -8,9 +8,8 @@ from typing import Any
 import pytest
 
 from histeg.compare.divergences import compare_with_predecessor
-from histeg.config import VersionSettings
 from histeg.impact.mapping import ImpactMap, map_divergences
-from histeg.impact.step import load_changes
+from histeg.impact.compute import load_changes
 from histeg.statics.functions import read_function_table
 from histeg.statics.reads import value_reads
 from histeg.store import SYNTAX_CHANGES, OutputStore
@@ -109,7 +108,7 @@ def _mapping(out: Path, with_trace: bool) -> ImpactMap:
     """The mapping of version 1 from what ``histeg compute`` left on disk, with or without the functions each entry point called."""
     store = OutputStore(out)
     comparison = compare_with_predecessor(store, 1)
-    settings = VersionSettings.of(store.version(1))
+    settings = store.version(1).settings
     reads = value_reads(read_function_table(store.snapshot(1), settings))
     return map_divergences(comparison.divergences, load_changes(store.file(1, SYNTAX_CHANGES)), reads, lambda a, b: None,
                            entry_functions=comparison.entry_functions if with_trace else None)

@@ -21,7 +21,6 @@ from pathlib import Path
 
 import pytest
 
-from histeg.config import VersionSettings
 from histeg.history.git import scrub
 from histeg.history.snapshot import LFS_REASON
 from histeg.history.source import MIRROR_DIR
@@ -368,7 +367,7 @@ def test_the_reading_side_never_follows_a_link_out_of_a_snapshot(make_repo, hist
     (snapshot / "loop.py").unlink()
     (snapshot / "loop.py").symlink_to("loop.py")
     store = OutputStore(out)
-    table = read_function_table(snapshot, VersionSettings.of(store.version(1)))
+    table = read_function_table(snapshot, store.version(1).settings)
     assert {s.file: s.reason for s in table.skipped} == {"loop.py": "symbolic link loop"}
     assert {r.module for r in table.records} == {"lib"}  # far.py resolves outside the analysed folders: not even listed
     files = {f["newPath"]: f for f in validate_output(analyze_version(store, 1))["files"]}
@@ -429,7 +428,7 @@ def test_syntax_and_functions_skip_what_is_not_source_with_a_reason(make_repo, h
     files = validate_output(analyze_version(store, 1))["files"]
     assert {f["newPath"]: f["message"] for f in files} == NOT_COMPARED
     assert all(f["changes"] == [] for f in files if f["message"] is not None)
-    table = read_function_table(store.snapshot(1), VersionSettings.of(store.version(1)))
+    table = read_function_table(store.snapshot(1), store.version(1).settings)
     assert {s.file: s.reason for s in table.skipped} == {"nul.py": "binary file: it contains NUL bytes"}  # the rest is not in the snapshot
     assert {r.module for r in table.records} == {"lib"}
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from types import CodeType
 
+import msgspec
 import pytest
 
-from histeg.config import VersionSettings
+from histeg.records.history import Version, VersionSettings
 from histeg.statics.functions import read_function_table
 from histeg.statics.scope import source_files
 from histeg.tracing.selection import IgnoreRule, Selector
@@ -84,5 +85,9 @@ def test_the_tracer_and_the_function_table_apply_it_alike(tmp_path: Path) -> Non
 
 def test_version_settings_keep_the_rule_through_version_json() -> None:
     settings = VersionSettings(["src"], ["tests"], "make", RULE)
-    assert VersionSettings.from_json(settings.to_json()) == settings
-    assert settings.to_json()["ignoredDirectories"] == ["./docs/", "src/gen"]  # as given: the rule cleans them for itself
+    version = Version(index=0, identifier="a" * 40, short_identifier="a" * 12, author="A", date="2024-01-01T00:00:00+00:00", msg="m",
+                      comparing_against_version=None, comparing_against_index=None, skipped_entries=[], git_describe=None, git_commits=1,
+                      **settings.fields())
+    stored = Version.decode(msgspec.json.encode(version), "version.json")
+    assert stored.settings == settings
+    assert stored.to_builtins()["ignoredDirectories"] == ["./docs/", "src/gen"]  # as given: the rule cleans them for itself

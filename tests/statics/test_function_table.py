@@ -8,14 +8,12 @@ import sys
 from collections import Counter
 from pathlib import Path
 
-from tests.conftest import validate_output
-from tests.statics.versions import make_version
-
-from histeg.config import VersionSettings
 from histeg.records.statics import Functions, SkippedFile
 from histeg.statics.export import export_static_facts
 from histeg.statics.functions import read_function_table
 from histeg.store import FUNCTIONS
+from tests.conftest import validate_output
+from tests.statics.versions import make_version
 
 SHAPES = '''
 import functools
@@ -215,7 +213,7 @@ def _cpython_code_objects(snapshot: Path, modules: list[str]) -> Counter[tuple[s
 
 def test_identifiers_and_first_lines_match_cpython(tmp_path: Path) -> None:
     store = make_version(tmp_path, FILES, ignore_functions=())
-    settings = VersionSettings.of(store.version(0))
+    settings = store.version(0).settings
     table = read_function_table(store.snapshot(0), settings)
     ours = Counter((r.identifier, r.first_line) for r in table.records)
     modules = sorted({r.module for r in table.records})

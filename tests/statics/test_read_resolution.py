@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from tests.statics.versions import make_version
 
-from histeg.config import VersionSettings
+from histeg.records.history import VersionSettings
 from histeg.statics.functions import read_function_table
 from histeg.statics.reads import FunctionReads, ValueReads, value_reads
+from tests.statics.versions import make_version
 
 PROJECT = {
     "src/shop/__init__.py": """

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from textwrap import dedent
 
-from histeg.config import DEFAULT_IGNORED_FUNCTIONS
 from histeg.records.history import Version
 from histeg.store import VERSION, OutputStore
+from histeg.tracing.selection import DEFAULT_IGNORED_FUNCTIONS
 
 
 def make_version(

@@ -1,0 +1,59 @@
+"""What steps' results depend on, as the steps declare it: the version as extracted, settings, the predecessor's results.
+
+Shared by the steps' own declarations; ``histeg.engine.runner`` fingerprints
+what they return.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from histeg.engine.runner import results
+from histeg.records.history import Version
+from histeg.settings.model import Settings
+from histeg.settings.show import settings_json
+from histeg.settings.table import Step as SettingsStep
+from histeg.step import StepContext
+from histeg.store import OutputStore
+
+_NOT_INPUTS = frozenset({"index", "msg", "author", "date", "comparingAgainstVersion", "comparingAgainstIndex", "merge", "mergeRoles"})
+
+_NOT_COMPARED = frozenset({"compare", "targets", "merges"})
+"""The predecessor's steps a comparison does not read: its own comparison (whose re-runs are paired with another
+version), its targets and its merge marks. Whether they ran first changes nothing, so with ``-j N`` the comparisons need no order."""
+
+
+def snapshot_inputs(version: Version) -> dict[str, Any]:
+    """The commit and the per-version settings extraction resolved for it; which version it is compared with is not among them."""
+    return {key: value for key, value in msgspec.to_builtins(version).items() if key not in _NOT_INPUTS}
+
+
+def version_inputs(context: StepContext, index: int) -> dict[str, Any]:
+    return {"version": snapshot_inputs(context.store.version(index))}
+
+
+def settings_values(settings: Settings, step: SettingsStep) -> dict[str, Any]:
+    """The values of the settings that change ``step``'s results (those its ``settings.json`` section records)."""
+    return {key: entry["value"] for key, entry in settings_json(settings, step).items()}  # type: ignore[arg-type]
+
+
+def predecessor(context: StepContext, index: int) -> tuple[int | None, Version | None]:
+    against = context.store.version(index).comparing_against_index
+    return against, (context.store.version(against) if against is not None else None)
+
+
+def _compared_results(store: OutputStore, index: int) -> dict[str, str]:
+    return {name: result for name, result in results(store, index).items() if name not in _NOT_COMPARED}
+
+
+def against_inputs(context: StepContext, index: int) -> dict[str, Any] | None:
+    """The predecessor as compared: its snapshot and the results a comparison reads."""
+    against, old = predecessor(context, index)
+    return None if against is None else {"version": snapshot_inputs(old), "results": _compared_results(context.store, against)}  # type: ignore[arg-type]
+
+
+def first_version(context: StepContext, index: int) -> str | None:
+    """A comparison's skip: the first version in the list has nothing to compare with."""
+    return "first version in the list: nothing to compare with" if context.store.version(index).comparing_against_index is None else None
