@@ -76,10 +76,13 @@ class MergeParents(Part, kw_only=True):
         return found | ({"base": self.base.index} if self.base is not None else {})
 
 
+MergeRoleName = Literal["firstParent", "secondParent", "base"]
+
+
 class MergeRole(Part, kw_only=True):
     """This version's part in a merge analysed in merge mode."""
 
-    role: Literal["firstParent", "secondParent", "base"]
+    role: MergeRoleName
     merge: MergeVersion
 
 
@@ -116,8 +119,11 @@ class Version(Record, kw_only=True):
         "The merges (in merge mode) this version is a parent or the base of; such a version is extracted even when not selected."))] = msgspec.field(default_factory=list)
 
 
+FileChangeType = Literal["added", "removed", "modified", "renamed"]
+
+
 class FileChange(Part, kw_only=True):
-    type: Literal["added", "removed", "modified", "renamed"]
+    type: FileChangeType
     old_path: RelativePath | None
     new_path: RelativePath | None
     python: Annotated[bool, msgspec.Meta(description="Either path ends in .py.")]
@@ -136,5 +142,5 @@ class FileChanges(Record, kw_only=True):
     changes: list[FileChange]
 
 
-__all__ = ["Commit", "Count", "FileChange", "FileChanges", "History", "MergeParents", "MergeRole", "MergeVersion", "Repository",
+__all__ = ["Commit", "Count", "FileChange", "FileChangeType", "FileChanges", "History", "MergeParents", "MergeRole", "MergeRoleName", "MergeVersion", "Repository",
            "SkippedEntry", "Version"]
