@@ -16,10 +16,11 @@ from typing import Any
 
 from histeg.compare.alignment import align
 from histeg.compare.sequences import compare_sequences, coverage_difference, encode
+from histeg.records.divergences import Kind
 from histeg.tracing.events import END_RAISED, END_RUNNING, Columns
 from histeg.tracing.records import Definitions
 
-KINDS = ("lines", "parameters", "return", "calls")
+KINDS: tuple[Kind, ...] = ("lines", "parameters", "return", "calls")
 
 
 @dataclass
@@ -43,7 +44,7 @@ class CallDivergence:
     parameter is ``self`` or ``cls``: which subclass's overriding values a base method's ``self.NAME`` read."""
 
     @property
-    def kinds(self) -> list[str]:
+    def kinds(self) -> list[Kind]:
         values = {"lines": self.distance, "parameters": self.parameters, "return": self.returns, "calls": self.calls}
         return [kind for kind in KINDS if values[kind]]
 
@@ -200,8 +201,8 @@ def _walk_python(old: Tree, new: Tree, pairs: list[tuple[int, int]]) -> list[tup
         if not old.quietly_alike(o, new, n):
             found.append((o, n))
             continue
-        pairs = zip(old.children(o), new.children(n), strict=True)
-        stack.extend(pair for pair in reversed(list(pairs)) if old.digest(pair[0]) != new.digest(pair[1]))
+        children = zip(old.children(o), new.children(n), strict=True)
+        stack.extend(pair for pair in reversed(list(children)) if old.digest(pair[0]) != new.digest(pair[1]))
     return found
 
 

@@ -6,11 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 from histeg.compare.entry_points import EntryKey
+from histeg.compare.step import CompareOptions
 from histeg.config import VersionSettings
 from histeg.engine.runner import results
 from histeg.errors import HistegError
 from histeg.impact.ranking import Layout
-from histeg.compare.step import CompareOptions
 from histeg.impact.targets import function_table
 from histeg.merges.charge import ProjectCode, charged_to
 from histeg.merges.classify import INTRODUCED, LOST
