@@ -59,9 +59,9 @@ class ImpactOptions:
 
     def record(self, confirm_runs: int) -> RankingOptions:
         """What the targets files say they were valued with; ``confirm_runs``: what the comparison re-ran."""
-        return RankingOptions(metrics=list(self.metrics), restrict_syntax_mapping=self.restrict,  # type: ignore[arg-type]
+        return RankingOptions(metrics=list(self.metrics), restrict_syntax_mapping=self.restrict,  # type: ignore[arg-type]  # names the settings table checked, typed str there
                               confirm_runs=confirm_runs, scaling=self.scaling.to_json(),
-                              evidence_first=list(self.evidence_first))  # type: ignore[arg-type]
+                              evidence_first=list(self.evidence_first))  # type: ignore[arg-type]  # as above
 
 
 def load_changes(path: Path) -> ChangeIndex:

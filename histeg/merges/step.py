@@ -35,7 +35,7 @@ def _inputs(context: Any, index: int) -> dict[str, Any]:
         "merge": version.merge,
         "members": {role: {"identifier": store.version(i).identifier, "results": results(store, i)} for role, i in members.items()},
         "settings": {key: entry["value"] for step in ("compare", "targets")  # it compares pairs and charges targets
-                     for key, entry in settings_json(context.options.settings, step).items()},  # type: ignore[index]
+                     for key, entry in settings_json(context.options.settings, step).items()},
     }
 
 
