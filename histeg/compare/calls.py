@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -48,7 +49,7 @@ class CallDivergence:
         values = {"lines": self.distance, "parameters": self.parameters, "return": self.returns, "calls": self.calls}
         return [kind for kind in KINDS if values[kind]]
 
-    def without(self, kinds: set[str]) -> CallDivergence:
+    def without(self, kinds: AbstractSet[str]) -> CallDivergence:
         """The same divergence with the given kinds set aside (they are noise for this function)."""
         kept = CallDivergence(self.function, self.chain, self.path, self.distance, self.sections, self.coverage,
                               self.parameters, self.returns, self.calls, dict(self.details), self.receiver)
