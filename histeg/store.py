@@ -162,7 +162,7 @@ class OutputStore:
         self.prepare()
         path = self.root / LOCK_FILE
         try:
-            handle = open(path, "a+")
+            handle = open(path, "a+")  # noqa: SIM115  held open, and so locked, for the whole run: closed below
         except OSError as exc:
             raise HistegError(f"cannot open the lock file {path}: {exc.strerror}") from None
         try:

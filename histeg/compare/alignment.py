@@ -6,7 +6,7 @@ after an inserted or removed call: the calls before and after it still pair.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass, field
 
 import Levenshtein
@@ -30,7 +30,7 @@ def align(old_names: Sequence[str], new_names: Sequence[str]) -> Alignment:
     if list(old_names) == list(new_names):
         result.pairs = [(i, i) for i in range(len(old_names))]
         return result
-    codebook: dict[str, str] = {}
+    codebook: dict[Hashable, str] = {}
     old = encode_symbols(old_names, codebook)
     new = encode_symbols(new_names, codebook)
     for tag, a0, a1, b0, b1 in Levenshtein.opcodes(old, new):

@@ -11,15 +11,17 @@ from __future__ import annotations
 
 import bisect
 from collections.abc import Callable, Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Any
 
 from histeg.compare.alignment import align
 from histeg.compare.sequences import compare_sequences, encode
+from histeg.records.divergences import Kind
 from histeg.tracing.events import END_RAISED, END_RUNNING, Columns
 from histeg.tracing.records import Definitions
 
-KINDS = ("lines", "parameters", "return", "calls")
+KINDS: tuple[Kind, ...] = ("lines", "parameters", "return", "calls")
 
 
 @dataclass
@@ -45,11 +47,11 @@ class CallDivergence:
     """The lines' distance is at least ``distance`` (``histeg.compare.sequences.CUTOFF``), not exactly it."""
 
     @property
-    def kinds(self) -> list[str]:
+    def kinds(self) -> list[Kind]:
         values = {"lines": self.distance, "parameters": self.parameters, "return": self.returns, "calls": self.calls}
         return [kind for kind in KINDS if values[kind]]
 
-    def without(self, kinds: set[str]) -> CallDivergence:
+    def without(self, kinds: AbstractSet[str]) -> CallDivergence:
         """The same divergence with the given kinds set aside (they are noise for this function)."""
         kept = CallDivergence(self.function, self.chain, self.path, self.distance, self.sections, self.coverage,
                               self.parameters, self.returns, self.calls, dict(self.details), self.receiver, self.capped)
@@ -207,8 +209,8 @@ def _walk_python(old: Tree, new: Tree, pairs: list[tuple[int, int]]) -> list[tup
         if not old.quietly_alike(o, new, n):
             found.append((o, n))
             continue
-        pairs = zip(old.children(o), new.children(n), strict=True)
-        stack.extend(pair for pair in reversed(list(pairs)) if old.digest(pair[0]) != new.digest(pair[1]))
+        children = zip(old.children(o), new.children(n), strict=True)
+        stack.extend(pair for pair in reversed(list(children)) if old.digest(pair[0]) != new.digest(pair[1]))
     return found
 
 

@@ -125,7 +125,7 @@ class Case:
                 columns = self.ref.file.columns(self.ref.index)
                 names = definitions.functions[columns.function[0]].params
                 values = columns.params[columns.param_start[0] : columns.param_start[1]]
-                pairs = tuple(zip(names, (definitions.value(v) for v in values)))
+                pairs = tuple(zip(names, (definitions.value(v) for v in values), strict=False))  # values off: no parameters recorded
                 self._params = pairs[1:] if pairs and pairs[0][0] == "self" else pairs
         return self._params
 

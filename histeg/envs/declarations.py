@@ -210,7 +210,8 @@ def _name(requirement: str) -> str | None:
 def _resolve_self(wanted: list[str], own: str | None, extras: Any) -> set[str]:
     """Requirements with references to the project itself replaced by the extras they name."""
     result: set[str] = set()
-    pending, expanded = list(wanted), set()
+    pending = list(wanted)
+    expanded: set[str] = set()
     while pending:
         item = pending.pop()
         try:

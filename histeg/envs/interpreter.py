@@ -45,7 +45,7 @@ class Interpreter:
 def probe(path: str) -> Interpreter | None:
     """The interpreter at ``path`` (None when it does not run)."""
     try:
-        done = subprocess.run([path, "-I", "-c", _PROBE], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+        done = subprocess.run([path, "-I", "-c", _PROBE], capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL, check=False)
     except (OSError, subprocess.TimeoutExpired):
         return None
     version = done.stdout.strip()
@@ -111,7 +111,7 @@ def user_interpreter(path: str, needs_pytest: bool) -> Interpreter:
     if found.release[:2] < MINIMUM:
         raise HistegError(f"--python {path}: Python {found.version} has no sys.monitoring; histeg needs 3.12 or newer")
     if needs_pytest:
-        done = subprocess.run([found.path, "-c", "import pytest"], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        done = subprocess.run([found.path, "-c", "import pytest"], capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
         if done.returncode != 0:
             raise HistegError(f"--python {path}: cannot import pytest there; install it ('{found.path} -m pip install pytest')")
     return Interpreter(str(candidate.absolute()), found.version)

@@ -50,7 +50,7 @@ def _caret(version: str) -> str:
     """``^1.2.3``: >=1.2.3,<2.0.0; ``^0.2.3``: <0.3.0; ``^0.0.3``: <0.0.4 (the first non-zero part is fixed)."""
     parts = _numbers(version)
     position = next((i for i, part in enumerate(parts) if part), len(parts) - 1)
-    upper = parts[:position] + [parts[position] + 1]
+    upper = [*parts[:position], parts[position] + 1]
     return f">={version},<{'.'.join(map(str, upper))}"
 
 

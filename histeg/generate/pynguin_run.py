@@ -25,6 +25,7 @@ from histeg.processes.process import (
     pinned_environment,
     run_process,
 )
+from histeg.records.generation import PynguinStatus
 
 ASSERTION_GENERATION = "MUTATION_ANALYSIS"
 """Pynguin's default: the assertions kept are those that kill a mutant of the code under test."""
@@ -37,8 +38,7 @@ _EXIT_REASONS = {2: "Pynguin generated no test", 3: "Pynguin could not track its
 @dataclass(frozen=True)
 class PynguinRun:
     module: str
-    status: str
-    """ok, failed or timeout."""
+    status: PynguinStatus
     reason: str | None
     elapsed: float
     test_files: list[Path] = field(default_factory=list)
@@ -75,7 +75,7 @@ def run_pynguin(
     return PynguinRun(module, status, reason, result.duration, files if status == "ok" else [])
 
 
-def judge(result: ProcessResult, files: Sequence[Path]) -> tuple[str, str | None]:
+def judge(result: ProcessResult, files: Sequence[Path]) -> tuple[PynguinStatus, str | None]:
     """ok with test files, timeout, or failed with the first error Pynguin logged (else what its exit code means)."""
     if result.timed_out:
         return "timeout", f"stopped after {result.duration:.0f} s"

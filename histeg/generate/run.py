@@ -34,7 +34,7 @@ from histeg.generate.selection import (
 )
 from histeg.generate.sides import VersionSide, built_side
 from histeg.generate.tool import PYNGUIN, Tool, pynguin_tool
-from histeg.generate.verdicts import SideRunResult, is_witness, run_tests, side_verdicts
+from histeg.generate.verdicts import Role, SideRunResult, is_witness, run_tests, side_verdicts
 from histeg.processes.groups import end_orphans, records_folder
 from histeg.processes.workdir import fresh_copy
 from histeg.records.generation import (
@@ -162,7 +162,8 @@ def _generate(new: VersionSide, old: VersionSide, selection: Selection, options:
     test_ids = [test_id for found in tests.values() for test_id, _ in found]
     side_runs: list[SideRunResult] = []
     if test_ids:
-        for role, side in (("new", new), ("old", old)):
+        sides: tuple[tuple[Role, VersionSide], ...] = (("new", new), ("old", old))
+        for role, side in sides:
             for number in range(1, options.runs + 1):
                 console.info(f"version {new.index}: generated tests on the {role} version {side.index}, run {number}/{options.runs}")
                 with _scratch(scratch / f"pytest-{role}-{number}") as work:

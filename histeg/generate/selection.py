@@ -15,6 +15,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from histeg.records.targets import TargetKind
+
 CALLABLE_KINDS = frozenset({"function", "method", "class"})
 ScopeKind = str
 """``class`` or ``function``, for a scope name of a module's AST."""
@@ -28,7 +30,7 @@ class Ranked(Protocol):
     @property
     def identifier(self) -> str: ...
     @property
-    def kind(self) -> str: ...
+    def kind(self) -> TargetKind: ...
     @property
     def module(self) -> str: ...
     @property
@@ -41,7 +43,7 @@ class Chosen:
 
     rank: int
     identifier: str
-    kind: str
+    kind: TargetKind
     module: str
     qualname: str
     cover: str

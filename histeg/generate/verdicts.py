@@ -14,6 +14,7 @@ import shutil
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 from xml.etree import ElementTree
 
 from histeg.atomic import write_bytes
@@ -21,7 +22,11 @@ from histeg.generate.sides import VersionSide
 from histeg.processes.groups import records_folder
 from histeg.processes.process import output_text, pinned_environment, run_process
 from histeg.processes.workdir import fresh_copy
+from histeg.records.generation import Outcome
 from histeg.runs.runner import base_environment
+
+Role = Literal["old", "new"]
+"""Which version of the pair a run is on."""
 
 PASSING = frozenset({"passed", "xfailed"})
 FAILING = frozenset({"failed", "error"})
@@ -35,7 +40,7 @@ INI = "[pytest]\n"
 class Result:
     """One test's outcome in one run, with the first line of its failure."""
 
-    outcome: str
+    outcome: Outcome
     failure: str | None = None
 
 
@@ -43,7 +48,7 @@ class Result:
 class SideRunResult:
     """One pytest run of the generated tests on one version."""
 
-    side: str
+    side: Role
     index: int
     run: int
     exit_code: int | None
@@ -54,7 +59,7 @@ class SideRunResult:
     """By ``<module folder>/<file>::<test>``; a collection error of a file is under ``<module folder>/<file>``."""
 
 
-def run_tests(side: VersionSide, role: str, run: int, tests: Path, scratch: Path, log: Path, timeout: float = PYTEST_SECONDS) -> SideRunResult:
+def run_tests(side: VersionSide, role: Role, run: int, tests: Path, scratch: Path, log: Path, timeout: float = PYTEST_SECONDS) -> SideRunResult:
     """Run the tests under ``tests`` (one folder per module) on ``side``; results are keyed by those folders' names."""
     folder = scratch / "tests"
     folder.mkdir(parents=True)
@@ -101,7 +106,8 @@ def read_junit(payload: bytes) -> dict[str, Result]:
 
 
 def _result(case: ElementTree.Element) -> Result:
-    for tag, outcome in (("failure", "failed"), ("error", "error")):
+    failing: tuple[tuple[str, Outcome], ...] = (("failure", "failed"), ("error", "error"))
+    for tag, outcome in failing:
         element = case.find(tag)
         if element is not None:
             return Result(outcome, first_line(element.get("message"), element.text))
@@ -136,8 +142,8 @@ def outcome_of(test: str, results: Mapping[str, Result]) -> Result:
 class Verdict:
     """A test on one version over its runs."""
 
-    outcome: str
-    runs: list[str]
+    outcome: Outcome
+    runs: list[Outcome]
     failure: str | None
 
 
@@ -145,7 +151,7 @@ def verdict(results: Iterable[Result]) -> Verdict:
     """The common outcome of the runs, or flaky when they disagree; the first failure line seen."""
     runs = list(results)
     outcomes = [result.outcome for result in runs]
-    agreed = outcomes[0] if outcomes and all(outcome == outcomes[0] for outcome in outcomes) else "flaky"
+    agreed: Outcome = outcomes[0] if outcomes and all(outcome == outcomes[0] for outcome in outcomes) else "flaky"
     failure = next((result.failure for result in runs if result.failure is not None), None)
     return Verdict(agreed, outcomes, failure)
 

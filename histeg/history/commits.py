@@ -20,7 +20,7 @@ def _reader(git_dir: str) -> Any:
     """
     from pydriller import Git
 
-    class _Git(Git):  # type: ignore[misc]
+    class _Git(Git):
         def _discover_main_branch(self, repo: Any) -> None:
             try:
                 super()._discover_main_branch(repo)

@@ -8,9 +8,9 @@ recorded with its odd bytes as ``\\xNN``, the same text the version's
 from __future__ import annotations
 
 from histeg.history.git import GitRepository, display_path
-from histeg.records.history import FileChange
+from histeg.records.history import FileChange, FileChangeType
 
-_STATUS = {"A": "added", "D": "removed", "M": "modified", "T": "modified", "R": "renamed", "C": "added"}
+_STATUS: dict[str, FileChangeType] = {"A": "added", "D": "removed", "M": "modified", "T": "modified", "R": "renamed", "C": "added"}
 
 
 def _fields(raw: bytes) -> list[str]:
@@ -44,6 +44,9 @@ def file_changes(repo: GitRepository, old: str, new: str) -> list[FileChange]:
     while position < len(items) and items[position]:
         status = items[position]
         kind = _STATUS.get(status[0], "modified")
+        old_path: str | None
+        new_path: str | None
+        similarity: int | None
         if status[0] in "RC":
             old_path, new_path = items[position + 1], items[position + 2]
             position += 3

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from histeg.history.git import GitRepository
-from histeg.records.history import Commit, MergeParents, MergeRole, MergeVersion
+from histeg.records.history import Commit, MergeParents, MergeRole, MergeRoleName, MergeVersion
 
 
 @dataclass(frozen=True)
@@ -28,8 +28,8 @@ class MergeTriple:
         return MergeParents(first_parent=_ref(self.first), second_parent=_ref(self.second),
                             base=_ref(self.base) if self.base is not None else None)
 
-    def members(self) -> list[tuple[str, Commit]]:
-        found = [("firstParent", self.first), ("secondParent", self.second)]
+    def members(self) -> list[tuple[MergeRoleName, Commit]]:
+        found: list[tuple[MergeRoleName, Commit]] = [("firstParent", self.first), ("secondParent", self.second)]
         return found + ([("base", self.base)] if self.base is not None else [])
 
 
@@ -75,5 +75,5 @@ def merge_sections(triples: list[MergeTriple]) -> tuple[dict[str, MergeParents],
     for triple in triples:
         parents[triple.merge.identifier] = triple.parents_record()
         for role, commit in triple.members():
-            roles.setdefault(commit.identifier, []).append(MergeRole(role=role, merge=_ref(triple.merge)))  # type: ignore[arg-type]
+            roles.setdefault(commit.identifier, []).append(MergeRole(role=role, merge=_ref(triple.merge)))
     return parents, roles

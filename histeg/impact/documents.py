@@ -75,7 +75,7 @@ def noise_section(comparison: VersionComparison) -> NoiseSection:
 
 def unstable(comparison: VersionComparison) -> list[UnstablePair]:
     """Each (entry point, function) that differed between runs of one version, with the nature of the difference."""
-    return [UnstablePair(entry_point=entry_label(entry), function=function, natures=sorted(found.natures))  # type: ignore[arg-type]
+    return [UnstablePair(entry_point=entry_label(entry), function=function, natures=sorted(found.natures))  # type: ignore[arg-type]  # natures typed str by compare.divergences
             for (entry, function), found in sorted(comparison.unstable.items(), key=lambda item: item[0])]
 
 

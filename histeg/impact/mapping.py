@@ -29,7 +29,8 @@ function becomes an unmapped target.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping, Set
+from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
 from histeg.compare.divergences import Divergence
@@ -73,7 +74,7 @@ def map_divergences(
     restrict: bool = False,
     tests: frozenset[str] = frozenset(),
     test_data_changed: bool = False,
-    entry_functions: Mapping[EntryKey, Set[str]] | None = None,
+    entry_functions: Mapping[EntryKey, AbstractSet[str]] | None = None,
 ) -> ImpactMap:
     """``reads`` maps a function to the values it reads; ``distance`` is the call-graph distance;
     ``tests`` are the functions of the test code; ``test_data_changed``: the version changed
@@ -98,7 +99,7 @@ class _Mapper:
     restrict: bool
     tests: frozenset[str]
     test_data_changed: bool
-    entry_functions: Mapping[EntryKey, Set[str]]
+    entry_functions: Mapping[EntryKey, AbstractSet[str]]
     returning: dict[object, list[Divergence]]
     changed_calls: dict[object, list[Divergence]]
     result: ImpactMap = field(default_factory=ImpactMap)
@@ -192,7 +193,7 @@ class _Mapper:
             self.result.of(value).non_local.append((divergence, len(divergence.call.path) + 2))
         return bool(self.run_values)
 
-    def _called(self, divergence: Divergence) -> Set[str]:
+    def _called(self, divergence: Divergence) -> AbstractSet[str]:
         """The functions run under the divergence's entry point, and the type its own call ran for."""
         called = self.entry_functions.get(divergence.entry, frozenset())
         receiver = divergence.call.receiver
@@ -221,7 +222,7 @@ class _Mapper:
         return self.test_data_changed
 
 
-def _closest_reader(functions: list[str], reads: Mapping[str, FunctionReads], called: Set[str], changed: Set[str]) -> tuple[int, set[str]] | None:
+def _closest_reader(functions: list[str], reads: Mapping[str, FunctionReads], called: AbstractSet[str], changed: AbstractSet[str]) -> tuple[int, set[str]] | None:
     """Hops to the first of ``functions`` (the divergent one, then its callers) reading changed values, and those values.
 
     Reads through a receiver of unknown class count where the trace shows an instance carrying the

@@ -123,14 +123,15 @@ def change_summary(change: dict[str, Any]) -> TargetChange:
         span = change.get(key)
         return None if span is None else (span[0], span[1])
 
-    return TargetChange(id=change.get("id"), entity=change.get("entity"), type=change.get("type"), code_type=change.get("codeType"),
-                        significance=change.get("significance"), old_lines=lines("oldLines"), new_lines=lines("newLines"),
+    return TargetChange(id=change["id"], entity=change["entity"], type=change["type"], code_type=change["codeType"],
+                        significance=change["significance"], old_lines=lines("oldLines"), new_lines=lines("newLines"),
                         old_path=change.get("oldPath"), new_path=change.get("newPath"))
 
 
 def _local(divergence: Divergence) -> LocalDivergence:
     call = divergence.call
-    return LocalDivergence(entry_point=entry_label(divergence.entry), function=call.function, kinds=call.kinds, classes=list(divergence.classes),
+    return LocalDivergence(entry_point=entry_label(divergence.entry), function=call.function, kinds=call.kinds,
+                           classes=list(divergence.classes),  # type: ignore[arg-type]  # names of CLASSES, typed str by compare.divergences
                            metrics=Metrics(**call.metrics()))
 
 

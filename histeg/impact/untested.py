@@ -146,7 +146,7 @@ def changed_code(targets: Iterable[Target], changeable: LineSets, executed: Line
         ran = executed.get(file or "", set())
         hit = [line for line in lines if line in ran]
         module, qualname = split_identifier(target.identifier)
-        found.append(ChangedCode(identifier=target.identifier, kind=target.kind, module=module, qualname=qualname,  # type: ignore[arg-type]
+        found.append(ChangedCode(identifier=target.identifier, kind=target.kind, module=module, qualname=qualname,  # type: ignore[arg-type]  # one of TargetKind, typed str in Target
                                  file=target.file, lines=target.lines, changed_lines=lines, executed_changed_lines=hit,
                                  state=_state(target, bool(hit))))
     return found

@@ -15,10 +15,12 @@ from dataclasses import dataclass, field
 from histeg.compare.divergences import VersionComparison, compare_versions
 from histeg.compare.entry_points import EntryKey
 from histeg.merges.classify import Classified, Observation, Relation, classify
+from histeg.records.divergences import Kind
+from histeg.records.merges import PairName
 from histeg.store import OutputStore
 
-PAIRS = ("mergeVsFirstParent", "mergeVsSecondParent", "firstParentVsBase", "secondParentVsBase")
-Place = tuple[EntryKey, str, str]
+PAIRS: tuple[PairName, ...] = ("mergeVsFirstParent", "mergeVsSecondParent", "firstParentVsBase", "secondParentVsBase")
+Place = tuple[EntryKey, str, Kind]
 """(entry point, function, kind of divergence)."""
 
 
@@ -33,7 +35,7 @@ class PairFacts:
     """What one comparison says, by place."""
 
     compared: set[EntryKey]
-    differs: dict[tuple[EntryKey, str], set[str]] = field(default_factory=dict)
+    differs: dict[tuple[EntryKey, str], set[Kind]] = field(default_factory=dict)
     unknown: dict[tuple[EntryKey, str], set[str]] = field(default_factory=dict)
 
     @classmethod
@@ -45,20 +47,20 @@ class PairFacts:
             facts.unknown.setdefault(key, set()).update(unstable.kinds)
         return facts
 
-    def relation(self, entry: EntryKey, function: str, kind: str) -> Relation:
+    def relation(self, entry: EntryKey, function: str, kind: Kind) -> Relation:
         if entry not in self.compared or kind in self.unknown.get((entry, function), ()):
             return None
         return kind in self.differs.get((entry, function), ())
 
 
-def observe(facts: dict[str, PairFacts | None]) -> dict[Place, Observation]:
+def observe(facts: dict[PairName, PairFacts | None]) -> dict[Place, Observation]:
     """Every place some comparison found different, with what all four say there (a missing comparison: unknown)."""
     places: set[Place] = set()
     for found in facts.values():
         if found is not None:
             places.update((entry, function, kind) for (entry, function), kinds in found.differs.items() for kind in kinds)
 
-    def relation(name: str, place: Place) -> Relation:
+    def relation(name: PairName, place: Place) -> Relation:
         found = facts.get(name)
         return None if found is None else found.relation(*place)
 

@@ -15,7 +15,7 @@ from histeg.merges.charge import ProjectCode, charged_to
 from histeg.merges.classify import INTRODUCED, LOST
 from histeg.merges.compare import PAIRS, PairFacts, classified, compare_pair, observe
 from histeg.merges.impact import changed_functions, impact_set
-from histeg.merges.targets import with_merge_classes
+from histeg.merges.targets import Charged, with_merge_classes
 from histeg.records.history import MergeParents, MergeVersion
 from histeg.records.merges import (
     ChangedSides,
@@ -24,8 +24,10 @@ from histeg.records.merges import (
     MergeDivergences,
     MergeNoise,
     MergeSummary,
+    PairName,
     Relations,
 )
+from histeg.records.merges import Relation as RelationWord
 from histeg.records.statics import Functions
 from histeg.records.targets import TestingTargets
 from histeg.settings.model import Settings
@@ -57,12 +59,12 @@ def compute_merge(store: OutputStore, index: int, settings: Settings) -> dict[st
     impact = impact_set(observed_call_graph(store, index), first_side, second_side, settings.merge_distance)
 
     divergences: list[MergeDivergence] = []
-    charged: dict[str, tuple[set[str], set[str], list[str], list[str]]] = {}
+    charged: dict[str, Charged] = {}
     for (entry, function, kind), observed, result in classified(observe(facts)):
         target = charged_to(function, chains.get((entry, function), ()), project)
         relations = Relations(**{_field(name): _word(getattr(observed, attribute))
                                  for name, attribute in zip(PAIRS, ("merge_first", "merge_second", "first_base", "second_base"), strict=True)})
-        divergences.append(MergeDivergence(entry_point=entry, function=function, kind=kind, classes=list(result.classes),  # type: ignore[arg-type]
+        divergences.append(MergeDivergence(entry_point=entry, function=function, kind=kind, classes=list(result.classes),
                                            lost_from=list(result.lost_from), relations=relations, target=target))
         classes, lost_from, affected, entries = charged.setdefault(target, (set(), set(), [], []))
         classes.update(result.classes)
@@ -77,7 +79,7 @@ def compute_merge(store: OutputStore, index: int, settings: Settings) -> dict[st
         changed=ChangedSides(first_parent=sorted(first_side), second_parent=sorted(second_side)), impact_set=sorted(impact),
         comparisons=[_comparison(store, name, pairs[name], comparisons[name]) for name in PAIRS if name in comparisons],
         divergences=divergences,
-        noise=[MergeNoise(comparison=name, entry_point=entry, function=function, kinds=sorted(unstable.kinds))  # type: ignore[arg-type]
+        noise=[MergeNoise(comparison=name, entry_point=entry, function=function, kinds=sorted(unstable.kinds))  # type: ignore[arg-type]  # divergence kinds, typed str by compare.divergences
                for name in PAIRS if name in comparisons
                for (entry, function), unstable in sorted(comparisons[name].unstable.items(), key=lambda item: item[0])],
         summary=MergeSummary(lost=sum(LOST in d.classes for d in divergences), introduced=sum(INTRODUCED in d.classes for d in divergences),
@@ -96,7 +98,7 @@ def _project_code(store: OutputStore, index: int, parents: MergeParents) -> Proj
 
 
 def _mark_targets(store: OutputStore, index: int, project: ProjectCode,
-                  charged: dict[str, tuple[set[str], set[str], list[str], list[str]]]) -> list[str]:
+                  charged: dict[str, Charged]) -> list[str]:
     """The merge's testingTargets.json with its merge classes, when the targets step ranked it (it has a predecessor)."""
     path = store.file(index, TESTING_TARGETS)
     if store.version(index).comparing_against_index is None or "targets" not in results(store, index) or not path.is_file():
@@ -106,9 +108,9 @@ def _mark_targets(store: OutputStore, index: int, project: ProjectCode,
     return [target.identifier for target in document.targets[:3]]
 
 
-def _comparison(store: OutputStore, name: str, pair: tuple[int, int], comparison: Any) -> MergeComparison:
+def _comparison(store: OutputStore, name: PairName, pair: tuple[int, int], comparison: Any) -> MergeComparison:
     new, old = (store.version(i) for i in pair)
-    return MergeComparison(name=name, new=MergeVersion(index=new.index, identifier=new.identifier),  # type: ignore[arg-type]
+    return MergeComparison(name=name, new=MergeVersion(index=new.index, identifier=new.identifier),
                            old=MergeVersion(index=old.index, identifier=old.identifier), matched_entry_points=comparison.matched,
                            divergences=len(comparison.divergences), noise=len(comparison.noise), confirmation=comparison.confirmation.record())
 
@@ -118,5 +120,5 @@ def _field(name: str) -> str:
             "firstParentVsBase": "first_parent_vs_base", "secondParentVsBase": "second_parent_vs_base"}[name]
 
 
-def _word(relation: bool | None) -> str:
+def _word(relation: bool | None) -> RelationWord:
     return "unknown" if relation is None else ("differs" if relation else "equal")

@@ -16,6 +16,7 @@ from collections.abc import Mapping
 from histeg.impact.ranking import Layout, section_of
 from histeg.impact.targets import FunctionInfo
 from histeg.naming import split_identifier
+from histeg.records.merges import MergeClass, Side
 from histeg.records.targets import (
     DivergenceCounts,
     RankedTarget,
@@ -29,7 +30,11 @@ ADDED = NOTE + "a target for its merge classes only: no change or divergence aga
 KINDS = ("function", "method", "class", "module")
 
 
-def _note(classes: set[str], lost_from: set[str]) -> str:
+Charged = tuple[set[MergeClass], set[Side], list[str], list[str]]
+"""What one target is charged with: its merge classes, the parents it lost from, the divergent functions and entry points."""
+
+
+def _note(classes: set[MergeClass], lost_from: set[Side]) -> str:
     parts = []
     if "lost" in classes:
         sides = " and ".join(sorted(side.replace("Parent", " parent") for side in lost_from))
@@ -52,7 +57,7 @@ def _added(identifier: str, info: FunctionInfo | None, affected: list[str], entr
     module, qualname = split_identifier(identifier)
     zero = ValueParts(local={}, non_local={}, call_distance=0.0, affected_functions=0.0, syntax_changes=0.0, new_class=0.0, traces=0)
     return RankedTarget(
-        rank=None, identifier=identifier, kind=info.kind if info is not None and info.kind in KINDS else "function",  # type: ignore[arg-type]
+        rank=None, identifier=identifier, kind=info.kind if info is not None and info.kind in KINDS else "function",  # type: ignore[arg-type]  # one of KINDS: `in` does not narrow str to the Literal
         module=module, qualname=qualname, file=info.file if info is not None else None, lines=info.lines if info is not None else None,
         value=0.0, parts=zero, origin="unmapped divergence", new=False, syntax_changes=[], syntax_change_count=0,
         local_divergences=[], local_divergence_count=0, non_local_divergences=[], non_local_divergence_count=0,
@@ -62,7 +67,7 @@ def _added(identifier: str, info: FunctionInfo | None, affected: list[str], entr
     )
 
 
-def with_merge_classes(document: TestingTargets, charged: Mapping[str, tuple[set[str], set[str], list[str], list[str]]],
+def with_merge_classes(document: TestingTargets, charged: Mapping[str, Charged],
                        functions: Mapping[str, FunctionInfo], layout: Layout) -> TestingTargets:
     """``charged``: per target identifier, its merge classes, the parents it lost from, the divergent functions and entry points;
     ``layout``: the merge's sources and tests directories."""
@@ -75,7 +80,7 @@ def with_merge_classes(document: TestingTargets, charged: Mapping[str, tuple[set
         if target is None:
             target = _added(identifier, functions.get(identifier), affected, entries)
             {"product": targets, "tests": document.test_code, "other": document.other_code}[section_of(target.file, layout)].append(target)
-        target.merge_classes = sorted(classes)  # type: ignore[assignment]
+        target.merge_classes = sorted(classes)
         target.notes.append(_note(classes, lost_from))
     targets.sort(key=lambda t: (not t.merge_classes, not t.evidence, -t.value, t.identifier))  # as ranking.ranked within each
     for rank, target in enumerate(targets, 1):

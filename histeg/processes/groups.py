@@ -150,9 +150,9 @@ def _members(pgid: int, since: int = 0) -> list[int]:
     """Live processes of group ``pgid`` in session ``pgid`` (histeg's groups lead their own session) started at ``since`` or later."""
     found = []
     for entry in os.scandir("/proc"):
-        if entry.name.isdigit() and (stat := _stat(entry.name)) is not None:
-            if stat.pgid == pgid and stat.session == pgid and stat.started >= since and stat.state != "Z":
-                found.append(int(entry.name))
+        if (entry.name.isdigit() and (stat := _stat(entry.name)) is not None
+                and stat.pgid == pgid and stat.session == pgid and stat.started >= since and stat.state != "Z"):
+            found.append(int(entry.name))
     return found
 
 

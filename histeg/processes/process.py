@@ -14,6 +14,7 @@ the next run a way to end it.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import selectors
 import signal
@@ -182,7 +183,7 @@ def run_process(
             try:
                 process = subprocess.Popen(
                     argv, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                    start_new_session=True, preexec_fn=_default_interrupt,
+                    start_new_session=True, preexec_fn=_default_interrupt,  # noqa: PLW1509  it only resets a signal handler: no lock, no import
                 )
             except OSError as exc:
                 return ProcessResult(None, 0.0, False, "", "", f"cannot start {argv[0]}: {exc.strerror or exc}")
@@ -250,7 +251,5 @@ def _default_interrupt() -> None:
 
 
 def _signal_group(pgid: int, signum: int) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, signum)
-    except (ProcessLookupError, PermissionError):
-        pass

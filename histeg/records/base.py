@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import threading
 from pathlib import Path
-from typing import Any, ClassVar, Self, TypeVar
+from typing import Any, ClassVar, Self
 
 import msgspec
 
@@ -21,12 +21,11 @@ from histeg.errors import HistegError
 RECORDS: dict[str, type[Record]] = {}
 """Every file record by file name, for the schema generator."""
 
-T = TypeVar("T")
 _DECODERS: dict[Any, msgspec.json.Decoder[Any]] = {}
 _TYPES_READY = threading.Lock()
 
 
-def decoder(kind: type[T]) -> msgspec.json.Decoder[T]:
+def decoder[T](kind: type[T]) -> msgspec.json.Decoder[T]:
     """A JSON decoder of ``kind``, made once under a lock. msgspec works out a type's layout on its first use, and two
     threads doing that at once for the same class crash the process (the re-runs of both versions decode alike)."""
     found = _DECODERS.get(kind)
@@ -38,7 +37,7 @@ def decoder(kind: type[T]) -> msgspec.json.Decoder[T]:
     return found
 
 
-def convert(data: Any, kind: type[T]) -> T:
+def convert[T](data: Any, kind: type[T]) -> T:
     """``msgspec.convert``, with the type's layout worked out first under the same lock as ``decoder``."""
     decoder(kind)
     return msgspec.convert(data, kind)
@@ -62,7 +61,7 @@ class Record(Part, kw_only=True):
 
     @classmethod
     def schema_version_expected(cls) -> int:
-        return cls.__struct_defaults__[cls.__struct_fields__.index("schema_version")]  # type: ignore[no-any-return]
+        return cls.__struct_defaults__[cls.__struct_fields__.index("schema_version")]
 
     def to_builtins(self) -> Any:
         return msgspec.to_builtins(self)

@@ -12,7 +12,7 @@ from histeg.records.types import Index, Seconds
 BuildStatus = Literal["succeeded", "failed", "timedOut"]
 
 
-class Declarations(Part, kw_only=True, frozen=True):
+class Declarations(Part, kw_only=True, frozen=True):  # type: ignore[misc]  # msgspec allows a frozen Struct on a non-frozen base; mypy applies the dataclass rule
     """A version's declared needs, read from its own files; two versions with equal declarations share an environment."""
 
     requirements: Annotated[tuple[str, ...], msgspec.Meta(description="Sorted requirement strings for the environment (pytest added when absent).")]
@@ -24,7 +24,7 @@ class Declarations(Part, kw_only=True, frozen=True):
     sources: Annotated[tuple[str, ...], msgspec.Meta(description="The files the declarations were read from.")] = msgspec.field(name="from")
 
 
-class Environment(Part, kw_only=True, frozen=True):
+class Environment(Part, kw_only=True, frozen=True):  # type: ignore[misc]  # msgspec allows a frozen Struct on a non-frozen base; mypy applies the dataclass rule
     """Where a version's tests run: a shared environment, or the user's interpreter as it is."""
 
     python: Annotated[str, msgspec.Meta(description="The interpreter the version's commands run with.")]

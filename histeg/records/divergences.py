@@ -26,7 +26,7 @@ Details = Annotated[dict[str, Any], msgspec.Meta(description=(
     "return (old and new: returned or raised, and the value), missingCalls, additionalCalls."))]
 
 
-class EntryKey(Part, frozen=True, order=True, kw_only=False):
+class EntryKey(Part, frozen=True, order=True, kw_only=False):  # type: ignore[misc]  # msgspec allows a frozen Struct on a non-frozen base; mypy applies the dataclass rule
     """An entry point: the k-th root call of one function under one node id and phase of one trace command."""
 
     command: Annotated[str, msgspec.Meta(description="Label of the trace command (pytest, main-<module>, run-<cmd>).")]

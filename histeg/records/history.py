@@ -78,10 +78,13 @@ class MergeParents(Part, kw_only=True):
         return found | ({"base": self.base.index} if self.base is not None else {})
 
 
+MergeRoleName = Literal["firstParent", "secondParent", "base"]
+
+
 class MergeRole(Part, kw_only=True):
     """This version's part in a merge analysed in merge mode."""
 
-    role: Literal["firstParent", "secondParent", "base"]
+    role: MergeRoleName
     merge: MergeVersion
 
 
@@ -145,8 +148,11 @@ class Version(Record, kw_only=True):
         )
 
 
+FileChangeType = Literal["added", "removed", "modified", "renamed"]
+
+
 class FileChange(Part, kw_only=True):
-    type: Literal["added", "removed", "modified", "renamed"]
+    type: FileChangeType
     old_path: RelativePath | None
     new_path: RelativePath | None
     python: Annotated[bool, msgspec.Meta(description="Either path ends in .py.")]
@@ -165,5 +171,5 @@ class FileChanges(Record, kw_only=True):
     changes: list[FileChange]
 
 
-__all__ = ["Commit", "Count", "FileChange", "FileChanges", "History", "MergeParents", "MergeRole", "MergeVersion", "Repository",
-           "SkippedEntry", "Version", "VersionSettings"]
+__all__ = ["Commit", "Count", "FileChange", "FileChangeType", "FileChanges", "History", "MergeParents", "MergeRole", "MergeRoleName",
+           "MergeVersion", "Repository", "SkippedEntry", "Version", "VersionSettings"]

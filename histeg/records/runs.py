@@ -41,7 +41,7 @@ INCOMPLETE_DESCRIPTION = ("Trace files left unclosed or broken (for instance by 
                           "not used for comparison.")
 
 
-class TraceCommand(Part, kw_only=True, frozen=True):
+class TraceCommand(Part, kw_only=True, frozen=True):  # type: ignore[misc]  # msgspec allows a frozen Struct on a non-frozen base; mypy applies the dataclass rule
     """A command whose runs produce a version's traces: its pytest suite, a module's ``__main__`` or a shell command."""
 
     kind: CommandKind
@@ -51,7 +51,7 @@ class TraceCommand(Part, kw_only=True, frozen=True):
     shell: Annotated[str | None, msgspec.Meta(description="The shell command (kind shell), run with /bin/sh -c in the snapshot.")] = None
 
 
-class TraceOptions(Part, kw_only=True, frozen=True):
+class TraceOptions(Part, kw_only=True, frozen=True):  # type: ignore[misc]  # msgspec allows a frozen Struct on a non-frozen base; mypy applies the dataclass rule
     """The tracing choices the runs were made with; a rerun with other choices re-traces."""
 
     values: ValueMode = "structural"

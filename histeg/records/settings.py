@@ -39,6 +39,6 @@ class RunSettings(Record, kw_only=True):
     FILE = "settings.json"
     TITLE = "<index>/settings.json"
     schema_version: Literal[3] = 3  # 3: the compare section (export-flat and confirm moved there from targets)
-    traces: TracesSettings | None  # type: ignore[valid-type]
-    compare: CompareSettings | None  # type: ignore[valid-type]
-    targets: TargetsSettings | None  # type: ignore[valid-type]
+    traces: TracesSettings | None  # type: ignore[valid-type]  # a Struct made from the option table at import time
+    compare: CompareSettings | None  # type: ignore[valid-type]  # a Struct made from the option table at import time
+    targets: TargetsSettings | None  # type: ignore[valid-type]  # a Struct made from the option table at import time

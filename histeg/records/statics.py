@@ -15,7 +15,7 @@ FunctionId = Annotated[str, msgspec.Meta(pattern="^[^:]+:.*$", description="modu
 Line = Annotated[int, msgspec.Meta(ge=1)]
 
 
-class FunctionRecord(Part, kw_only=True, frozen=True):
+class FunctionRecord(Part, kw_only=True, frozen=True):  # type: ignore[misc]  # msgspec allows a frozen Struct on a non-frozen base; mypy applies the dataclass rule
     """A module body, class or named function, named as CPython names its code object."""
 
     identifier: FunctionId
@@ -30,7 +30,7 @@ class FunctionRecord(Part, kw_only=True, frozen=True):
     decorators: Annotated[tuple[str, ...], msgspec.Meta(description="Decorator expressions as source text, outermost first.")] = ()
 
 
-class SkippedFile(Part, kw_only=True, frozen=True):
+class SkippedFile(Part, kw_only=True, frozen=True):  # type: ignore[misc]  # msgspec allows a frozen Struct on a non-frozen base; mypy applies the dataclass rule
     """An analysed file that could not be parsed, and why."""
 
     file: RelativePath

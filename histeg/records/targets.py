@@ -239,7 +239,7 @@ class TestingTargets(RankedTargets, kw_only=True):
 
     FILE = "testingTargets.json"
     TITLE = "<index>/testingTargets.json"
-    schema_version: Literal[3] = 3  # type: ignore[assignment]  # 3: changedCode, untestedChanges, summary.untested and diffCoverage
+    schema_version: Literal[3] = 3  # type: ignore[assignment]  # narrows the base's Literal[2]; 3: changedCode, untestedChanges, summary.untested and diffCoverage
     test_code: Annotated[list[RankedTarget], msgspec.Meta(description="Targets in the tests directories: reported, never ranked.")]
     other_code: Annotated[list[RankedTarget], msgspec.Meta(description=(
         "Targets in Python files outside the sources and tests directories (scripts, benchmarks, docs configuration): reported, never ranked."))]

@@ -130,7 +130,7 @@ def _spark(title: str, summaries: list[VersionSummary], count: Callable[[Counts]
     values = [count(s.counts) if s.counts else 0 for s in summaries]
     top = max(values, default=0) or 1
     step = (SPARK_WIDTH - 8) / max(len(values) - 1, 1)
-    dots = [(4 + i * step, SPARK_HEIGHT - 4 - (SPARK_HEIGHT - 8) * v / top, s.index, v) for i, (s, v) in enumerate(zip(summaries, values))]
+    dots = [(4 + i * step, SPARK_HEIGHT - 4 - (SPARK_HEIGHT - 8) * v / top, s.index, v) for i, (s, v) in enumerate(zip(summaries, values, strict=True))]
     return Spark(title, " ".join(f"{x:.1f},{y:.1f}" for x, y, _, _ in dots), dots, max(values, default=0))
 
 

@@ -371,7 +371,7 @@ class _Context:
     def target(self, target: RankedTarget, section: Section) -> TargetReport:
         return TargetReport(
             section=section, rank=target.rank, identifier=target.identifier, kind=target.kind, module=target.module,
-            qualname=target.qualname, file=target.file, lines=tuple(target.lines) if target.lines else None,  # type: ignore[arg-type]
+            qualname=target.qualname, file=target.file, lines=target.lines if target.lines else None,
             value=target.value, parts=target.parts, origin=target.origin, new=target.new,
             syntax_changes=list(target.syntax_changes), syntax_change_count=target.syntax_change_count,
             local_divergences=list(target.local_divergences), local_divergence_count=target.local_divergence_count,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import IO
 
 from rich.console import Console as RichConsole
+from rich.console import JustifyMethod
 from rich.table import Table
 
 from histeg.report.model import RunReport, VersionReport
@@ -25,8 +26,9 @@ def _version(console: RichConsole, report: VersionReport, top: int) -> None:
                       f"{plural(counts.noise, 'divergence')} set aside as noise", highlight=False)
     if report.targets:
         table = Table(show_lines=False, expand=False)
-        for name, justify in (("#", "right"), ("target", "left"), ("value", "right"), ("why", "left")):
-            table.add_column(name, justify=justify, overflow="fold")  # type: ignore[arg-type]
+        columns: tuple[tuple[str, JustifyMethod], ...] = (("#", "right"), ("target", "left"), ("value", "right"), ("why", "left"))
+        for name, justify in columns:
+            table.add_column(name, justify=justify, overflow="fold")
         for target in report.targets[:top]:
             table.add_row(str(target.rank), target.identifier, f"{target.value:.3g}", target_reason(target))
         console.print(table)

@@ -64,7 +64,7 @@ def _pad(depth: int) -> str:
 
 def _header(call: Call, depth: int) -> str:
     function = call.function
-    params = ", ".join(f"{name}={value}" for name, value in zip(function.params, call.params) if value is not None)
+    params = ", ".join(f"{name}={value}" for name, value in zip(function.params, call.params, strict=False) if value is not None)
     return f"{_pad(depth)}{function.ident}({params})  {function.file}:{function.first_line}"
 
 

@@ -120,10 +120,10 @@ def _prepare(store: OutputStore, index: int, wanted: Mapping[str, set[str]], pai
         force_rmtree(directory)
     directory.mkdir(parents=True)
     select_files: dict[str, Path] = {}
-    for label, ids in selection.items():
-        if ids is not None:
+    for label, chosen in selection.items():
+        if chosen is not None:
             select_files[label] = directory / f"{label}.select"
-            select_files[label].write_text("".join(f"{nodeid}\n" for nodeid in sorted(ids)), encoding="utf-8")
+            select_files[label].write_text("".join(f"{nodeid}\n" for nodeid in sorted(chosen)), encoding="utf-8")
     return _Batch(store, index, confirmations, paired_with, selection, commands, launch, directory, select_files)
 
 

@@ -23,7 +23,7 @@ subclass's methods or by the receiver's type the trace records for the call.
 from __future__ import annotations
 
 import ast
-from collections.abc import Set
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -44,7 +44,7 @@ class FunctionReads:
     """Values read through a receiver of unknown class -> their witnesses: the methods of the classes
     whose instances carry the value. A candidate is read where a witness ran."""
 
-    def values(self, called: Set[str] = frozenset()) -> set[str]:
+    def values(self, called: AbstractSet[str] = frozenset()) -> set[str]:
         """The values read when the functions ``called`` ran alongside: the resolved ones and the confirmed candidates."""
         return set(self.resolved) | {value for value, witnesses in self.candidates.items() if not witnesses.isdisjoint(called)}
 

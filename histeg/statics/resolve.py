@@ -22,7 +22,7 @@ from enum import Enum
 from typing import Literal
 
 from histeg.naming import identifier
-from histeg.statics.functions import COMPREHENSIONS, SCOPE_NODES, Definition, FunctionTable, ParsedModule, scope_nodes
+from histeg.statics.functions import COMPREHENSIONS, SCOPE_NODES, Definition, DefinitionNode, FunctionTable, ParsedModule, scope_nodes
 
 
 class Opaque(Enum):
@@ -66,6 +66,7 @@ class Super:
 
 Entity = Function | Klass | Instance | Module | Super | Opaque
 
+ScopeKind = Literal["module", "class", "function", "transparent"]
 BindingKind = Literal["def", "class", "import", "from", "alias", "other", "instance", "classobj"]
 LITERALS = (ast.Constant, ast.JoinedStr, ast.List, ast.Tuple, ast.Dict, ast.Set, ast.ListComp, ast.SetComp, ast.DictComp)
 
@@ -86,7 +87,7 @@ OTHER = Binding("other")
 
 @dataclass
 class Scope:
-    kind: Literal["module", "class", "function", "transparent"]
+    kind: ScopeKind
     module: str
     parent: Scope | None
     definition: Definition | None = None
@@ -140,7 +141,7 @@ class ProjectIndex:
         self.packages.update(".".join(parts[:i]) for i in range(1, len(parts)))
         for definition in parsed.definitions:
             parent = self.scopes[id(definition.parent.node)] if definition.parent else None
-            kind = "module" if parent is None else ("class" if isinstance(definition.node, ast.ClassDef) else "function")
+            kind: ScopeKind = "module" if parent is None else ("class" if isinstance(definition.node, ast.ClassDef) else "function")
             scope = Scope(kind, name, parent, definition)
             self.scopes[id(definition.node)] = scope
             if parent is None:
@@ -475,9 +476,14 @@ class ProjectIndex:
         assert method.definition is not None
         found: list[ast.Assign | ast.AnnAssign] = []
         for node in scope_nodes(_body(method.definition.node)):
-            targets = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+            if isinstance(node, ast.Assign):
+                targets = node.targets
+            elif isinstance(node, ast.AnnAssign):
+                targets = [node.target]
+            else:
+                continue
             if any(isinstance(t, ast.Attribute) and t.attr == name and isinstance(t.value, ast.Name) and t.value.id in selves for t in targets):
-                found.append(node)  # type: ignore[arg-type]
+                found.append(node)
         return found
 
     def _assigned_entity(self, method: Scope, node: ast.Assign | ast.AnnAssign) -> Entity:
@@ -554,8 +560,8 @@ def _c3(head: list[str], sequences: list[list[str]]) -> list[str]:
     return result
 
 
-def _body(node: ast.AST) -> list[ast.stmt]:
-    return node.body  # type: ignore[attr-defined,no-any-return]
+def _body(node: DefinitionNode) -> list[ast.stmt]:
+    return node.body
 
 
 def identifier_of(definition: Definition) -> str:

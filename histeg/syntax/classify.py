@@ -15,10 +15,11 @@ into one modification, which ChangeDistiller did not do (thesis fig. 4.4).
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from histeg.syntax.actions import Action, Delete, Insert, Move, Update, describe
-from histeg.syntax.changes import SyntaxChange
+from histeg.syntax.changes import ChangeType, CodeType, SyntaxChange
 from histeg.syntax.edit_script import EditScript
 from histeg.syntax.entities import (
     CLASS,
@@ -26,9 +27,9 @@ from histeg.syntax.entities import (
     FUNCTION,
     Place,
     anchor_of,
-    is_anchor,
     code_type,
     header_end,
+    is_anchor,
     module_entity,
     name_of,
     parameter_name,
@@ -102,7 +103,7 @@ class _Classifier:
         self.special: list[tuple[str, Node, Node, list[Action]]] = []
 
     @staticmethod
-    def _charge_targets(tree: Tree, is_mapped: object) -> dict[int, Node]:
+    def _charge_targets(tree: Tree, is_mapped: Callable[[Node], bool]) -> dict[int, Node]:
         """For each unmapped node, the anchor its insertion or deletion is charged to.
 
         That is the outermost unmapped anchor above it within its unmapped
@@ -112,7 +113,7 @@ class _Classifier:
         outermost: dict[int, Node | None] = {}
         targets: dict[int, Node] = {}
         for node in tree.nodes:
-            if is_mapped(node):  # type: ignore[operator]
+            if is_mapped(node):
                 continue
             parent = node.parent
             above = outermost.get(parent.id) if parent is not None and parent.id in outermost else None
@@ -155,8 +156,8 @@ class _Classifier:
                     charged.append((self._touch_old(self.delete_target[node.id]), action))
                 case Update(node=node, new=new):
                     owner = new.parent
-                    if owner is not None and owner.type in DEFINITIONS and new.field == "name":
-                        self.special.append(("rename", node.parent, owner, [action]))  # type: ignore[arg-type]
+                    if owner is not None and node.parent is not None and owner.type in DEFINITIONS and new.field == "name":
+                        self.special.append(("rename", node.parent, owner, [action]))
                         continue
                     key = self._touch_new(anchor_of(new))
                     self.union.union(key, self._touch_old(anchor_of(node)))
@@ -196,6 +197,7 @@ class _Classifier:
     def _group_changes(self, group: _Group) -> list[SyntaxChange]:
         olds = sorted(group.old.values(), key=lambda n: n.id)
         news = sorted(group.new.values(), key=lambda n: n.id)
+        kind: ChangeType
         if news and not olds:
             kind = "addition"
         elif olds and not news:
@@ -231,8 +233,8 @@ class _Classifier:
     def _record(
         self,
         place: Place,
-        kind: str,
-        ctype: str,
+        kind: ChangeType,
+        ctype: CodeType,
         before: str | None,
         after: str | None,
         old_lines: tuple[int, int] | None,
@@ -265,7 +267,7 @@ class _Classifier:
     def _rename(self, old_def: Node, new_def: Node, actions: list[Action]) -> list[SyntaxChange]:
         place = place_of(new_def, self.new_module)
         old_place = place_of(old_def, self.old_module)
-        ctype = "function" if new_def.type == FUNCTION else "class"
+        ctype: CodeType = "function" if new_def.type == FUNCTION else "class"
         if not self.renames:
             before, old_lines = snippet(self.old, old_def, whole=True)
             after, new_lines = snippet(self.new, new_def, whole=True)
@@ -282,8 +284,8 @@ class _Classifier:
 
 def change_at(
     place: Place,
-    kind: str,
-    ctype: str,
+    kind: ChangeType,
+    ctype: CodeType,
     code: tuple[str | None, str | None],
     lines: tuple[tuple[int, int] | None, tuple[int, int] | None],
     context: FileContext,
@@ -291,11 +293,11 @@ def change_at(
 ) -> SyntaxChange:
     """A change of ``kind`` at ``place``; ``code`` and ``lines`` are (old, new)."""
     return SyntaxChange(
-        level=place.level,  # type: ignore[arg-type]
+        level=place.level,
         entity=place.entity,
         function=place.function,
         klass=place.klass,
-        type=kind,  # type: ignore[arg-type]
+        type=kind,
         code_type=ctype,
         significance=significance(kind, ctype, place.level, same_scope),
         before=code[0],
@@ -362,14 +364,14 @@ def whole_module(tree: Tree, context: FileContext, added: bool) -> list[SyntaxCh
     module = module_entity((context.new_module if added else context.old_module) or "")
     lines = (1, max(1, tree.root.end_line)) if tree.root.children else None
     text = tree.text(tree.root).strip() or None
-    kind = "addition" if added else "removal"
+    kind: ChangeType = "addition" if added else "removal"
     changes = [_whole(tree, node, context, added) for node in top_level_definitions(tree) if node.type == CLASS]
     changes.append(SyntaxChange(
         level="module",
         entity=module,
         function=None,
         klass=None,
-        type=kind,  # type: ignore[arg-type]
+        type=kind,
         code_type="module",
         significance=significance(kind, "module", "module"),
         before=None if added else text,
@@ -403,8 +405,8 @@ def _whole(tree: Tree, node: Node, context: FileContext, added: bool) -> SyntaxC
     """One definition of an added or removed file."""
     module = (context.new_module if added else context.old_module) or ""
     place = place_of(node, module)
-    kind = "addition" if added else "removal"
-    ctype = "class" if node.type == CLASS else "function"
+    kind: ChangeType = "addition" if added else "removal"
+    ctype: CodeType = "class" if node.type == CLASS else "function"
     text, lines = snippet(tree, node, whole=True)
     change = change_at(place, kind, ctype, (None, text) if added else (text, None), (None, lines) if added else (lines, None), context)
     change.old_entity = None if added else place.entity

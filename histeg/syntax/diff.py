@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from histeg.syntax.changes import FileStatus, FileSyntaxChanges, SyntaxChange
+from histeg.syntax.changes import ChangeType, FileStatus, FileSyntaxChanges, SyntaxChange
 from histeg.syntax.classify import FileContext, classify, whole_module
 from histeg.syntax.edit_script import EditScript, generate
 from histeg.syntax.entities import module_entity
@@ -74,14 +74,15 @@ def _parse(data: bytes | None, path: str | None, options: SyntaxOptions) -> Pars
 
 
 def _too_large_change(context: FileContext, status: FileStatus) -> SyntaxChange:
-    kind = {"added": "addition", "removed": "removal"}.get(status, "modification")
+    kinds: dict[FileStatus, ChangeType] = {"added": "addition", "removed": "removal"}
+    kind = kinds.get(status, "modification")
     module = context.new_module or context.old_module or ""
     return SyntaxChange(
         level="module",
         entity=module_entity(module),
         function=None,
         klass=None,
-        type=kind,  # type: ignore[arg-type]
+        type=kind,
         code_type="module",
         significance="medium" if kind == "modification" else ("low" if kind == "addition" else "crucial"),
         before=None,

@@ -129,7 +129,7 @@ class _Generator:
             if not self.exact[x.id]:  # an exactly mapped subtree needs nothing below its root
                 self._align_children(w, x)
                 queue.extend(x.children)
-        for copy in postorder(self.fake_root):  # type: ignore[type-var]
+        for copy in postorder(self.fake_root):
             if copy.partner is None and copy.origin is not None:
                 self.actions.append(Delete(copy.origin))
         return EditScript(self.actions, self.mappings)
@@ -155,16 +155,13 @@ class _Generator:
     def _align_children(self, w: _Copy, x: Node) -> None:
         for child in w.children:
             self.src_in_order.discard(id(child))
-        for child in x.children:
-            self.dst_in_order.discard(child.id)
+        for node in x.children:
+            self.dst_in_order.discard(node.id)
         s1 = [child for child in w.children if child.partner is not None and child.partner.parent is x]
         s2 = [child for child in x.children if (copy := self.copy_of.get(child.id)) is not None and copy.parent is w]
         if not s1:
             return
-        if [child.partner for child in s1] == s2:
-            common = list(zip(s1, s2))
-        else:
-            common = lcs(s1, s2, lambda a, b: a.partner is b)
+        common = list(zip(s1, s2, strict=True)) if [child.partner for child in s1] == s2 else lcs(s1, s2, lambda a, b: a.partner is b)
         kept = set()
         for a, b in common:
             self.src_in_order.add(id(a))

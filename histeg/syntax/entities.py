@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from histeg.naming import identifier
+from histeg.records.syntax import CodeType, Level
 from histeg.syntax.tree import Node, Tree
 
 FUNCTION = "function_definition"
@@ -43,7 +44,7 @@ LITERALS = frozenset(
     }
 )
 
-_CODE_TYPES = {
+_CODE_TYPES: dict[str, CodeType] = {
     FUNCTION: "function",
     CLASS: "class",
     "decorator": "decorator",
@@ -142,7 +143,7 @@ def _is_literal(tree: Tree, node: Node) -> bool:
     return all(part.type in LITERALS for part in tree.subtree(node))
 
 
-def code_type(tree: Tree, anchor: Node, level: str) -> str:
+def code_type(tree: Tree, anchor: Node, level: str) -> CodeType:
     kind = anchor.type
     if kind in _CODE_TYPES:
         return _CODE_TYPES[kind]
@@ -193,7 +194,7 @@ def header_end(anchor: Node) -> Node | None:
 class Place:
     """Where an anchor sits, in histeg's identifiers."""
 
-    level: str
+    level: Level
     entity: str
     function: str | None
     klass: str | None

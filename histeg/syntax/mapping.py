@@ -57,7 +57,7 @@ class MappingStore:
         return self._to_dst[a.id] is b
 
     def pairs(self) -> Iterator[tuple[Node, Node]]:
-        for a, b in zip(self.src.nodes, self._to_dst):
+        for a, b in zip(self.src.nodes, self._to_dst, strict=True):
             if b is not None:
                 yield a, b
 

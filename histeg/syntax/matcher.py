@@ -119,7 +119,7 @@ def _top_down(src: Tree, dst: Tree, mappings: MappingStore, options: MatcherOpti
             if len(group1) == 1 and len(group2) == 1:
                 mappings.add_isomorphic(group1[0], group2[0])
             elif len(group1) * len(group2) > options.max_ambiguous_pairs:
-                for a, b in zip(group1, group2):
+                for a, b in zip(group1, group2, strict=False):  # too many pairs to weigh: pair them in order, the longer group's rest unmapped
                     mappings.add_isomorphic(a, b)
             else:
                 ambiguous.extend((a, b) for a in group1 for b in group2)
@@ -267,15 +267,15 @@ def _simple_recovery(a: Node, b: Node, mappings: MappingStore) -> None:
         free2 = [child for child in y.children if not mappings.has_dst(child)]
         types1 = _unique_by_type(free1)
         types2 = _unique_by_type(free2)
-        for kind, c1 in types1.items():
-            c2 = types2.get(kind)
-            if c2 is not None:
-                mappings.add(c1, c2)
-                work.append((c1, c2))
-        for c1 in x.children:
-            c2 = mappings.dst_of(c1)
-            if c2 is not None and c2.parent is y and c1.children and mappings.has_unmapped_descendants(c1, c2):
-                work.append((c1, c2))
+        for kind, only1 in types1.items():
+            only2 = types2.get(kind)
+            if only2 is not None:
+                mappings.add(only1, only2)
+                work.append((only1, only2))
+        for child in x.children:
+            partner = mappings.dst_of(child)
+            if partner is not None and partner.parent is y and child.children and mappings.has_unmapped_descendants(child, partner):
+                work.append((child, partner))
 
 
 def _same_hash(a: Node, b: Node) -> bool:
@@ -305,11 +305,11 @@ def _unique_by_type(nodes: Sequence[Node]) -> dict[str, Node]:
     return {node.type: node for node in nodes if count[node.type] == 1}
 
 
-def lcs[T](seq1: Sequence[T], seq2: Sequence[T], equal: Callable[[T, T], bool]) -> list[tuple[T, T]]:
+def lcs[A, B](seq1: Sequence[A], seq2: Sequence[B], equal: Callable[[A, B], bool]) -> list[tuple[A, B]]:
     """Longest common subsequence by dynamic programming (lists are children, short)."""
     n, m = len(seq1), len(seq2)
-    if n * m > 4_000_000:
-        return [(x, y) for x, y in zip(seq1, seq2) if equal(x, y)]
+    if n * m > 4_000_000:  # too long for the table: pairs at equal positions only
+        return [(x, y) for x, y in zip(seq1, seq2, strict=False) if equal(x, y)]
     table = [[0] * (m + 1) for _ in range(n + 1)]
     for i in range(n - 1, -1, -1):
         row, below = table[i], table[i + 1]
@@ -318,8 +318,8 @@ def lcs[T](seq1: Sequence[T], seq2: Sequence[T], equal: Callable[[T, T], bool]) 
             if equal(item, seq2[j]):
                 row[j] = below[j + 1] + 1
             else:
-                row[j] = below[j] if below[j] >= row[j + 1] else row[j + 1]
-    pairs = []
+                row[j] = below[j] if below[j] >= row[j + 1] else row[j + 1]  # noqa: FURB136  inlined: max() costs a call per cell
+    pairs: list[tuple[A, B]] = []
     i = j = 0
     while i < n and j < m:
         if equal(seq1[i], seq2[j]):

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from Levenshtein import ratio
 
-from histeg.syntax.changes import SyntaxChange
+from histeg.syntax.changes import CodeType, SyntaxChange
 from histeg.syntax.classify import FileContext, change_at, snippet, top_level_definitions
 from histeg.syntax.diff import FileDiff
 from histeg.syntax.entities import CLASS, name_of, place_of
@@ -138,7 +138,7 @@ def _replace(old: _Candidate, new: _Candidate) -> None:
     old_context, new_context = _context(old.diff), _context(new.diff)
     old_place = place_of(old.node, old_context.old_module or "")
     new_place = place_of(new.node, new_context.new_module or "")
-    ctype = "class" if new.node.type == CLASS else "function"
+    ctype: CodeType = "class" if new.node.type == CLASS else "function"
     before, old_lines = snippet(old.tree, old.node, whole=True)
     after, new_lines = snippet(new.tree, new.node, whole=True)
     same_place = old_place.entity == new_place.entity

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from functools import cache
 
 from tree_sitter import Language, Parser
+from tree_sitter import Tree as TSTree
 
 from histeg.errors import HistegError
 from histeg.syntax.tree import Node, Tree
@@ -86,15 +87,15 @@ def parse_source(data: bytes, name: str = "<source>", max_bytes: int = DEFAULT_M
     return ParsedFile(Tree(root, source), parse_errors=errors or ts_tree.root_node.has_error, decode_errors=decode_errors)
 
 
-def _convert(ts_tree: object, source: bytes) -> tuple[Node, bool]:
+def _convert(ts_tree: TSTree, source: bytes) -> tuple[Node, bool]:
     """Walk tree-sitter's cursor once, building our nodes; iterative.
 
     ``stack[-1]`` is always our node for the cursor's parent. Lines come from
     byte offsets (1 + newlines before the first and the last byte).
     """
     newlines = [match.start() for match in _NEWLINE.finditer(source)]
-    cursor = ts_tree.walk()  # type: ignore[attr-defined]
-    ts_root = cursor.node
+    cursor = ts_tree.walk()
+    ts_root = ts_tree.root_node
     root = Node(ts_root.type, "", ts_root.start_byte, ts_root.end_byte, 1, 1 + bisect_left(newlines, max(0, ts_root.end_byte - 1)))
     labels: dict[Node, list[str]] = {}
     decorated: list[Node] = []
@@ -105,6 +106,7 @@ def _convert(ts_tree: object, source: bytes) -> tuple[Node, bool]:
         return root, errors
     while stack:
         ts = cursor.node
+        assert ts is not None  # the cursor moves between existing nodes only
         parent = stack[-1]
         if ts.is_named:
             kind = ts.type

@@ -9,7 +9,8 @@ nested expression must not hit Python's recursion limit.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from typing import Protocol, Self
 
 
 class Node:
@@ -59,9 +60,6 @@ class Node:
         label = f" {self.label!r}" if self.label else ""
         return f"<{self.type}{label} #{self.id} L{self.start_line}>"
 
-    def is_leaf(self) -> bool:
-        return not self.children
-
     def child(self, field: str) -> Node | None:
         for child in self.children:
             if child.field == field:
@@ -76,9 +74,6 @@ class Node:
         while node is not None:
             yield node
             node = node.parent
-
-    def position_in_parent(self) -> int:
-        return self.parent.children.index(self) if self.parent is not None else 0
 
 
 class Tree:
@@ -108,19 +103,26 @@ class Tree:
         return self.nodes[node.id : node.id + node.size]
 
 
-def preorder(root: Node) -> list[Node]:
+class Branching(Protocol):
+    """A node with ordered children: ``Node``, and the edit script's working copy of the old tree."""
+
+    @property
+    def children(self) -> Sequence[Self]: ...
+
+
+def preorder[N: Branching](root: N) -> list[N]:
     return _depth_first(root, left_to_right=True)
 
 
-def postorder(root: Node) -> list[Node]:
+def postorder[N: Branching](root: N) -> list[N]:
     """Children before parents, siblings left to right (the reverse of a right-to-left pre-order)."""
     order = _depth_first(root, left_to_right=False)
     order.reverse()
     return order
 
 
-def _depth_first(root: Node, left_to_right: bool) -> list[Node]:
-    out: list[Node] = []
+def _depth_first[N: Branching](root: N, left_to_right: bool) -> list[N]:
+    out: list[N] = []
     stack = [root]
     while stack:
         node = stack.pop()
@@ -128,16 +130,6 @@ def _depth_first(root: Node, left_to_right: bool) -> list[Node]:
         if node.children:
             stack.extend(reversed(node.children) if left_to_right else node.children)
     return out
-
-
-def bfs(root: Node) -> Iterator[Node]:
-    queue = [root]
-    index = 0
-    while index < len(queue):
-        node = queue[index]
-        index += 1
-        yield node
-        queue.extend(node.children)
 
 
 def compute_metrics(root: Node) -> list[Node]:

@@ -89,17 +89,17 @@ class ZhangShasha:
                 ldj = l2[dj]
                 best = prev[dj] + INDEL
                 other = row[dj - 1] + INDEL
-                if other < best:
+                if other < best:  # noqa: PLR1730  the innermost loop: min() would cost a call per cell
                     best = other
                 if same_left and ldj == lj:
                     other = prev[dj - 1] + self._cost(di, dj)
-                    if other < best:
+                    if other < best:  # noqa: PLR1730  as above
                         best = other
                     row[dj] = best
                     td_row[dj] = best
                 else:
                     other = base_row[ldj - 1] + td_row[dj]
-                    row[dj] = other if other < best else best
+                    row[dj] = other if other < best else best  # noqa: FURB136  as above
 
     def mapping(self) -> list[tuple[Node, Node]]:
         """The node pairs of an optimal script (back-trace of the forest distances)."""

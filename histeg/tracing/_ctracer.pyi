@@ -5,24 +5,34 @@ It implements ``histeg.tracing.protocol.Backend`` (the callbacks, ``label``,
 """
 
 from collections.abc import Callable
+from types import CodeType
 
 from histeg.tracing.protocol import Backend, FunctionEntry
 
 class Tracer(Backend):
+    label: int
+    def py_start(self, code: CodeType, offset: int) -> object: ...
+    def py_return(self, code: CodeType, offset: int, value: object) -> object: ...
+    def py_yield(self, code: CodeType, offset: int, value: object) -> object: ...
+    def py_unwind(self, code: CodeType, offset: int, exc: object) -> object: ...
+    def py_resume(self, code: CodeType, offset: int, exc: object = None) -> object: ...
+    def line(self, code: CodeType, line_number: int) -> object: ...
+    def close_stale(self) -> None: ...
+    def ship_all(self) -> None: ...
     @property
     def thread_count(self) -> int:
         """Threads that recorded events."""
 
     def __init__(
         self,
-        instrument: Callable[[object], FunctionEntry | None],
+        instrument: Callable[[CodeType], FunctionEntry | None],
         new_thread: Callable[[], int],
         chunk: Callable[[int, bytes], None],
         by_type: dict[type, int],
         value_id: Callable[[object], int],
         capture: bool,
         budget: int,
-        switch_lines: Callable[[object, bool], None],
+        switch_lines: Callable[[CodeType, bool], None],
         line_budget: int,
     ) -> None: ...
     def reset(

@@ -89,7 +89,7 @@ class Call:
             "file": self.function.file,
             "firstLine": self.function.first_line,
             "thread": self.thread,
-            "calledWithParameters": [_value_json(name, value) for name, value in zip(self.function.params, self.params)],
+            "calledWithParameters": [_value_json(name, value) for name, value in zip(self.function.params, self.params, strict=False)],
             "trace": [],
             "returned": None if self.returned is None else self.returned.to_json(),
             "raised": None if self.raised is None else self.raised.to_json(),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from types import CodeType
 
 from histeg.tracing.selection import Selector
 
@@ -53,20 +54,20 @@ class LineCoverage:
         _mon.set_events(self.tool, _E.PY_START)
         return True
 
-    def _started(self, code: object, offset: int) -> object:
+    def _started(self, code: CodeType, offset: int) -> object:
         """Once per code object: line events for it when its file is instrumented."""
         tool = self.tool
         if tool is None or _mon.get_tool(tool) != TOOL_NAME:  # the program freed or took over the tool id: it is theirs now
             self.tool = None
             return DISABLE
-        if self.selector.module_of(code.co_filename) is not None:  # type: ignore[attr-defined]
-            _mon.set_local_events(tool, code, _E.LINE)  # type: ignore[arg-type]
+        if self.selector.module_of(code.co_filename) is not None:
+            _mon.set_local_events(tool, code, _E.LINE)
         return DISABLE
 
-    def _line(self, code: object, line: int) -> object:
-        found = self.lines.get(code.co_filename)  # type: ignore[attr-defined]
+    def _line(self, code: CodeType, line: int) -> object:
+        found = self.lines.get(code.co_filename)
         if found is None:
-            found = self.lines[code.co_filename] = set()  # type: ignore[attr-defined]
+            found = self.lines[code.co_filename] = set()
         found.add(line)
         return DISABLE
 

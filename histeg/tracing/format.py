@@ -10,6 +10,7 @@ the hot path of the tracer is a single ``array.append``.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import sys
@@ -136,19 +137,13 @@ class TraceWriter:
         self.failure = f"cannot write {self.path}: {exc.strerror or exc}"
         self._pending = bytearray()
         if self._fd >= 0:
-            try:
+            with contextlib.suppress(OSError):
                 os.ftruncate(self._fd, self._written)
-            except OSError:
-                pass
-            try:
+            with contextlib.suppress(OSError):
                 os.close(self._fd)
-            except OSError:
-                pass
             self._fd = -1
-        try:
+        with contextlib.suppress(OSError):
             os.write(2, f"histeg: tracing stopped: {self.failure}\n".encode("utf-8", "replace"))
-        except OSError:
-            pass
 
     def _add(self, record: bytes) -> None:
         with self._lock:
@@ -220,20 +215,16 @@ class TraceWriter:
                 self._write_raw(self._compressor.flush(zlib.Z_FINISH) + TRAILER + bytes([self.status]))
             if not self.closed:  # else a write failed and the file is closed already
                 self.closed = True
-                try:
+                with contextlib.suppress(OSError):
                     os.close(self._fd)
-                except OSError:
-                    pass
 
     def abandon(self) -> None:
         """Forget this file without writing (a forked child starts its own)."""
         with self._lock:
             self.closed = True
             if self._fd >= 0:
-                try:
+                with contextlib.suppress(OSError):
                     os.close(self._fd)
-                except OSError:
-                    pass
                 self._fd = -1
 
 

@@ -42,6 +42,8 @@ import sys
 from _thread import _local, allocate_lock, get_ident
 from array import array
 from collections.abc import Callable
+from types import CodeType
+from typing import Any
 
 from histeg.tracing import format as fmt
 from histeg.tracing.protocol import RETURN_REDACTED, Backend, FunctionEntry
@@ -83,7 +85,7 @@ class ThreadState:
         self.index = index
         """-1 for the scratch state that receives the events of histeg's own ``repr`` calls."""
         self.buf = array("H")
-        self.stack: list[tuple] = []
+        self.stack: list[tuple[Any, ...] | list[Any]] = []
         """Per running call: (code, 0, 0, None) for plain functions, [code, generator call id,
         frame id, resume words, thread state] for generators and coroutines."""
 
@@ -130,12 +132,14 @@ class Collector:
     def _reset_backend(self) -> None:
         """After fork: the child's threads, suspended calls and value table start afresh; functions
         whose line events are off stay listed, so the child's next entry point turns them on again."""
-        lines_off = self.backend.lines_off
-        self.backend = self._make_backend()
-        self.backend.lines_off.extend(lines_off)
+        old = self.backend
+        assert isinstance(old, PyTracer)  # the C backend is reset in place (NativeCollector)
+        backend = PyTracer(self)
+        backend.lines_off.extend(old.lines_off)
+        self.backend = backend
         self._callbacks = self._callback_table()
 
-    def _callback_table(self) -> dict[int, object]:
+    def _callback_table(self) -> dict[int, Callable[..., object]]:
         backend = self.backend
         return {
             _E.PY_START: backend.py_start,
@@ -152,9 +156,10 @@ class Collector:
     def start(self) -> None:
         if self.tool is None:
             self.tool = free_tool_id()
+        tool = self.tool
         for event, callback in self._callbacks.items():
-            _mon.register_callback(self.tool, event, callback)
-        _mon.set_events(self.tool, GLOBAL_EVENTS)
+            _mon.register_callback(tool, event, callback)
+        _mon.set_events(tool, GLOBAL_EVENTS)
 
     def check(self, where: str = "") -> str | None:
         """Whether the tool id is still histeg's, with its events and callbacks; the first
@@ -207,9 +212,10 @@ class Collector:
         label = self.backend.label
         self._reset_backend()
         self.backend.label = label
-        if self.tool is not None and self.broken is None:
+        tool = self.tool
+        if tool is not None and self.broken is None:
             for event, callback in self._callbacks.items():
-                _mon.register_callback(self.tool, event, callback)
+                _mon.register_callback(tool, event, callback)
 
     # -- labels and outcomes (pytest plugin) --------------------------------------
 
@@ -235,7 +241,7 @@ class Collector:
 
     # -- what the backends call -----------------------------------------------------
 
-    def instrument(self, code: object) -> FunctionEntry | None:
+    def instrument(self, code: CodeType) -> FunctionEntry | None:
         """The entry of a code object to trace, or None (the backend then disables the location)."""
         found = self.selector.select(code)
         if found is None:
@@ -257,6 +263,8 @@ class Collector:
         # extending an array by an array is 5x faster than by a tuple
         called = array("H", (fmt.OP_CALL, func_id & 0xFFFF, func_id >> 16, len(names)))
         try:
+            if self.tool is None:  # stopped: a callback still running on another thread
+                raise ValueError
             _mon.set_local_events(self.tool, code, LOCAL_EVENTS)
         except ValueError:  # the tool id was freed under us: record it, never raise into the program
             self.check(f"{found[0]} starting")
@@ -276,9 +284,11 @@ class Collector:
         lines = sorted({line for _, _, line in code.co_lines() if line is not None and line >= code.co_firstlineno})
         self.writer.function(entry.func_id, entry.found[0], entry.found[1], code.co_firstlineno, entry.suspends, params, lines)
 
-    def switch_lines(self, code: object, on: bool) -> None:
+    def switch_lines(self, code: CodeType, on: bool) -> None:
         """Line events of one code object on or off (its line budget in this entry point is spent)."""
         try:
+            if self.tool is None:  # stopped: a callback still running on another thread
+                raise ValueError
             _mon.set_local_events(self.tool, code, LOCAL_EVENTS if on else LOCAL_EVENTS & ~_E.LINE)
         except ValueError:  # the tool id was freed under us
             self.check("a line budget")
@@ -295,7 +305,7 @@ class Collector:
         self.writer.chunk(index, data)
 
 
-def _parameter_names(code: object) -> tuple[str, ...]:
+def _parameter_names(code: CodeType) -> tuple[str, ...]:
     flags = code.co_flags
     count = code.co_argcount + code.co_kwonlyargcount + bool(flags & CO_VARARGS) + bool(flags & CO_VARKEYWORDS)
     return code.co_varnames[:count]
@@ -304,6 +314,12 @@ def _parameter_names(code: object) -> tuple[str, ...]:
 class PyTracer:
     """The pure-Python backend: the callbacks as closures over local names (attribute lookups
     cost on the hot path), exposed under the names of ``protocol.Backend``."""
+
+    py_start: Callable[[CodeType, int], object]
+    py_return: Callable[[CodeType, int, object], object]
+    py_yield: Callable[[CodeType, int, object], object]
+    py_unwind: Callable[[CodeType, int, object], object]
+    py_resume: Callable[..., object]  # PY_RESUME passes (code, offset), PY_THROW (code, offset, exc)
 
     def __init__(self, collector: Collector) -> None:
         self.collector = collector
@@ -319,7 +335,7 @@ class PyTracer:
         self._lock = allocate_lock()
         self._build()
 
-    def line(self, code: object, line_number: int) -> None:
+    def line(self, code: CodeType, line_number: int) -> None:
         """Registered until the first thread runs instrumented code; then a bound fast path takes over."""
         state = self._state()
         if state is not None:
@@ -357,6 +373,8 @@ class PyTracer:
         self._tls.st = state
         self._tls.buf = state.buf
         tool = self.collector.tool
+        if tool is None:  # stopped: a callback still running on another thread
+            return state
         with self._lock:
             if self._owner is None and not self._multi:
                 self._owner = state
@@ -369,6 +387,7 @@ class PyTracer:
     def _build(self) -> None:
         collector = self.collector
         codes_get = collector._codes.get
+        code_entry = collector._codes.__getitem__  # a code on a thread's stack is instrumented
         suspended = self._suspended
         suspended_pop = suspended.pop
         instrument = collector.instrument
@@ -404,7 +423,7 @@ class PyTracer:
         def value_id(value: object, state: ThreadState) -> int:
             return id_of(value, diverted, state)
 
-        def py_start(code: object, offset: int) -> object:
+        def py_start(code: CodeType, offset: int) -> object:
             entry = codes_get(id(code))
             if entry is None:
                 entry = instrument(code)
@@ -478,11 +497,11 @@ class PyTracer:
                     buf.append(vid >> 16)
             return None
 
-        def leaving(op: int) -> object:
+        def leaving(op: int) -> Callable[[CodeType, int, object], None]:
             """The PY_RETURN / PY_YIELD / PY_UNWIND callback: pop the running call, write ``op`` and the value."""
             suspends = op == fmt.OP_YIELD
 
-            def leave(code: object, offset: int, value: object) -> None:
+            def leave(code: CodeType, offset: int, value: object) -> None:
                 try:
                     state = tls.st
                 except AttributeError:
@@ -493,7 +512,7 @@ class PyTracer:
                 top = stack.pop()
                 if suspends:
                     suspended[top[2]] = top
-                entry = codes_get(id(code))
+                entry = code_entry(id(code))
                 if not capture or (budget and entry.spent[1] > budget):
                     vid = NO_VALUE
                 elif entry.redact & RETURN_REDACTED:
@@ -511,7 +530,7 @@ class PyTracer:
 
             return leave
 
-        def resume(code: object, offset: int, exc: object = None) -> None:
+        def resume(code: CodeType, offset: int, exc: object = None) -> None:
             """The PY_RESUME / PY_THROW callback: push the suspended call of this frame again."""
             state = getattr(tls, "st", None)
             if state is not None and state.index < 0:
@@ -534,16 +553,16 @@ class PyTracer:
         self.py_resume = resume
 
 
-def _fast_line(append: object) -> object:
-    def line(code: object, line_number: int) -> None:
+def _fast_line(append: Callable[[int], None]) -> Callable[[CodeType, int], None]:
+    def line(code: CodeType, line_number: int) -> None:
         append(line_number)
 
     return line
 
 
-def _multi_line(tls: object) -> object:
-    def line(code: object, line_number: int) -> None:
-        try:
+def _multi_line(tls: _local) -> Callable[[CodeType, int], None]:
+    def line(code: CodeType, line_number: int) -> None:
+        try:  # noqa: SIM105  called for every line: try costs nothing, a with block would
             tls.buf.append(line_number)
         except AttributeError:
             pass

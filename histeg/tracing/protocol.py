@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Callable
+from types import CodeType
 from typing import Protocol
 
 from histeg.tracing.format import OP_LINES_OFF, OP_LINES_ON
@@ -27,7 +28,7 @@ class FunctionEntry:
     )
 
     def __init__(
-        self, code: object, func_id: int, suspends: int, names: tuple[str, ...], found: tuple[str, str], called: array,
+        self, code: CodeType, func_id: int, suspends: int, names: tuple[str, ...], found: tuple[str, str], called: array,
         redact: int, redacted: Callable[[object], int],
     ) -> None:
         self.code = code
@@ -63,17 +64,17 @@ class Backend(Protocol):
     label: int
     """Label id of the entry points that start from now on."""
 
-    def py_start(self, code: object, offset: int) -> object: ...
+    def py_start(self, code: CodeType, offset: int) -> object: ...
 
-    def py_return(self, code: object, offset: int, value: object) -> object: ...
+    def py_return(self, code: CodeType, offset: int, value: object) -> object: ...
 
-    def py_yield(self, code: object, offset: int, value: object) -> object: ...
+    def py_yield(self, code: CodeType, offset: int, value: object) -> object: ...
 
-    def py_unwind(self, code: object, offset: int, exc: object) -> object: ...
+    def py_unwind(self, code: CodeType, offset: int, exc: object) -> object: ...
 
-    def py_resume(self, code: object, offset: int, exc: object = None) -> object: ...
+    def py_resume(self, code: CodeType, offset: int, exc: object = None) -> object: ...
 
-    def line(self, code: object, line_number: int) -> object: ...
+    def line(self, code: CodeType, line_number: int) -> object: ...
 
     def close_stale(self) -> None:
         """Close the calls left on this thread's stack (frames whose end was never reported) and ship its events."""

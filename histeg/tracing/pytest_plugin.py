@@ -15,11 +15,15 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Generator, Mapping, Sequence
+from typing import TYPE_CHECKING
 
 import pytest
 
 from histeg.tracing import session
 from histeg.tracing.tally import write_tally
+
+if TYPE_CHECKING:
+    from histeg.tracing.monitor import Collector
 
 PLUGIN_NAME = "histeg-trace-labels"
 _outermost: object | None = None
@@ -37,7 +41,7 @@ class TestLabels:
 
     __test__ = False  # not a test class, despite the name
 
-    def __init__(self, collector: object) -> None:
+    def __init__(self, collector: Collector) -> None:
         global _outermost
         self.collector = collector
         self.reporter: pytest.TerminalReporter | None = None

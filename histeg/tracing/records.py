@@ -72,8 +72,13 @@ class ValueTable:
 
     def get(self, value_id: int) -> Value | None:
         where = self._where[value_id] if value_id < len(self._where) else 0
-        if not where:
-            return None
+        return self._at(where) if where else None
+
+    def latest(self) -> Value:
+        """The value added last."""
+        return self._at(self._where[self.last])
+
+    def _at(self, where: int) -> Value:
         type_name, pos = _text(self._data, where - 1)
         rep = _text(self._data, pos + 1)[0] if self._data[pos] else None
         return Value(type_name, rep)
@@ -84,12 +89,12 @@ class ValueTable:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, ValueTable) and dict(self.items()) == dict(other.items())
 
-    __hash__ = None  # type: ignore[assignment]
+    __hash__ = None  # type: ignore[assignment]  # mutable and compared by content: unhashable, as object's int-returning __hash__ is not
 
     def items(self) -> Iterator[tuple[int, Value]]:
         for value_id, where in enumerate(self._where):
             if where:
-                yield value_id, self.get(value_id)  # type: ignore[misc]
+                yield value_id, self._at(where)
 
 
 def text_hash(text: str) -> int:

@@ -42,7 +42,7 @@ from histeg.tracing import format as fmt
 from histeg.tracing.records import Definitions, Function, NeedMore, Value, parse_record, text_hash
 
 try:
-    from histeg.tracing import _decode
+    from histeg.tracing import _decode  # type: ignore[attr-defined]  # a C extension without a .pyi (_decode.c is being reworked)
 except ImportError:  # not built: the reference implementation in Python
     _decode = None
 
@@ -116,7 +116,9 @@ def columns_from_c(raw: tuple[Any, ...]) -> events.Columns:
     edges, called = array("Q"), array("I")
     edges.frombytes(raw[17])
     called.frombytes(raw[18])
-    return events.Columns(*columns, digests=raw[15], line_events=raw[16], edges=edges, called=called, own_digests=raw[19],
+    function, parent, at, thread, end, result, complete, line_start, lines, param_start, params, yield_start, yields, child_start, children = columns
+    return events.Columns(function, parent, at, thread, end, result, complete, line_start, lines, param_start, params, yield_start, yields,
+                          child_start, children, digests=raw[15], line_events=raw[16], edges=edges, called=called, own_digests=raw[19],
                           line_digests=raw[20])
 
 
@@ -198,7 +200,7 @@ class _Split:
             self.decoding.define(func_id, function)
         elif tag == fmt.REC_VALUE:
             values = self.definitions.values
-            self.decoding.define_value(values.last, values.get(values.last))  # type: ignore[arg-type]
+            self.decoding.define_value(values.last, values.latest())
 
     def chunk(self, thread: int, words: memoryview) -> None:
         self.splitter.feed(thread, words if native() else _words(words))

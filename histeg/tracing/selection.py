@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from types import CodeType
 
 from histeg.naming import identifier, module_name
 
@@ -86,7 +87,7 @@ class Selector:
         parts = relpath.split("/")[:-1]
         return not any(part in _SKIPPED_PARTS or part.startswith(".") for part in parts)
 
-    def select(self, code) -> tuple[str, str] | None:  # noqa: ANN001 - a code object
+    def select(self, code: CodeType) -> tuple[str, str] | None:
         """``(identifier, relative path)`` of a traced code object: functions only (not module or
         class bodies) of instrumented files, minus ignored names."""
         if not code.co_flags & CO_OPTIMIZED:

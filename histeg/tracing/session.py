@@ -10,13 +10,18 @@ from __future__ import annotations
 import atexit
 import os
 import sys
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # only the annotations name them: importing them starts the tracer's imports
+    from histeg.tracing.coverage import LineCoverage
+    from histeg.tracing.monitor import Collector
 
 CONFIG_ENV = "HISTEG_TRACE_CONFIG"
 CONFIG_VERSION = 3
 """The ``schemaVersion`` of the trace config this tracer reads: another histeg's keys may differ."""
 
-_collector = None
-_coverage = None
+_collector: Collector | None = None
+_coverage: LineCoverage | None = None
 _selection: str | None = None
 
 
@@ -25,7 +30,7 @@ def trace_file_name(directory: str) -> str:
     return os.path.join(directory, f"{os.getpid()}-{os.urandom(4).hex()}.htrace")
 
 
-def begin(settings: dict):  # noqa: ANN201 - returns the Collector
+def begin(settings: dict) -> Collector:
     """Start tracing with a ``TraceConfig.to_json()`` mapping (idempotent)."""
     global _collector, _coverage, _selection
     if _collector is not None:
@@ -126,7 +131,7 @@ def selection() -> str | None:
     return _selection
 
 
-def active():  # noqa: ANN201
+def active() -> Collector | None:
     """The running collector, or None: the pytest plugin stays inert without one."""
     return _collector
 
@@ -142,5 +147,5 @@ def begin_from_environment() -> None:
         with open(path, encoding="utf-8") as handle:
             settings = json.load(handle)
         begin(settings)
-    except Exception as exc:  # never break the traced program
+    except Exception as exc:  # noqa: BLE001  whatever the config's fault, never break the traced program
         sys.stderr.write(f"histeg: tracing disabled: {type(exc).__name__}: {exc} (config {path})\n")

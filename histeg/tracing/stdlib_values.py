@@ -22,8 +22,8 @@ already loaded, which it is whenever a value of it exists.
 from __future__ import annotations
 
 import sys
-from itertools import islice
 from collections.abc import Callable, Hashable
+from itertools import islice
 from typing import Any
 
 Nested = Callable[[Any], str]

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
+from typing import Any
 
 from histeg.tracing.format import INLINE_INT, INT_BIAS
 from histeg.tracing.values import REDACTED, Abstraction, type_name
@@ -78,9 +79,9 @@ class ValueIds:
         """The id of a secret: its keyed digest, so that equal secrets get equal ids and the value is never written."""
         return self.intern((self.abstraction.secret(value), None))
 
-    def id_of(self, value: object, divert: Callable[[object, Callable[[], int]], int] | None = None, state: object = None) -> int:
-        """The id of ``value``'s abstraction. ``divert(state, thunk)`` wraps the one case that runs
-        project code, ``repr`` of a type the user named (the Python collector diverts its events)."""
+    def id_of(self, value: Any, divert: Callable[[Any, Callable[[], int]], int] | None = None, state: object = None) -> int:
+        """The id of ``value``'s abstraction (any value of the traced program). ``divert(state, thunk)`` wraps the one case
+        that runs project code, ``repr`` of a type the user named (the Python collector diverts its events with its thread state)."""
         cls = type(value)
         if cls is int and -INT_BIAS <= value < INT_BIAS:
             return (value + INT_BIAS) | INLINE_INT

@@ -28,7 +28,7 @@ from __future__ import annotations
 import os
 import sys
 import zlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
 from histeg.tracing.stdlib_values import StandardValues
@@ -66,7 +66,7 @@ _exc_args = BaseException.__dict__["args"].__get__
 _func_module = _FunctionType.__dict__["__module__"].__get__
 _func_qualname = _FunctionType.__dict__["__qualname__"].__get__
 
-_PLAIN = {int: int.__int__, float: float.__float__, complex: complex.__complex__, str: str.__str__, bytes: bytes.__bytes__}
+_PLAIN: dict[type, Callable[[Any], Any]] = {int: int.__int__, float: float.__float__, complex: complex.__complex__, str: str.__str__, bytes: bytes.__bytes__}
 """The base type's own conversion: an exact copy of a subclass instance's builtin value, no override runs."""
 SCALARS = frozenset({int, float, bool, complex, type(None), str, bytes})
 MAX_CACHED_TEXTS = 1 << 14
@@ -90,7 +90,7 @@ def type_name(cls: type) -> str:
     try:
         module = _type_module(cls)
         qualname = _type_qualname(cls)
-    except Exception:
+    except Exception:  # noqa: BLE001  a broken class must not break the traced program
         return "<unnamed type>"
     return qualname if module == "builtins" else f"{module}.{qualname}"
 
@@ -250,7 +250,7 @@ class Abstraction:
                 return name, self._repr(value)
             text = self._text(value, cls, [MAX_ITEMS], 0)
             return name, None if text is None else cap(text)
-        except Exception as exc:  # a defect here must not break the traced program
+        except Exception as exc:  # noqa: BLE001  a defect here must not break the traced program
             return name, f"<abstraction failed: {type(exc).__name__}>"
 
     def shown_by_type(self, cls: type) -> bool:
@@ -293,7 +293,7 @@ class Abstraction:
         cls = type(value)
         try:
             text = self._text(value, cls, [MAX_ITEMS], 0)
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001  a defect here must not break the traced program
             text = f"<abstraction failed: {type(exc).__name__}>"
         return self.secret_text(f"{self.type_name(cls)}\x00{text}")
 
@@ -371,7 +371,9 @@ class Abstraction:
             if cls is base:
                 return parts[0]
         if kind is _EXCEPTION:
-            parts.append(self._text(_exc_args(value), tuple, budget, depth + 1))
+            args_text = self._text(_exc_args(value), tuple, budget, depth + 1)
+            if args_text is not None:  # always: a tuple shows its items
+                parts.append(args_text)
         fields = self._fields(value, cls, budget, depth) if depth == 0 else None
         if fields:
             parts.append(fields)
@@ -380,7 +382,7 @@ class Abstraction:
     def _classify(self, cls: type) -> tuple[str, type | None]:
         """What kind of value ``cls`` makes, decided once per type (no metaclass hook runs:
         ``issubclass`` against builtin types reads the MRO)."""
-        base = next((kind for kind in (*CONTAINERS, str, bytes, int, float, complex) if issubclass(cls, kind)), None)
+        base: type | None = next((kind for kind in (*CONTAINERS, str, bytes, int, float, complex) if issubclass(cls, kind)), None)
         standard, standard_base = self._standard.classify(cls, _mro(cls))
         if base is None:
             base = standard_base
@@ -417,7 +419,7 @@ class Abstraction:
             found = self._names[cls] = type_name(cls)
         return found
 
-    def _builtin(self, value: Any, base: type, budget: list[int], depth: int) -> str:
+    def _builtin(self, value: Any, base: type[Any], budget: list[int], depth: int) -> str:
         """The builtin content of an exact container or scalar, or of a subclass instance, via the base type's own methods."""
         if base not in BUILTIN_BASES:
             return self._standard_value(value, base, budget, depth)
@@ -425,7 +427,7 @@ class Abstraction:
             plain = _PLAIN[base](value)
             return self._string(plain) if base is str else self._bytes(plain) if base is bytes else _scalar(plain, base)
         if base is dict:
-            items = []
+            items: list[str] = []
             for key, item in dict.items(value):
                 if budget[0] <= 0:
                     items.append(f"\u2026+{dict.__len__(value) - len(items)}")
@@ -438,7 +440,7 @@ class Abstraction:
         size = base.__len__(value)
         if base in (set, frozenset) and size > budget[0]:
             return f"<{base.__name__} len={size}>"
-        texts = []
+        texts: list[str] = []
         for item in iterate(value):
             if budget[0] <= 0:
                 texts.append(f"\u2026+{size - len(texts)}")
@@ -490,7 +492,7 @@ class Abstraction:
         if holder is not None:
             try:
                 namespace = holder(value)
-            except Exception:
+            except Exception:  # noqa: BLE001  the object's own __dict__ descriptor may raise anything
                 namespace = None
             if type(namespace) is dict and namespace:
                 names, items = tuple(namespace), list(dict.values(namespace))
@@ -499,7 +501,7 @@ class Abstraction:
             for name, getter in slots:
                 try:
                     items.append(getter(value))
-                except Exception:  # an unset slot
+                except Exception:  # noqa: BLE001, S112  an unset slot (AttributeError), or a slot descriptor that raises
                     continue
                 present.append(name)
             names += tuple(present)
@@ -508,7 +510,7 @@ class Abstraction:
         plan = self._plans.get(names) if set(map(type, names)) == _STR_ONLY else None  # hashing other keys could run their code
         if plan is None:
             plan = self._plan(names)
-        shown = []
+        shown: list[str] = []
         kinds = self._kinds
         for index, label, secret in plan:
             if budget[0] <= 0:
@@ -568,7 +570,7 @@ class Abstraction:
 
     def _string(self, value: str) -> str:
         if len(value) > 4 * MAX_REPR:  # hash long strings directly instead of building an even longer repr
-            return f"{repr(self.neutral(value[: MAX_REPR // 2]))}\u2026[len={len(value)} hash={_digest(self.neutral(value))}]"
+            return f"{self.neutral(value[: MAX_REPR // 2])!r}\u2026[len={len(value)} hash={_digest(self.neutral(value))}]"
         found = self._strings.get(value)
         if found is None:
             found = cap(repr(self.neutral(value)))
@@ -578,7 +580,7 @@ class Abstraction:
 
     def _bytes(self, value: bytes) -> str:
         if len(value) > MAX_REPR:
-            return f"{repr(value[: MAX_REPR // 2])}\u2026[len={len(value)} hash={_digest(value)}]"
+            return f"{value[: MAX_REPR // 2]!r}\u2026[len={len(value)} hash={_digest(value)}]"
         return repr(value)
 
     def _repr(self, value: Any) -> str:
@@ -587,7 +589,7 @@ class Abstraction:
             text = repr(value)
             if type(text) is not str:
                 raise TypeError
-        except Exception as exc:
+        except Exception as exc:  # noqa: BLE001  the project's own repr may raise anything
             return f"<repr failed: {type(exc).__name__}>"
         return cap(scrub(self.neutral(text)))
 
@@ -595,14 +597,14 @@ class Abstraction:
 def _scalar(value: Any, cls: type) -> str:
     try:
         return cap(repr(value))
-    except Exception as exc:  # e.g. an int too large for str()
+    except Exception as exc:  # noqa: BLE001  e.g. an int too large for str()
         return f"<repr failed: {type(exc).__name__}>"
 
 
-def _size(value: Any, base: type) -> int | None:
+def _size(value: Any, base: type[Any]) -> int | None:
     try:
         return base.__len__(value)
-    except Exception:
+    except Exception:  # noqa: BLE001  a subclass's broken state: no size shown
         return None
 
 
