@@ -35,7 +35,7 @@ test: check-python $(STAMP)
 test-slow: check-python $(STAMP)
 	$(VPY) -m pytest -m slow $(XDIST) $(PYTEST_ARGS)
 
-# Lint and types (settings in pyproject.toml). Not yet part of .ci/run: files being rewritten still have findings.
+# Lint and types (settings and pinned versions in pyproject.toml); .ci/run calls it after the tests.
 check: check-python $(STAMP)
 	$(VENV)/bin/ruff check histeg
 	$(VPY) -m mypy

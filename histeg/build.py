@@ -18,7 +18,7 @@ import hashlib
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import msgspec
 
@@ -50,7 +50,7 @@ from histeg.step import Step, StepContext, StepResult
 from histeg.store import OutputStore
 from histeg.version import __version__
 
-BUILD_LOG = "build.log"
+BUILD_LOG: Final = "build.log"
 SUCCEEDED: BuildStatus = "succeeded"
 FAILED: BuildStatus = "failed"
 TIMED_OUT: BuildStatus = "timedOut"
@@ -148,7 +148,7 @@ def _neutralised(python: str) -> tuple[list[str], list[Neutralised]]:
         Neutralised(what="pytest's cache folder", how="-p no:cacheprovider"),
         Neutralised(what="bytecode files", how="PYTHONDONTWRITEBYTECODE=1"),
     ]
-    done = subprocess.run([python, "-c", _PLUGINS], capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    done = subprocess.run([python, "-c", _PLUGINS], capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
     if done.stdout.strip() == "True":
         args.append("--no-cov")
         neutralised.append(Neutralised(what="coverage data and reports of pytest-cov (.coverage, coverage.xml, htmlcov)", how="--no-cov"))

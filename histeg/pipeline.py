@@ -133,7 +133,7 @@ class Context:
                 raise
             except HistegError as exc:
                 self.fail(index, str(exc), step)
-            except Exception as exc:  # a defect must cost one version, not the run
+            except Exception as exc:  # noqa: BLE001  a defect must cost one version, not the run
                 if self.console.verbosity >= 2:
                     traceback.print_exc()
                 self.fail(index, f"internal error in {description}: {type(exc).__name__}: {exc}", step)

@@ -44,7 +44,8 @@ def main(argv: list[str] | None = None) -> None:
     """SIGTERM is handled like Ctrl-C: what histeg started is stopped and its run folders removed on the way out.
     A fatal error in a C extension prints every thread's Python stack on stderr before the process dies."""
     with contextlib.suppress(AttributeError, OSError, ValueError):  # a stderr without a file descriptor (captured)
-        faulthandler.enable(file=sys.__stderr__)
+        if sys.__stderr__ is not None:
+            faulthandler.enable(file=sys.__stderr__)
     with handling_signals():
         try:
             cli.main(args=argv, prog_name="histeg", standalone_mode=False)

@@ -104,7 +104,7 @@ def _run(command: tuple[str, ...], env: dict[str, str], cwd: Path | None, config
     directory = Path(TraceConfig.read(config).trace_dir) if config is not None else None
     before = set(directory.glob("*.htrace")) if directory is not None else set()
     try:
-        code = subprocess.run(list(command), env=env, cwd=cwd).returncode
+        code = subprocess.run(list(command), env=env, cwd=cwd, check=False).returncode
     except OSError as exc:
         raise HistegError(f"cannot run {command[0]}: {exc.strerror}") from None
     if directory is None:

@@ -17,7 +17,7 @@ from typing import Any
 
 from histeg.compare.alignment import align
 from histeg.compare.sequences import compare_sequences, encode
-from histeg.records.divergences import Kind
+from histeg.records.divergences import Kind, Metrics
 from histeg.tracing.events import END_RAISED, END_RUNNING, Columns
 from histeg.tracing.records import Definitions
 
@@ -72,11 +72,12 @@ class CallDivergence:
         return kept
 
     def metrics(self) -> dict[str, int]:
-        found = {"distance": self.distance, "sections": self.sections, "coverage": self.coverage,
-                 "parameters": self.parameters, "returns": self.returns, "calls": self.calls}
-        if self.capped:
-            found["capped"] = True
-        return found
+        return {"distance": self.distance, "sections": self.sections, "coverage": self.coverage,
+                "parameters": self.parameters, "returns": self.returns, "calls": self.calls}
+
+    def metrics_record(self) -> Metrics:
+        """Its metrics as the divergence files write them: ``capped`` says the distance is a lower bound."""
+        return Metrics(**self.metrics(), capped=self.capped)
 
 
 class Tree:

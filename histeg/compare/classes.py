@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from histeg.records.divergences import DivergenceClass
 from histeg.settings.evidence import (
     EXCEPTION_ONLY_IN_NEW,
     EXCEPTION_ONLY_IN_OLD,
@@ -21,7 +22,7 @@ if TYPE_CHECKING:
     from histeg.compare.calls import CallDivergence
 
 
-def exception_side(call: CallDivergence) -> str | None:
+def exception_side(call: CallDivergence) -> DivergenceClass | None:
     """Which version alone raised out of this call, if one did."""
     outcomes: dict[str, Any] | None = call.details.get("return")
     if not outcomes:
@@ -32,9 +33,9 @@ def exception_side(call: CallDivergence) -> str | None:
     return EXCEPTION_ONLY_IN_NEW if new == "raised" else EXCEPTION_ONLY_IN_OLD
 
 
-def classify(call: CallDivergence, outcome_changed: bool) -> tuple[str, ...]:
+def classify(call: CallDivergence, outcome_changed: bool) -> tuple[DivergenceClass, ...]:
     """The classes of one divergence: an exception side and a changed outcome may both hold."""
-    found = [side] if (side := exception_side(call)) else []
+    found: list[DivergenceClass] = [side] if (side := exception_side(call)) else []
     if outcome_changed:
         found.append(OUTCOME_CHANGED)
     return tuple(found) or (SILENT,)

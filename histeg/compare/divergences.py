@@ -34,10 +34,10 @@ from histeg.compare.test_matching import read_renames
 from histeg.errors import HistegError
 from histeg.records.divergences import (
     CompleteRuns,
+    DivergenceClass,
     DivergenceSummary,
     EntryPoints,
     ListedDivergence,
-    Metrics,
     NestedDivergence,
     Noise,
     TargetedReruns,
@@ -52,20 +52,20 @@ from histeg.tracing.reader import TraceFile, trace_files
 class Divergence:
     entry: EntryKey
     call: CallDivergence
-    classes: tuple[str, ...] = ()
+    classes: tuple[DivergenceClass, ...] = ()
     """Its divergence classes (``histeg.compare.classes``); empty until classified."""
 
     def record(self) -> ListedDivergence:
         call = self.call
         return ListedDivergence(entry_point=self.entry, function=call.function, call_chain=list(call.chain), call_path=list(call.path),
-                                kinds=call.kinds, classes=list(self.classes), metrics=Metrics(**call.metrics()), details=call.details,
+                                kinds=call.kinds, classes=list(self.classes), metrics=call.metrics_record(), details=call.details,
                                 children=[])
 
     def nested(self) -> NestedDivergence:
         """Its record below a divergent caller: the entry point and the path are the caller's."""
         call = self.call
         return NestedDivergence(function=call.function, call_chain=list(call.chain), kinds=call.kinds, classes=list(self.classes),
-                                metrics=Metrics(**call.metrics()), details=call.details, children=[])
+                                metrics=call.metrics_record(), details=call.details, children=[])
 
 
 @dataclass
@@ -259,7 +259,7 @@ def irreproducible(between: list[Divergence], cross: list[list[Divergence]], new
     found: NoiseMap = {}
     for divergence in between:
         key = (divergence.entry, divergence.call.function)
-        present = all(divergence.entry in new and new_to_old.get(divergence.entry) in old for new, old in zip(new_present, old_present))
+        present = all(divergence.entry in new and new_to_old.get(divergence.entry) in old for new, old in zip(new_present, old_present, strict=False))  # re-runs that completed, on each side
         if not present:
             continue
         shown = set(divergence.call.kinds)
@@ -364,7 +364,7 @@ def _confirm(comparer: Comparer, pair: _Pair, between: list[Divergence], unstabl
         merge(unstable, comparer.unstable(old_again, old_suspects), pair.old_to_new)
     cross = [comparer.divergences(old, new, [match for match in match_entry_points(old, new, pair.manual, pair.renames).pairs
                                              if match[1] in suspects])
-             for old, new in zip(old_again, new_again)]
+             for old, new in zip(old_again, new_again, strict=False)]  # as many pairs as both sides completed
     merge(unstable, irreproducible(between, cross, [set(new) for new in new_again], [set(old) for old in old_again], pair.new_to_old))
     confirmation.seconds = time.perf_counter() - started  # re-running and comparing the re-runs
 

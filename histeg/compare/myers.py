@@ -77,10 +77,8 @@ def equal_blocks(a: str, b: str, limit: int) -> list[Block] | None:
     for d in range(limit + 1):
         history.append(v[offset - d - 1 : offset + d + 2])
         for k in range(-d, d + 1, 2):
-            if k == -d or (k != d and v[offset + k - 1] < v[offset + k + 1]):
-                x = v[offset + k + 1]  # down: insert b[y]
-            else:
-                x = v[offset + k - 1] + 1  # right: delete a[x - 1]
+            # down (insert b[y]) or right (delete a[x - 1])
+            x = v[offset + k + 1] if k == -d or (k != d and v[offset + k - 1] < v[offset + k + 1]) else v[offset + k - 1] + 1
             x += common_prefix(a, b, x, x - k)
             v[offset + k] = x
             if x >= n and x - k >= m:

@@ -36,7 +36,7 @@ def version_inputs(context: StepContext, index: int) -> dict[str, Any]:
 
 def settings_values(settings: Settings, step: SettingsStep) -> dict[str, Any]:
     """The values of the settings that change ``step``'s results (those its ``settings.json`` section records)."""
-    return {key: entry["value"] for key, entry in settings_json(settings, step).items()}  # type: ignore[arg-type]
+    return {key: entry["value"] for key, entry in settings_json(settings, step).items()}
 
 
 def predecessor(context: StepContext, index: int) -> tuple[int | None, Version | None]:

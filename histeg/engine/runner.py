@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import time
-from typing import Any
+from typing import Any, Literal
 
 from histeg.engine.fingerprint import canonical, fingerprint
 from histeg.errors import HistegError
@@ -64,7 +64,7 @@ def run_step(step: Step, context: StepContext, index: int) -> StepResult:
                                                        seconds=round(time.perf_counter() - started, 3), inputs=inputs, summary={}))
         raise
     seconds = round(time.perf_counter() - started, 3)
-    status = "ok" if result.failure is None else "failed"
+    status: Literal["ok", "failed"] = "ok" if result.failure is None else "failed"
     _record(store, index, step.name, StepState(fingerprint=key, result=result_id, status=status, seconds=seconds, inputs=inputs,
                                                summary=result.summary))
     return StepResult({**result.summary, "reused": False, "seconds": {**result.summary.get("seconds", {}), "total": seconds}}, result.failure)

@@ -17,7 +17,6 @@ from histeg.impact.metrics import Value, target_value
 from histeg.impact.notes import notes_on
 from histeg.naming import split_identifier
 from histeg.records.base import convert
-from histeg.records.divergences import Metrics
 from histeg.records.statics import FunctionRecord
 from histeg.records.targets import (
     DivergenceCounts,
@@ -131,8 +130,7 @@ def change_summary(change: dict[str, Any]) -> TargetChange:
 def _local(divergence: Divergence) -> LocalDivergence:
     call = divergence.call
     return LocalDivergence(entry_point=entry_label(divergence.entry), function=call.function, kinds=call.kinds,
-                           classes=list(divergence.classes),  # type: ignore[arg-type]  # names of CLASSES, typed str by compare.divergences
-                           metrics=Metrics(**call.metrics()))
+                           classes=list(divergence.classes), metrics=call.metrics_record())
 
 
 def _non_local(divergence: Divergence, hops: int | None) -> NonLocalDivergence:

@@ -6,10 +6,12 @@ comparison classifies divergences into them (``histeg.compare.classes``) and the
 
 from __future__ import annotations
 
-EXCEPTION_ONLY_IN_NEW = "exceptionOnlyInNew"
-EXCEPTION_ONLY_IN_OLD = "exceptionOnlyInOld"
-OUTCOME_CHANGED = "outcomeChanged"
-SILENT = "silent"
+from typing import Final
+
+EXCEPTION_ONLY_IN_NEW: Final = "exceptionOnlyInNew"
+EXCEPTION_ONLY_IN_OLD: Final = "exceptionOnlyInOld"
+OUTCOME_CHANGED: Final = "outcomeChanged"
+SILENT: Final = "silent"
 CLASSES = (EXCEPTION_ONLY_IN_NEW, EXCEPTION_ONLY_IN_OLD, OUTCOME_CHANGED, SILENT)
 EVIDENCE = (OUTCOME_CHANGED, EXCEPTION_ONLY_IN_NEW, EXCEPTION_ONLY_IN_OLD)
 """The classes a test can tell: all but silent."""

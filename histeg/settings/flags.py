@@ -34,7 +34,7 @@ def _help(option: Option) -> str:
 
 
 def decorators_of(option: Option) -> list[Callable[[F], F]]:
-    found = []
+    found: list[Callable[[F], F]] = []
     if option.option_flags:
         shape: dict[str, Any] = {"is_flag": True} if option.kind.is_flag else {"multiple": option.kind.multiple}
         # is_flag=False, given explicitly, would make click read a value such as '--weird' as an unknown option

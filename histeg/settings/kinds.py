@@ -211,9 +211,18 @@ class Strings(Kind):
 
 
 @dataclass(frozen=True)
-class Choice(Kind):
+class Chosen(Kind):
+    """What one choice and several have in common: the names to choose from."""
+
     choices: tuple[str, ...] = ()
 
+    @property
+    def metavar(self) -> str | None:
+        return f"[{'|'.join(self.choices)}]"
+
+
+@dataclass(frozen=True)
+class Choice(Chosen):
     @property
     def json_type(self) -> Any:
         return Literal[self.choices]
@@ -222,10 +231,6 @@ class Choice(Kind):
     def expected(self) -> str:
         return f"one of {', '.join(self.choices)}"
 
-    @property
-    def metavar(self) -> str | None:
-        return f"[{'|'.join(self.choices)}]"
-
     def from_file(self, raw: Any) -> str:
         if raw not in self.choices or not isinstance(raw, str):
             raise Invalid(self.expected)
@@ -233,7 +238,7 @@ class Choice(Kind):
 
 
 @dataclass(frozen=True)
-class Choices(Choice):
+class Choices(Chosen):
     """Several of the choices; kept in the table's order, so the order given does not matter."""
 
     empty: bool = False
@@ -242,7 +247,7 @@ class Choices(Choice):
 
     @property
     def json_type(self) -> Any:
-        return list[Literal[self.choices]]
+        return list.__class_getitem__(Literal[self.choices])
 
     @property
     def expected(self) -> str:

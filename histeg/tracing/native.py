@@ -17,7 +17,7 @@ from histeg.tracing.values import Abstraction
 try:
     from histeg.tracing import _ctracer
 except ImportError:  # not built (no compiler at install time): the Python collector is used
-    _ctracer = None
+    _ctracer = None  # type: ignore[assignment]  # the module's name stands for "not built"
 
 
 def available() -> bool:
@@ -43,7 +43,9 @@ class NativeCollector(Collector):
 
     def _reset_backend(self) -> None:
         """After fork the C tracer keeps its function table and forgets threads and suspended calls."""
-        self.backend.reset(self.open_thread, self.chunk, self.value_ids.by_type, self.value_ids.id_of)
+        backend = self.backend
+        assert isinstance(backend, _ctracer.Tracer)  # made by _make_backend
+        backend.reset(self.open_thread, self.chunk, self.value_ids.by_type, self.value_ids.id_of)
 
 
 def resolve(implementation: str) -> str:
