@@ -245,7 +245,7 @@ def seals(histeg: Path, cwd: Path) -> bool:
 
 def measure_seal(histeg: Path, traces: Path, cwd: Path, logs: Path) -> Measured:
     """Sealing every trace file of a directory, as a pipeline run does after each traced run."""
-    code = "import sys, pathlib\nfrom histeg.tracing.seal import seal\nfor p in pathlib.Path(sys.argv[1]).glob('*.htrace'): seal(p)"
+    code = "import sys, pathlib\nfrom histeg.traces.seal import seal\nfor p in pathlib.Path(sys.argv[1]).glob('*.htrace'): seal(p)"
     return measure([script_interpreter(histeg) or sys.executable, "-c", code, str(traces)], cwd, logs)
 
 

@@ -30,8 +30,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from histeg.tracing.activation import TraceConfig, traced_environment  # noqa: E402
-from histeg.tracing.reader import TraceFile, trace_files  # noqa: E402
-from histeg.tracing.seal import seal  # noqa: E402
+from histeg.traces.reader import TraceFile, trace_files  # noqa: E402
+from histeg.traces.seal import seal  # noqa: E402
 
 
 def run_suite(command: list[str], cwd: Path, env: dict[str, str], log: Path) -> tuple[float, float, str, int]:

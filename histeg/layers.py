@@ -3,7 +3,7 @@
 Each name is a folder of ``histeg/`` (a package, counted as one module) or a
 top-level module; ``__init__`` is the package's own, the Python API. The order
 follows the data: leaves and the tracer (which runs inside other people's
-processes), the settings and the records they type, the output directory,
+processes), the trace reader and sealer, the settings and the records they type, the output directory,
 extraction and environments, the steps in pipeline order, the pipeline, the API,
 the command line. Written down once, here; ``tests/test_layout.py`` checks every
 import against it, lazy and ``TYPE_CHECKING`` ones included, and forbids cycles
@@ -15,6 +15,7 @@ from __future__ import annotations
 LAYERS: tuple[tuple[str, ...], ...] = (
     ("errors", "naming", "version", "atomic", "console", "locations", "layers"),
     ("tracing",),
+    ("traces",),
     ("settings",),
     ("records",),
     ("store",),

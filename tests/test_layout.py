@@ -40,9 +40,10 @@ SHARED_WITH_TRACER = {"histeg.errors", "histeg.naming"}
 THIRD_PARTY_IN_TRACING = {"histeg.tracing.pytest_plugin": {"pytest"}}
 """The pytest plugin is loaded only by pytest, so it may import pytest."""
 
-HISTEG_SIDE = {"histeg.errors", "histeg.tracing.activation", "histeg.tracing.call_tree", "histeg.tracing.events",
-               "histeg.tracing.reader", "histeg.tracing.records", "histeg.tracing.seal"}
-"""Modules of the tracing code that run in histeg's process only: starting and reading traces, never writing them."""
+READER = "histeg.traces"
+"""Reading and sealing traces: histeg's side, never imported by the collector."""
+HISTEG_SIDE = {"histeg.errors", "histeg.tracing.activation"}
+"""Modules of the tracing code that run in histeg's process only (starting traced runs), besides the reader."""
 
 HEAVY = ("click", "rich", "networkx", "pydriller", "tree_sitter", "Levenshtein", "msgspec", "orjson")
 
@@ -259,6 +260,18 @@ def test_traced_processes_reach_only_the_writer(histeg_imports: Imports) -> None
     assert hooks
     reached = set().union(*(nx.descendants(graph, name) for name in hooks))
     assert sorted(reached & HISTEG_SIDE) == []
+    assert sorted(name for name in reached if name == READER or name.startswith(READER + ".")) == []
+
+
+def test_the_collector_and_the_reader_are_apart(histeg_imports: Imports) -> None:
+    """The reader builds on the collector's format; the collector never reaches the reader (it would load it, and its C
+    decoder, into every traced process)."""
+    graph = histeg_imports.graph
+    collector = [name for name in graph if name == TRACING or name.startswith(TRACING + ".")]
+    reader = [name for name in graph if name == READER or name.startswith(READER + ".")]
+    assert collector and reader
+    assert sorted((a, b) for a in collector for b in graph.successors(a) if b in reader) == []
+    assert any(b in collector for a in reader for b in graph.successors(a)), "the reader reads the collector's format"
 
 
 def _loaded_in_fresh_process(code: str) -> set[str]:

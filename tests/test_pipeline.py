@@ -9,7 +9,7 @@ import pytest
 
 from histeg.statics.observed import observed_call_graph
 from histeg.store import OutputStore
-from histeg.tracing.reader import read_trace
+from histeg.traces.reader import read_trace
 from tests.conftest import GitRepo, validate_output
 
 LIB = "def double(x):\n    if x > 10:\n        return x * 2\n    return x + x\n"

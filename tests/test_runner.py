@@ -32,9 +32,9 @@ from histeg.runs.runner import (
 )
 from histeg.store import OutputStore
 from histeg.tracing import activation
-from histeg.tracing.call_tree import Trace
+from histeg.traces.call_tree import Trace
 from histeg.tracing.format import read_meta
-from histeg.tracing.reader import read_trace
+from histeg.traces.reader import read_trace
 from histeg.tracing.tally import read_tally
 from tests.conftest import SCHEMAS, validate_output
 from tests.statics.versions import make_version

@@ -11,7 +11,7 @@ import click
 
 from histeg.errors import HistegError
 from histeg.report.trace_text import json_pieces, render
-from histeg.tracing.reader import read_trace
+from histeg.traces.reader import read_trace
 
 
 @click.group()
@@ -97,9 +97,9 @@ def exec_command(target: Path, command: tuple[str, ...], no_seal: bool) -> None:
 
 def _run(command: tuple[str, ...], env: dict[str, str], cwd: Path | None, config: Path | None) -> int:
     """Run the command, then seal the traces it closed (unless no ``config`` says where they are)."""
+    from histeg.traces.seal import seal
     from histeg.tracing.activation import TraceConfig
     from histeg.tracing.format import read_status
-    from histeg.tracing.seal import seal
 
     directory = Path(TraceConfig.read(config).trace_dir) if config is not None else None
     before = set(directory.glob("*.htrace")) if directory is not None else set()

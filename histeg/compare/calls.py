@@ -18,8 +18,8 @@ from typing import Any
 from histeg.compare.alignment import align
 from histeg.compare.sequences import compare_sequences, encode
 from histeg.records.divergences import Kind, Metrics
-from histeg.tracing.events import END_RAISED, END_RUNNING, Columns
-from histeg.tracing.records import Definitions
+from histeg.traces.events import END_RAISED, END_RUNNING, Columns
+from histeg.traces.records import Definitions
 
 KINDS: tuple[Kind, ...] = ("lines", "parameters", "return", "calls")
 
@@ -219,7 +219,7 @@ Walk = Callable[[Tree, Tree, list[tuple[int, int]]], list[tuple[int, int]]]
 
 
 def _walker() -> Walk:
-    from histeg.tracing import seal
+    from histeg.traces import seal
 
     if not seal.native():
         return _walk_python

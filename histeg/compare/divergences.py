@@ -45,7 +45,7 @@ from histeg.records.divergences import (
 )
 from histeg.records.runs import Confirmations
 from histeg.store import SYNTAX_CHANGES, TRACE_DIVERGENCES, TRACE_MATCHING, OutputStore
-from histeg.tracing.reader import TraceFile, trace_files
+from histeg.traces.reader import TraceFile, trace_files
 
 
 @dataclass

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from histeg.compare.test_matching import cases_of, follow_cases, match_test_cases
 from histeg.records.divergences import EntryKey, TraceMatching
-from histeg.tracing.reader import TraceFile
+from histeg.traces.reader import TraceFile
 
 
 @dataclass(frozen=True)

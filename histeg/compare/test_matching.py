@@ -27,7 +27,7 @@ import msgspec
 
 from histeg.records.divergences import EntryKey
 from histeg.records.syntax import SyntaxChanges
-from histeg.tracing.records import Value
+from histeg.traces.records import Value
 
 if TYPE_CHECKING:
     from histeg.compare.entry_points import EntryRef

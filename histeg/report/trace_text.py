@@ -7,7 +7,7 @@ from collections.abc import Iterator
 from json.encoder import encode_basestring_ascii
 from typing import Any
 
-from histeg.tracing.call_tree import Call, Trace
+from histeg.traces.call_tree import Call, Trace
 
 MAX_INDENT_DEPTH = 50
 """Calls nested deeper are indented like this depth and prefixed with their depth, ``[51] ...``:

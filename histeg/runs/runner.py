@@ -51,10 +51,10 @@ from histeg.runs.commands import command_line, pytest_command, unique_labels
 from histeg.runs.outcome import NOT_COMPLETE, Verdict, judge
 from histeg.settings.model import Settings
 from histeg.store import TRACES_DIR, OutputStore, force_rmtree
+from histeg.traces.seal import seal
 from histeg.tracing.activation import TraceConfig as TracerConfig
 from histeg.tracing.activation import traced_environment
 from histeg.tracing.format import FORMAT_VERSION, read_meta, read_status
-from histeg.tracing.seal import seal
 from histeg.tracing.tally import read_tally
 
 __all__ = ["CONFIRMATIONS", "RUNS", "RUN_DIR", "TRACE_CONFIG", "Launch", "TraceOptions", "base_environment", "run_traces", "trace_config",

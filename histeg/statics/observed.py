@@ -18,7 +18,7 @@ from histeg.records.runs import Runs
 from histeg.records.statics import CallGraph
 from histeg.statics.callgraph import add_dynamic_edges, load_call_graph
 from histeg.store import OutputStore
-from histeg.tracing.reader import TraceFile
+from histeg.traces.reader import TraceFile
 
 
 def observed_calls(trace_paths: Iterable[Path]) -> Iterator[tuple[str, str]]:

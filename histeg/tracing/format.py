@@ -1,7 +1,7 @@
 """The ``.htrace`` file format (documented in output_schema/trace-format.md) and its writer.
 
 A file is a short header (magic, version, JSON metadata) followed by one zlib
-stream of records (reorganised by entry point by ``histeg.tracing.seal`` once the run is over). The stream is sync-flushed after every batch of records,
+stream of records (reorganised by entry point by ``histeg.traces.seal`` once the run is over). The stream is sync-flushed after every batch of records,
 so a process killed mid-run leaves a file that decodes up to the last batch.
 Calls are not records of their own: each thread has an event stream of
 16-bit words (line numbers and call/return markers) shipped in chunks, so
@@ -26,7 +26,7 @@ from its last six bytes without decompressing it."""
 STATUS_COMPLETE = 0
 STATUS_BROKEN = 1
 STATUS_TRUNCATED = 2
-"""Only in sealed files (``histeg.tracing.seal``): sealed from a stream that was never closed."""
+"""Only in sealed files (``histeg.traces.seal``): sealed from a stream that was never closed."""
 
 # Words of a thread's event stream (unsigned 16-bit, little-endian on disk).
 MAX_LINE = 0xFFEF

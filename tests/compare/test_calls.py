@@ -13,7 +13,7 @@ from typing import Any
 from histeg.compare.calls import CallDivergence, Tree, compare_calls
 from histeg.compare.divergences import compare_entry_points
 from histeg.compare.entry_points import EntryRef
-from histeg.tracing.reader import TraceFile
+from histeg.traces.reader import TraceFile
 from tests.tracing.trace_builder import UNRECORDED, Entry, Fn, Node, Val, write_trace
 
 F = Fn("m:f", "m.py", 1, (2, 3, 4), ("x",))

@@ -25,9 +25,9 @@ import pytest
 
 from histeg.compare.divergences import compare_entry_points
 from histeg.compare.entry_points import EntryRef
-from histeg.tracing.call_tree import Call
-from histeg.tracing.reader import TraceFile, read_trace
-from histeg.tracing.records import Value
+from histeg.traces.call_tree import Call
+from histeg.traces.reader import TraceFile, read_trace
+from histeg.traces.records import Value
 from tests.tracing.trace_builder import UNRECORDED, Entry, Fn, Node, Resume, Step, Val, Yield, write_trace
 
 Found = tuple[str, tuple[int, ...], list[str]]
@@ -244,7 +244,7 @@ def make_pair(seed: int, directory: Path) -> Pair:
 def test_streaming_comparison_finds_what_the_reference_finds(block: int, implementation: str, tmp_path: Path, decoded: list[int],
                                                              monkeypatch: pytest.MonkeyPatch) -> None:
     """With the C decoder and walk, and with their Python references (where no compiler built them)."""
-    from histeg.tracing import seal
+    from histeg.traces import seal
 
     if implementation == "python":
         monkeypatch.setattr(seal, "_decode", None)

@@ -203,7 +203,7 @@ def test_value_rule_decodes_only_what_it_needs(store: OutputStore, monkeypatch: 
     """Cases with identical entry points under the same id are paired from the index; the rest
     are decoded once each for their values."""
     decoded: list[tuple[str, int]] = []
-    from histeg.tracing.reader import TraceFile
+    from histeg.traces.reader import TraceFile
 
     columns = TraceFile.columns
 

@@ -27,9 +27,9 @@ from typing import Any
 import pytest
 from tests.conftest import CliResult, GitRepo, run_histeg, validate_output
 
-from histeg.tracing.call_tree import Call, Trace
-from histeg.tracing.reader import read_trace
-from histeg.tracing.records import Value
+from histeg.traces.call_tree import Call, Trace
+from histeg.traces.reader import read_trace
+from histeg.traces.records import Value
 
 pytestmark = pytest.mark.slow  # traces real suites with and without histeg, coverage.py alongside
 

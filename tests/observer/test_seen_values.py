@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from histeg.tracing.reader import TraceFile
+from histeg.traces.reader import TraceFile
 from tests.conftest import GitRepo, run_histeg, validate_output
 
 FORMATTER = '''import datetime

@@ -20,7 +20,7 @@ pytestmark = pytest.mark.slow  # builds the C collectors, installs an environmen
 
 ROOT = Path(__file__).resolve().parents[2]
 SAMPLE_DATA = "histeg/sample_data/"
-EXTENSIONS = ("histeg/tracing/_ctracer.", "histeg/tracing/_decode.")
+EXTENSIONS = ("histeg/tracing/_ctracer.", "histeg/traces/_decode.")
 
 
 def checkout_files() -> list[str]:

@@ -24,7 +24,7 @@ from histeg.errors import EXIT_BAD_INPUT, EXIT_CANNOT_WRITE, WriteError
 from histeg.records.steps import StepStates
 from histeg.store import OutputStore
 from histeg.tracing import format as fmt
-from histeg.tracing.reader import read_trace
+from histeg.traces.reader import read_trace
 from tests.conftest import CliResult, GitRepo
 
 LIMIT = 16 * 1024

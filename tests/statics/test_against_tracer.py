@@ -10,8 +10,8 @@ from histeg.statics.callgraph import add_dynamic_edges, load_call_graph
 from histeg.statics.export import export_static_facts
 from histeg.statics.observed import observed_call_graph
 from histeg.store import CALL_GRAPH, FUNCTIONS
-from histeg.tracing.call_tree import Call
-from histeg.tracing.reader import read_trace
+from histeg.traces.call_tree import Call
+from histeg.traces.reader import read_trace
 from tests.conftest import validate_output
 from tests.statics.versions import make_version
 

@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from histeg.compare.entry_points import EntryRef
-from histeg.tracing import seal
+from histeg.traces import seal
 from histeg.tracing.activation import TraceConfig, traced_environment
-from histeg.tracing.call_tree import Call, Trace
-from histeg.tracing.reader import TraceFile, read_trace, trace_files
+from histeg.traces.call_tree import Call, Trace
+from histeg.traces.reader import TraceFile, read_trace, trace_files
 
 
 @dataclass

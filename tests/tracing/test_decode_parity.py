@@ -28,17 +28,18 @@ from typing import Any
 import pytest
 
 from histeg.errors import HistegError
-from histeg.tracing import activation, events, seal
+from histeg.tracing import activation
+from histeg.traces import events, seal
 from histeg.tracing import format as fmt
-from histeg.tracing.call_tree import Call, Trace
-from histeg.tracing.reader import TraceFile, read_trace
-from histeg.tracing.records import Definitions, Function, parse_record
+from histeg.traces.call_tree import Call, Trace
+from histeg.traces.reader import TraceFile, read_trace
+from histeg.traces.records import Definitions, Function, parse_record
 from tests.tracing.trace_builder import (
     UNRECORDED, Entry, Fn, Node, Resume, Step, TraceBuilder, Traced, Val, Yield, play, write_trace,
 )
 
 NATIVE = seal.native()
-needs_c = pytest.mark.skipif(not NATIVE, reason="histeg.tracing._decode is not built (or the machine is big-endian): "
+needs_c = pytest.mark.skipif(not NATIVE, reason="histeg.traces._decode is not built (or the machine is big-endian): "
                              "only the Python reference runs; build it with `pip install -e .`")
 CASES = 200
 DEPTH = 5_000

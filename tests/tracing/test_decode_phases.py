@@ -19,8 +19,8 @@ from typing import Any
 
 import pytest
 
-from histeg.tracing import events, seal
-from histeg.tracing.reader import TraceFile
+from histeg.traces import events, seal
+from histeg.traces.reader import TraceFile
 from tests.tracing.conftest import TracedRun
 from tests.tracing.test_decode_parity import (
     CASES,

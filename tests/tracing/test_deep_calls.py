@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 
 from histeg.report.trace_text import MAX_INDENT_DEPTH, MAX_JSON_INDENT_LEVEL
-from histeg.tracing.call_tree import Call, Trace
+from histeg.traces.call_tree import Call, Trace
 from tests.conftest import run_histeg
 from tests.tracing.conftest import TracedRun, run_project
 

@@ -14,9 +14,9 @@ import pytest
 from histeg.errors import HistegError
 from histeg.tracing import activation, values
 from histeg.tracing import format as fmt
-from histeg.tracing.reader import read_trace
-from histeg.tracing.records import Value
-from histeg.tracing.seal import seal
+from histeg.traces.reader import read_trace
+from histeg.traces.records import Value
+from histeg.traces.seal import seal
 from tests.conftest import SCHEMAS, run_histeg
 
 MODULE = '''

@@ -14,7 +14,7 @@ import pytest
 
 import histeg
 from histeg.tracing.activation import CONFIG_ENV, TraceConfig, hook_dir, traced_environment, tracer_path
-from histeg.tracing.reader import TraceFile, read_trace, trace_files
+from histeg.traces.reader import TraceFile, read_trace, trace_files
 from tests.conftest import run_histeg
 from tests.tracing.conftest import base_environment, project_config, write_project
 

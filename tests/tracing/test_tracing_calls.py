@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from histeg.tracing.call_tree import Call
-from histeg.tracing.records import Value
+from histeg.traces.call_tree import Call
+from histeg.traces.records import Value
 from tests.tracing.conftest import TRACERS
 
 CORE = '''

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from histeg.tracing.records import Value
+from histeg.traces.records import Value
 
 FILES = {
     "src/hot.py": '''

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from histeg.tracing.records import Value
+from histeg.traces.records import Value
 from histeg.tracing import values
 from tests.tracing.conftest import TRACERS
 

@@ -1,6 +1,6 @@
 /* Splitting event streams by entry point and decoding them, in C.
  *
- * The same algorithms as histeg/tracing/events.py, which is their
+ * The same algorithms as histeg/traces/events.py, which is their
  * specification and the reference of the parity tests; this module only
  * makes them fast (a suite records tens of millions of line events, and a
  * Python loop costs about 0.1 us per word).
@@ -13,7 +13,7 @@
  * Decoder.tokens / .columns / .digests / .export run one alone, for the parity tests.
  *
  * Words are little-endian uint16 as in the trace file; this module assumes a
- * little-endian machine (histeg.tracing.seal byte-swaps elsewhere).
+ * little-endian machine (histeg.traces.seal byte-swaps elsewhere).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -541,7 +541,7 @@ static PyMethodDef splitter_methods[] = {
 
 static PyTypeObject SplitterType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "histeg.tracing._decode.Splitter",
+    .tp_name = "histeg.traces._decode.Splitter",
     .tp_basicsize = sizeof(SplitterObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = splitter_new,
@@ -1575,7 +1575,7 @@ static PyMethodDef decoder_methods[] = {
 
 static PyTypeObject DecoderType = {
     PyVarObject_HEAD_INIT(NULL, 0)
-    .tp_name = "histeg.tracing._decode.Decoder",
+    .tp_name = "histeg.traces._decode.Decoder",
     .tp_basicsize = sizeof(DecoderObject),
     .tp_flags = Py_TPFLAGS_DEFAULT,
     .tp_new = decoder_new,
@@ -1725,7 +1725,7 @@ static PyMethodDef module_methods[] = {
 };
 
 static struct PyModuleDef decode_module = {
-    PyModuleDef_HEAD_INIT, "histeg.tracing._decode", "Event streams split by entry point and decoded, in C (see events.py).", -1,
+    PyModuleDef_HEAD_INIT, "histeg.traces._decode", "Event streams split by entry point and decoded, in C (see events.py).", -1,
     module_methods,
 };
 

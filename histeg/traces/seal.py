@@ -37,12 +37,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from histeg.tracing import events
+from histeg.traces import events
+from histeg.traces.records import Definitions, Function, NeedMore, Value, parse_record, text_hash
 from histeg.tracing import format as fmt
-from histeg.tracing.records import Definitions, Function, NeedMore, Value, parse_record, text_hash
 
 try:
-    from histeg.tracing import _decode  # type: ignore[attr-defined]  # a C extension without a .pyi (_decode.c is being reworked)
+    from histeg.traces import _decode  # type: ignore[attr-defined]  # a C extension without a .pyi
 except ImportError:  # not built: the reference implementation in Python
     _decode = None
 

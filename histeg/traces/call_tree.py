@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from histeg.tracing.records import Function, Value
+from histeg.traces.records import Function, Value
 
 
 @dataclass(eq=False)

@@ -47,7 +47,7 @@ class Function:
         """The line number of a position (``events.decode``'s inverse)."""
         if position < len(self.code_lines):
             return self.code_lines[position]
-        from histeg.tracing.events import FALLBACK_BASE
+        from histeg.traces.events import FALLBACK_BASE
 
         return self.first_line + position - FALLBACK_BASE
 

@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 from histeg.errors import HistegError
+from histeg.traces.call_tree import Call, Trace
+from histeg.traces.events import END_RAISED, END_RETURNED, Columns
+from histeg.traces.records import Definitions, parse_definitions
+from histeg.traces.seal import FOOTER, EntryInfo, Parts, decoder, is_sealed, split_stream
 from histeg.tracing import format as fmt
-from histeg.tracing.call_tree import Call, Trace
-from histeg.tracing.events import END_RAISED, END_RETURNED, Columns
-from histeg.tracing.records import Definitions, parse_definitions
-from histeg.tracing.seal import FOOTER, EntryInfo, Parts, decoder, is_sealed, split_stream
 
 
 def trace_files(directory: Path) -> list[Path]:
