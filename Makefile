@@ -38,6 +38,7 @@ test-slow: check-python $(STAMP)
 # Lint and types (settings and pinned versions in pyproject.toml); .ci/run calls it after the tests.
 check: check-python $(STAMP)
 	$(VENV)/bin/ruff check histeg
+	$(VENV)/bin/ruff format --check histeg
 	$(VPY) -m mypy
 
 clean:

@@ -25,8 +25,13 @@ if TYPE_CHECKING:
     from histeg.settings.model import Settings
     from histeg.version import __version__
 
-_LAZY = {"Project": "histeg.project", "VersionResults": "histeg.results", "Settings": "histeg.settings.model", "HistegError": "histeg.errors",
-         "__version__": "histeg.version"}
+_LAZY = {
+    "Project": "histeg.project",
+    "VersionResults": "histeg.results",
+    "Settings": "histeg.settings.model",
+    "HistegError": "histeg.errors",
+    "__version__": "histeg.version",
+}
 
 
 def __getattr__(name: str) -> Any:

@@ -17,9 +17,19 @@ from histeg.errors import HistegError, WriteError
 PRIVATE_FILE = 0o600
 PRIVATE_FOLDER = 0o700
 
-WRITE_FAILURES = frozenset({
-    errno.ENOSPC, errno.EDQUOT, errno.EFBIG, errno.EACCES, errno.EPERM, errno.EROFS, errno.ENOTDIR, errno.EEXIST, errno.EISDIR,
-})
+WRITE_FAILURES = frozenset(
+    {
+        errno.ENOSPC,
+        errno.EDQUOT,
+        errno.EFBIG,
+        errno.EACCES,
+        errno.EPERM,
+        errno.EROFS,
+        errno.ENOTDIR,
+        errno.EEXIST,
+        errno.EISDIR,
+    }
+)
 """Errors that mean "this cannot be written here", as opposed to a defect: what ``writing`` callers may turn into one line."""
 
 
@@ -122,7 +132,7 @@ def _write_all(fd: int, payload: bytes) -> None:
     """``os.write`` may write less than asked (a file size limit is reached part way): loop until it raises or is done."""
     view = memoryview(payload)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 def read_json(path: Path) -> Any:
@@ -134,5 +144,15 @@ def read_json(path: Path) -> Any:
         raise HistegError(f"corrupt JSON in {path}: {exc}") from None
 
 
-__all__ = ["PRIVATE_FILE", "PRIVATE_FOLDER", "WRITE_FAILURES", "dump_json", "make_folders", "read_json", "write_bytes", "write_error",
-           "write_json", "writing"]
+__all__ = [
+    "PRIVATE_FILE",
+    "PRIVATE_FOLDER",
+    "WRITE_FAILURES",
+    "dump_json",
+    "make_folders",
+    "read_json",
+    "write_bytes",
+    "write_error",
+    "write_json",
+    "writing",
+]

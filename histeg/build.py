@@ -63,8 +63,20 @@ def user_python(settings: Settings) -> str | None:
 
 def _inputs(version: VersionSettings, settings: Settings, declarations: Declarations | None, describe: str | None) -> str:
     """A fingerprint of everything a build depends on: equal fingerprints, same build."""
-    text = "\n".join(map(str, (__version__, Build.schema_version_expected(), version.build_command, user_python(settings),
-                               settings.environments_root(), declarations and msgspec.to_builtins(declarations), describe)))
+    text = "\n".join(
+        map(
+            str,
+            (
+                __version__,
+                Build.schema_version_expected(),
+                version.build_command,
+                user_python(settings),
+                settings.environments_root(),
+                declarations and msgspec.to_builtins(declarations),
+                describe,
+            ),
+        )
+    )
     return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
@@ -91,8 +103,21 @@ def build_version(store: OutputStore, index: int, user: Settings) -> Build:
     inputs = _inputs(settings, user, declarations, version.git_describe)
     log.write_text("", encoding="utf-8")
     started = time.monotonic()
-    record = Build(index=index, status=FAILED, reason=error, command=settings.build_command, exit_code=None, seconds=0.0, log=BUILD_LOG,
-                   environment=None, declarations=declarations, project=None, neutralised=[], pytest_args=[], inputs=inputs)
+    record = Build(
+        index=index,
+        status=FAILED,
+        reason=error,
+        command=settings.build_command,
+        exit_code=None,
+        seconds=0.0,
+        log=BUILD_LOG,
+        environment=None,
+        declarations=declarations,
+        project=None,
+        neutralised=[],
+        pytest_args=[],
+        inputs=inputs,
+    )
     if declarations is not None:
         try:
             _build(store, index, version, settings, declarations, user, record)
@@ -104,30 +129,48 @@ def build_version(store: OutputStore, index: int, user: Settings) -> Build:
     return record
 
 
-def _build(store: OutputStore, index: int, version: Version, settings: VersionSettings, declarations: Declarations,
-           user: Settings, record: Build) -> None:
+def _build(
+    store: OutputStore, index: int, version: Version, settings: VersionSettings, declarations: Declarations, user: Settings, record: Build
+) -> None:
     log, snapshot = store.file(index, BUILD_LOG), store.snapshot(index)
     try:
         python = user_python(user)
         if python:
             interpreter = user_interpreter(python, needs_pytest=True)
-            environment = Environment(python=interpreter.path, version=interpreter.version, key=None, shared=False, created=False, seconds=0.0)
+            environment = Environment(
+                python=interpreter.path, version=interpreter.version, key=None, shared=False, created=False, seconds=0.0
+            )
         else:
-            environment = ensure_environment(user.environments_root(), declarations, choose(declarations.requires_python), log,
-                                             settings.build_command, groups=records_folder(store.root))
+            environment = ensure_environment(
+                user.environments_root(),
+                declarations,
+                choose(declarations.requires_python),
+                log,
+                settings.build_command,
+                groups=records_folder(store.root),
+            )
     except HistegError as exc:  # an interpreter that does not fit fails this version, not the run
         raise exc if isinstance(exc, BuildFailure) else BuildFailure(str(exc)) from None
     record.environment = environment
     record.project = Project(installed=False, version=None, generated=[], seconds=0.0)
     if declarations.installable:
         pretend = scm_version(version.git_describe, version.git_commits, version.identifier) if declarations.scm else None
-        installed = install_project(snapshot, store.version_dir(index), environment.python, settings.sources, log,
-                                    pretend_environment(pretend) if pretend else None, groups=records_folder(store.root))
+        installed = install_project(
+            snapshot,
+            store.version_dir(index),
+            environment.python,
+            settings.sources,
+            log,
+            pretend_environment(pretend) if pretend else None,
+            groups=records_folder(store.root),
+        )
         record.project = Project(installed=True, version=pretend, generated=installed.generated, seconds=round(installed.seconds, 3))
     record.pytest_args, record.neutralised = _neutralised(environment.python)
     if settings.build_command:
         env = activated(environment.python, pinned_environment(), store.version_dir(index) / SHIMS)
-        process = run_process(["/bin/sh", "-c", settings.build_command], snapshot, env, user.build_timeout, groups=records_folder(store.root))
+        process = run_process(
+            ["/bin/sh", "-c", settings.build_command], snapshot, env, user.build_timeout, groups=records_folder(store.root)
+        )
         with log.open("a", encoding="utf-8") as handle:
             handle.write(f"$ {settings.build_command}\n{output_text(process)}\n")
         record.exit_code = None if process.timed_out else process.exit_code
@@ -171,5 +214,11 @@ def _build_step(context: StepContext, index: int) -> StepResult:
     return StepResult(summary)
 
 
-BUILD_STEP = Step(name="build", doing="building versions", outputs=(BUILD,), inputs=_build_inputs, run=_build_step,
-                  still_valid=lambda context, index: environment_exists(context.store, index))
+BUILD_STEP = Step(
+    name="build",
+    doing="building versions",
+    outputs=(BUILD,),
+    inputs=_build_inputs,
+    run=_build_step,
+    still_valid=lambda context, index: environment_exists(context.store, index),
+)

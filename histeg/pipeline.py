@@ -65,18 +65,32 @@ class PipelineRun:
         found = []
         for version in extracted:
             index = version["index"]
-            steps = {name: _step_state(item) for name, items in self.steps.items() if name != "extract"
-                     for item in items if item["index"] == index}
-            entry = {"index": index, "identifier": version["identifier"], "extraction": version["status"],
-                     "status": "failed" if index in self.failed else "ok", "steps": steps}
+            steps = {
+                name: _step_state(item)
+                for name, items in self.steps.items()
+                if name != "extract"
+                for item in items
+                if item["index"] == index
+            }
+            entry = {
+                "index": index,
+                "identifier": version["identifier"],
+                "extraction": version["status"],
+                "status": "failed" if index in self.failed else "ok",
+                "steps": steps,
+            }
             if index in self.failed:
                 entry["reason"] = self.failed[index]
             found.append(entry)
         return found
 
     def to_json(self) -> dict[str, Any]:
-        return {"seconds": round(self.seconds, 3), "versions": self.versions(), "steps": self.steps,
-                "failedVersions": [{"index": i, "reason": r} for i, r in sorted(self.failed.items())]}
+        return {
+            "seconds": round(self.seconds, 3),
+            "versions": self.versions(),
+            "steps": self.steps,
+            "failedVersions": [{"index": i, "reason": r} for i, r in sorted(self.failed.items())],
+        }
 
 
 def _step_state(item: dict[str, Any]) -> dict[str, Any]:

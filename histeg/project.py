@@ -35,11 +35,22 @@ __all__ = ["Project", "VersionResults"]
 class Project:
     """A repository analysed into an output directory."""
 
-    def __init__(self, repo: str | Path, out: str | Path | None = None, *, config: str | Path | None = None, read_config: bool = True,
-                 **settings: Any) -> None:
+    def __init__(
+        self,
+        repo: str | Path,
+        out: str | Path | None = None,
+        *,
+        config: str | Path | None = None,
+        read_config: bool = True,
+        **settings: Any,
+    ) -> None:
         """``read_config=False``: the ``./histeg.toml`` where Python runs plays no part (``config=`` still does)."""
-        given = {"repo": str(repo), **({"out": out} if out is not None else {}), **({"config": config} if config is not None else {}),
-                 **settings}
+        given = {
+            "repo": str(repo),
+            **({"out": out} if out is not None else {}),
+            **({"config": config} if config is not None else {}),
+            **settings,
+        }
         self.settings: Settings = load_settings(python_arguments(given), read_file=read_config)
         """Every setting in force, with where it came from (``settings.origin(key)``)."""
 

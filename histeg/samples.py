@@ -237,7 +237,18 @@ def build_sample(name: str, destination: Path) -> Path:
         for index, step in enumerate(steps):
             _apply(step, destination)
             _git(destination, "add", "--all", "--force", ".")
-            _git(destination, "commit", "--quiet", "--allow-empty", "--no-verify", "--cleanup=whitespace", "-F", "-", date=commit_date(index), stdin=step.message)
+            _git(
+                destination,
+                "commit",
+                "--quiet",
+                "--allow-empty",
+                "--no-verify",
+                "--cleanup=whitespace",
+                "-F",
+                "-",
+                date=commit_date(index),
+                stdin=step.message,
+            )
     except BaseException:
         _clear(destination, created)
         raise

@@ -8,7 +8,12 @@ import click
 
 
 @click.command()
-@click.option("--dir", "directory", type=click.Path(path_type=Path), help="Where to build the sample repository and results (default: a new temporary directory).")
+@click.option(
+    "--dir",
+    "directory",
+    type=click.Path(path_type=Path),
+    help="Where to build the sample repository and results (default: a new temporary directory).",
+)
 @click.option("--sample", default="casino", show_default=True, help="Which bundled sample repository.")
 @click.option("--json", "json_output", is_flag=True, help="Print a JSON summary on stdout.")
 def demo(directory: Path | None, sample: str, json_output: bool) -> None:

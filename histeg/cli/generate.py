@@ -22,9 +22,16 @@ def _table_option(key: str, metavar: str) -> Any:
 @click.argument("version")
 @_table_option("out", "DIR")
 @_table_option("repo", "PATH|URL")
-@click.option("--budget", type=click.FloatRange(min=1), default=60.0, show_default=True,
-              help="Seconds of Pynguin search in all, split over the targets' modules (the better ranked get more).")
-@click.option("--top", type=click.IntRange(min=1), default=5, show_default=True, help="How many of the ranked targets to generate tests for.")
+@click.option(
+    "--budget",
+    type=click.FloatRange(min=1),
+    default=60.0,
+    show_default=True,
+    help="Seconds of Pynguin search in all, split over the targets' modules (the better ranked get more).",
+)
+@click.option(
+    "--top", type=click.IntRange(min=1), default=5, show_default=True, help="How many of the ranked targets to generate tests for."
+)
 @click.option("--seed", type=click.IntRange(min=0), default=0, show_default=True, help="Pynguin's random seed.")
 @click.option("--json", "as_json", is_flag=True, help="Print generation.json on stdout instead of the table.")
 @click.option("-q", "--quiet", is_flag=True, help="Only errors on stderr.")
@@ -53,8 +60,10 @@ def generate(version: str, out: str | None, repo: str | None, budget: float, top
 
 def table(record: Any) -> list[str]:
     """Targets with their tests and witnesses, then the modules Pynguin failed on."""
-    head = (f"version {record.index} against {record.comparing_against_index}: {record.summary.tests} generated test(s), "
-            f"{record.summary.witnesses} witness(es)")
+    head = (
+        f"version {record.index} against {record.comparing_against_index}: {record.summary.tests} generated test(s), "
+        f"{record.summary.witnesses} witness(es)"
+    )
     lines = [head, f"{'rank':>4}  {'tests':>5}  {'witn.':>5}  target"]
     for target in record.targets:
         lines.append(f"{target.rank:>4}  {len(target.tests):>5}  {len(target.witnesses):>5}  {target.identifier}")

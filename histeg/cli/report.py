@@ -18,9 +18,16 @@ import click
 from histeg.settings.flags import MORE_VERSIONS, decorators_of
 from histeg.settings.table import BY_KEY
 
-REPORT_OPTIONS = (BY_KEY["repo"], BY_KEY["out"], BY_KEY["config"],
-                  replace(BY_KEY["versions"], help="Report only these versions: revisions or A..B ranges, as compute takes them; "
-                          "more may follow as arguments.  [default: every version in the output folder]"))
+REPORT_OPTIONS = (
+    BY_KEY["repo"],
+    BY_KEY["out"],
+    BY_KEY["config"],
+    replace(
+        BY_KEY["versions"],
+        help="Report only these versions: revisions or A..B ranges, as compute takes them; "
+        "more may follow as arguments.  [default: every version in the output folder]",
+    ),
+)
 """The run options that say where the results are and which versions: read like ``histeg compute`` reads them."""
 
 
@@ -105,12 +112,22 @@ def _command() -> click.Command:
     for option in reversed(REPORT_OPTIONS):
         for decorator in reversed(decorators_of(option)):
             command = decorator(command)
-    command = click.option("--format", "output_format", type=click.Choice(tuple(FORMATS)), default="html", show_default=True,
-                           help="html: OUT/report/index.html and a page per version; markdown: a pull-request comment on stdout "
-                           "(also OUT/report/report.md); terminal: tables of the top targets.")(command)
-    command = click.option("--fail-on", "fail_on", multiple=True, metavar="CONDITION",
-                           help="Exit with code 4 when a reported version has 'untested' changes or more than N targets "
-                           "('targets>N'); may be repeated.")(command)
+    command = click.option(
+        "--format",
+        "output_format",
+        type=click.Choice(tuple(FORMATS)),
+        default="html",
+        show_default=True,
+        help="html: OUT/report/index.html and a page per version; markdown: a pull-request comment on stdout "
+        "(also OUT/report/report.md); terminal: tables of the top targets.",
+    )(command)
+    command = click.option(
+        "--fail-on",
+        "fail_on",
+        multiple=True,
+        metavar="CONDITION",
+        help="Exit with code 4 when a reported version has 'untested' changes or more than N targets ('targets>N'); may be repeated.",
+    )(command)
     command = click.argument(MORE_VERSIONS, nargs=-1, metavar="[REV]...")(command)
     return click.command(name="report")(command)
 

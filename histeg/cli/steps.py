@@ -30,7 +30,7 @@ RANKED = ("compute",)
 
 def _decorated(command: F, group: str) -> F:
     """Apply a group's option decorators so they appear in ``--help`` in the table's order."""
-    for decorator in reversed(option_decorators(group)):  # type: ignore[arg-type]
+    for decorator in reversed(option_decorators(group)):  # type: ignore[arg-type]  # the group names the table's literal groups
         command = decorator(command)
     return command
 

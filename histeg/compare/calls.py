@@ -53,8 +53,20 @@ class CallDivergence:
 
     def without(self, kinds: AbstractSet[str]) -> CallDivergence:
         """The same divergence with the given kinds set aside (they are noise for this function)."""
-        kept = CallDivergence(self.function, self.chain, self.path, self.distance, self.sections, self.coverage,
-                              self.parameters, self.returns, self.calls, dict(self.details), self.receiver, self.capped)
+        kept = CallDivergence(
+            self.function,
+            self.chain,
+            self.path,
+            self.distance,
+            self.sections,
+            self.coverage,
+            self.parameters,
+            self.returns,
+            self.calls,
+            dict(self.details),
+            self.receiver,
+            self.capped,
+        )
         if "lines" in kinds:
             kept.distance = kept.sections = kept.coverage = 0
             kept.capped = False
@@ -72,8 +84,14 @@ class CallDivergence:
         return kept
 
     def metrics(self) -> dict[str, int]:
-        return {"distance": self.distance, "sections": self.sections, "coverage": self.coverage,
-                "parameters": self.parameters, "returns": self.returns, "calls": self.calls}
+        return {
+            "distance": self.distance,
+            "sections": self.sections,
+            "coverage": self.coverage,
+            "parameters": self.parameters,
+            "returns": self.returns,
+            "calls": self.calls,
+        }
 
     def metrics_record(self) -> Metrics:
         """Its metrics as the divergence files write them: ``capped`` says the distance is a lower bound."""
@@ -157,8 +175,9 @@ def _outcomes_differ(old: tuple[str, str | None], new: tuple[str, str | None]) -
     return old[1] is not None and new[1] is not None and old[1] != new[1]
 
 
-def _compare_pair(old: Tree, new: Tree, o: int, n: int, chain: tuple[str, ...], path: tuple[int, ...],
-                  with_sections: bool) -> tuple[CallDivergence, list[int], list[int], list[tuple[int, int]]]:
+def _compare_pair(
+    old: Tree, new: Tree, o: int, n: int, chain: tuple[str, ...], path: tuple[int, ...], with_sections: bool
+) -> tuple[CallDivergence, list[int], list[int], list[tuple[int, int]]]:
     """The divergence of one pair of calls, their children and the pairs of aligned children."""
     divergence = CallDivergence(new.ident(n), chain, path)
     if old.complete(o) and new.complete(n):  # beyond a line budget on either side the lines are unknown, not different

@@ -57,15 +57,30 @@ class Divergence:
 
     def record(self) -> ListedDivergence:
         call = self.call
-        return ListedDivergence(entry_point=self.entry, function=call.function, call_chain=list(call.chain), call_path=list(call.path),
-                                kinds=call.kinds, classes=list(self.classes), metrics=call.metrics_record(), details=call.details,
-                                children=[])
+        return ListedDivergence(
+            entry_point=self.entry,
+            function=call.function,
+            call_chain=list(call.chain),
+            call_path=list(call.path),
+            kinds=call.kinds,
+            classes=list(self.classes),
+            metrics=call.metrics_record(),
+            details=call.details,
+            children=[],
+        )
 
     def nested(self) -> NestedDivergence:
         """Its record below a divergent caller: the entry point and the path are the caller's."""
         call = self.call
-        return NestedDivergence(function=call.function, call_chain=list(call.chain), kinds=call.kinds, classes=list(self.classes),
-                                metrics=call.metrics_record(), details=call.details, children=[])
+        return NestedDivergence(
+            function=call.function,
+            call_chain=list(call.chain),
+            kinds=call.kinds,
+            classes=list(self.classes),
+            metrics=call.metrics_record(),
+            details=call.details,
+            children=[],
+        )
 
 
 @dataclass
@@ -82,7 +97,9 @@ class Confirmation:
     """Re-running the divergent entry points on both versions and comparing the re-runs."""
 
     def record(self) -> TargetedReruns:
-        return TargetedReruns(runs=self.runs, entry_points=self.entry_points, complete_runs=CompleteRuns(old=self.complete[0], new=self.complete[1]))
+        return TargetedReruns(
+            runs=self.runs, entry_points=self.entry_points, complete_runs=CompleteRuns(old=self.complete[0], new=self.complete[1])
+        )
 
 
 @dataclass
@@ -197,10 +214,12 @@ class Comparer:
         else:  # an interrupt or an error: nobody waits for the results, so nobody waits for a busy worker either
             _end_workers(pool)
 
-    def divergences(self, old: dict[EntryKey, EntryRef], new: dict[EntryKey, EntryRef],
-                    pairs: list[tuple[EntryKey, EntryKey]]) -> list[Divergence]:
+    def divergences(
+        self, old: dict[EntryKey, EntryRef], new: dict[EntryKey, EntryRef], pairs: list[tuple[EntryKey, EntryKey]]
+    ) -> list[Divergence]:
         """Divergences of matched pairs, in the order of ``pairs``; compared in the order of the new run's
         files and entry points, so that each compressed block of events is read about once."""
+
         def place(position: int) -> tuple[str, int]:
             ref = new[pairs[position][1]]
             return str(ref.file.path), ref.index
@@ -212,8 +231,13 @@ class Comparer:
                 self._pool = ProcessPoolExecutor(self.jobs, mp_context=multiprocessing.get_context("spawn"))
             size = -(-len(todo) // (4 * self.jobs))
             groups = [todo[start : start + size] for start in range(0, len(todo), size)]
-            work = [[(str(old[pairs[k][0]].file.path), old[pairs[k][0]].index, str(new[pairs[k][1]].file.path), new[pairs[k][1]].index)
-                     for k in group] for group in groups]
+            work = [
+                [
+                    (str(old[pairs[k][0]].file.path), old[pairs[k][0]].index, str(new[pairs[k][1]].file.path), new[pairs[k][1]].index)
+                    for k in group
+                ]
+                for group in groups
+            ]
             for group, results in zip(groups, self._pool.map(_compare_in_worker, work, [self.with_sections] * len(work)), strict=True):
                 found.update(zip(group, results, strict=True))
         else:
@@ -237,13 +261,20 @@ class Comparer:
         return found
 
 
-Confirm = Callable[[int, dict[str, set[str]], int, dict[str, set[str]]], tuple[list[dict[EntryKey, EntryRef]], list[dict[EntryKey, EntryRef]]]]
+Confirm = Callable[
+    [int, dict[str, set[str]], int, dict[str, set[str]]], tuple[list[dict[EntryKey, EntryRef]], list[dict[EntryKey, EntryRef]]]
+]
 """Re-runs of the old version and of the new one (their indices, each with the labels to cover per command), made for
 their comparison in the order ``histeg.runs.confirm.schedule`` gives, as loaded runs: the old version's, the new one's."""
 
 
-def irreproducible(between: list[Divergence], cross: list[list[Divergence]], new_present: list[set[EntryKey]],
-                   old_present: list[set[EntryKey]], new_to_old: dict[EntryKey, EntryKey]) -> NoiseMap:
+def irreproducible(
+    between: list[Divergence],
+    cross: list[list[Divergence]],
+    new_present: list[set[EntryKey]],
+    old_present: list[set[EntryKey]],
+    new_to_old: dict[EntryKey, EntryKey],
+) -> NoiseMap:
     """Divergences between the versions' first runs that the versions' re-runs, made side by side,
     do not show again: what differed was the moment or the machine (a clock read to the minute, a
     file left behind), not the code. A change of code shows in every pair of re-runs. Entry points
@@ -259,7 +290,9 @@ def irreproducible(between: list[Divergence], cross: list[list[Divergence]], new
     found: NoiseMap = {}
     for divergence in between:
         key = (divergence.entry, divergence.call.function)
-        present = all(divergence.entry in new and new_to_old.get(divergence.entry) in old for new, old in zip(new_present, old_present, strict=False))  # re-runs that completed, on each side
+        present = all(
+            divergence.entry in new and new_to_old.get(divergence.entry) in old for new, old in zip(new_present, old_present, strict=False)
+        )  # re-runs that completed, on each side
         if not present:
             continue
         shown = set(divergence.call.kinds)
@@ -286,14 +319,16 @@ def _wanted(keys: Iterable[EntryKey], run: dict[EntryKey, EntryRef]) -> dict[str
     return wanted
 
 
-def compare_with_predecessor(store: OutputStore, index: int, with_sections: bool = True, jobs: int = 1,
-                             confirm_runs: int = 0, confirm: Confirm | None = None) -> VersionComparison:
+def compare_with_predecessor(
+    store: OutputStore, index: int, with_sections: bool = True, jobs: int = 1, confirm_runs: int = 0, confirm: Confirm | None = None
+) -> VersionComparison:
     """Version ``index`` against the version it is compared with, with its matching hints."""
     against = store.version(index).comparing_against_index
     if against is None:
         raise HistegError(f"version {index} has no predecessor to compare with")
-    return compare_versions(store, against, index, hints=True, with_sections=with_sections, jobs=jobs, confirm_runs=confirm_runs,
-                            confirm=confirm)
+    return compare_versions(
+        store, against, index, hints=True, with_sections=with_sections, jobs=jobs, confirm_runs=confirm_runs, confirm=confirm
+    )
 
 
 @dataclass
@@ -313,21 +348,36 @@ class _Pair:
     def changed_outcome(self) -> set[EntryKey]:
         """Matched entry points whose test outcome differs between the versions' first runs."""
         old, new = self.old_runs[0], self.new_runs[0]
-        return {new_key for old_key, new_key in self.matching.pairs
-                if outcomes_differ(old[old_key].file.definitions.outcomes, new[new_key].file.definitions.outcomes, new_key.label)}
+        return {
+            new_key
+            for old_key, new_key in self.matching.pairs
+            if outcomes_differ(old[old_key].file.definitions.outcomes, new[new_key].file.definitions.outcomes, new_key.label)
+        }
 
 
-def compare_versions(store: OutputStore, against: int, index: int, *, hints: bool, with_sections: bool = True, jobs: int = 1,
-                     confirm_runs: int = 0, confirm: Confirm | None = None) -> VersionComparison:
+def compare_versions(
+    store: OutputStore,
+    against: int,
+    index: int,
+    *,
+    hints: bool,
+    with_sections: bool = True,
+    jobs: int = 1,
+    confirm_runs: int = 0,
+    confirm: Confirm | None = None,
+) -> VersionComparison:
     """Version ``index`` against version ``against``, any pair. ``hints``: the new version's matching hints
     (``traceMatching.json``, the renames of its ``syntaxChanges.json``) apply; they are about its own predecessor, so
     any other pair is matched by entry point keys alone. ``confirm`` re-runs entry points of both versions
     (``confirmed_runs`` by default) when ``confirm_runs`` > 0; the divergent entry points of run 1 are re-run on both."""
     started = time.perf_counter()
     manual_path = store.file(index, TRACE_MATCHING)
-    pair = _Pair([load_run(d) for d in run_directories(store, against)], [load_run(d) for d in run_directories(store, index)],
-                 read_manual_matching(manual_path) if hints and manual_path.is_file() else None,
-                 read_renames(store.file(index, SYNTAX_CHANGES)) if hints else {})
+    pair = _Pair(
+        [load_run(d) for d in run_directories(store, against)],
+        [load_run(d) for d in run_directories(store, index)],
+        read_manual_matching(manual_path) if hints and manual_path.is_file() else None,
+        read_renames(store.file(index, SYNTAX_CHANGES)) if hints else {},
+    )
     unstable: NoiseMap = {}
     confirmation = Confirmation(confirm_runs)
     with Comparer(jobs, with_sections) as comparer:
@@ -337,19 +387,40 @@ def compare_versions(store: OutputStore, against: int, index: int, *, hints: boo
         if len(pair.old_runs) > 1:
             merge(unstable, comparer.unstable(pair.old_runs), pair.old_to_new)
         if confirm_runs > 0 and between:
-            confirm = confirm or (lambda old, old_wanted, new, new_wanted: confirmed_runs(store, old, old_wanted, new, new_wanted, confirm_runs))
-            _confirm(comparer, pair, between, unstable, confirmation, lambda old_wanted, new_wanted: confirm(against, old_wanted, index, new_wanted))
-    result = VersionComparison(index, against, matched=len(pair.matching.pairs), only_old=pair.matching.only_old,
-                               only_new=pair.matching.only_new, unstable=unstable, confirmation=confirmation)
+            confirm = confirm or (
+                lambda old, old_wanted, new, new_wanted: confirmed_runs(store, old, old_wanted, new, new_wanted, confirm_runs)
+            )
+            _confirm(
+                comparer,
+                pair,
+                between,
+                unstable,
+                confirmation,
+                lambda old_wanted, new_wanted: confirm(against, old_wanted, index, new_wanted),
+            )
+    result = VersionComparison(
+        index,
+        against,
+        matched=len(pair.matching.pairs),
+        only_old=pair.matching.only_old,
+        only_new=pair.matching.only_new,
+        unstable=unstable,
+        confirmation=confirmation,
+    )
     _set_noise_apart(result, between, pair.changed_outcome())
     _record_functions(result, pair)
     result.compare_seconds = time.perf_counter() - started - confirmation.seconds
     return result
 
 
-def _confirm(comparer: Comparer, pair: _Pair, between: list[Divergence], unstable: NoiseMap, confirmation: Confirmation,
-             rerun: Callable[[dict[str, set[str]], dict[str, set[str]]], tuple[list[dict[EntryKey, EntryRef]], list[dict[EntryKey, EntryRef]]]],
-             ) -> None:
+def _confirm(
+    comparer: Comparer,
+    pair: _Pair,
+    between: list[Divergence],
+    unstable: NoiseMap,
+    confirmation: Confirmation,
+    rerun: Callable[[dict[str, set[str]], dict[str, set[str]]], tuple[list[dict[EntryKey, EntryRef]], list[dict[EntryKey, EntryRef]]]],
+) -> None:
     """The divergent entry points re-run on both versions: what differs between re-runs of one version, or does not
     show again between the versions' re-runs, joins ``unstable``."""
     started = time.perf_counter()
@@ -362,9 +433,12 @@ def _confirm(comparer: Comparer, pair: _Pair, between: list[Divergence], unstabl
         merge(unstable, comparer.unstable(new_again, suspects))
     if len(old_again) > 1:
         merge(unstable, comparer.unstable(old_again, old_suspects), pair.old_to_new)
-    cross = [comparer.divergences(old, new, [match for match in match_entry_points(old, new, pair.manual, pair.renames).pairs
-                                             if match[1] in suspects])
-             for old, new in zip(old_again, new_again, strict=False)]  # as many pairs as both sides completed
+    cross = [
+        comparer.divergences(
+            old, new, [match for match in match_entry_points(old, new, pair.manual, pair.renames).pairs if match[1] in suspects]
+        )
+        for old, new in zip(old_again, new_again, strict=False)
+    ]  # as many pairs as both sides completed
     merge(unstable, irreproducible(between, cross, [set(new) for new in new_again], [set(old) for old in old_again], pair.new_to_old))
     confirmation.seconds = time.perf_counter() - started  # re-running and comparing the re-runs
 
@@ -396,8 +470,9 @@ def _functions_under(ref: EntryRef) -> set[str]:
     return {functions[f].ident for f in ref.file.entries[ref.index].functions}
 
 
-def confirmed_runs(store: OutputStore, old: int, old_wanted: dict[str, set[str]], new: int, new_wanted: dict[str, set[str]],
-                   runs: int) -> tuple[list[dict[EntryKey, EntryRef]], list[dict[EntryKey, EntryRef]]]:
+def confirmed_runs(
+    store: OutputStore, old: int, old_wanted: dict[str, set[str]], new: int, new_wanted: dict[str, set[str]], runs: int
+) -> tuple[list[dict[EntryKey, EntryRef]], list[dict[EntryKey, EntryRef]]]:
     """Both versions' complete re-runs covering what each wants for their comparison, made now where missing, as loaded
     runs: the old version's, the new one's."""
     from histeg.runs.confirm import confirm_pair
@@ -450,15 +525,21 @@ def _tree(divergences: list[Divergence]) -> list[ListedDivergence]:
 
 def _noise(comparison: VersionComparison) -> list[Noise]:
     """Every (entry point, function) found unstable between runs of one version, and how."""
-    return [Noise(entry_point=entry, function=function, kinds=sorted(found.kinds), natures=sorted(found.natures))  # type: ignore[arg-type]
-            for (entry, function), found in sorted(comparison.unstable.items(), key=lambda item: item[0])]
+    return [
+        Noise(entry_point=entry, function=function, kinds=sorted(found.kinds), natures=sorted(found.natures))  # type: ignore[arg-type]  # kinds and natures named by compare.noise, typed str there
+        for (entry, function), found in sorted(comparison.unstable.items(), key=lambda item: item[0])
+    ]
 
 
 def write_divergences(store: OutputStore, comparison: VersionComparison, flat: bool) -> Path:
     version = store.version(comparison.index)
     divergences = comparison.divergences
-    summary = DivergenceSummary(divergences=len(divergences), divergent_functions=len({d.call.function for d in divergences}),
-                                noise=len(comparison.noise), noisy_functions=comparison.noisy_functions())
+    summary = DivergenceSummary(
+        divergences=len(divergences),
+        divergent_functions=len({d.call.function for d in divergences}),
+        noise=len(comparison.noise),
+        noisy_functions=comparison.noisy_functions(),
+    )
     document = TraceDivergences(
         identifier=version.identifier,
         comparing_against_version=version.comparing_against_version,  # type: ignore[arg-type]  # compared: it has one

@@ -54,8 +54,12 @@ class EntryMatching:
     only_new: list[EntryKey]
 
 
-def match_entry_points(old: Mapping[EntryKey, EntryRef] | Iterable[EntryKey], new: Mapping[EntryKey, EntryRef] | Iterable[EntryKey],
-                       manual: list[tuple[EntryKey, EntryKey]] | None = None, renames: Mapping[str, str] | None = None) -> EntryMatching:
+def match_entry_points(
+    old: Mapping[EntryKey, EntryRef] | Iterable[EntryKey],
+    new: Mapping[EntryKey, EntryRef] | Iterable[EntryKey],
+    manual: list[tuple[EntryKey, EntryKey]] | None = None,
+    renames: Mapping[str, str] | None = None,
+) -> EntryMatching:
     """Pair the entry points of two runs.
 
     Manual pairs come first and take their keys out of automatic matching. Then tests are

@@ -99,8 +99,9 @@ class SequenceDifference:
         return self.distance == 0
 
 
-def compare_sequences(old: str, new: str, with_sections: bool = True, cutoff: int = CUTOFF,
-                      exact_cells: int = EXACT_CELLS) -> SequenceDifference:
+def compare_sequences(
+    old: str, new: str, with_sections: bool = True, cutoff: int = CUTOFF, exact_cells: int = EXACT_CELLS
+) -> SequenceDifference:
     """Levenshtein distance of two encoded sequences, their coverage difference and, optionally, their divergent
     sections; bounded work on long ones (``EXACT_CELLS``, ``CUTOFF``)."""
     if old == new:

@@ -44,5 +44,12 @@ def _run(context: StepContext, index: int) -> StepResult:
     return StepResult(compare_version(context.store, index, context.settings))
 
 
-COMPARE = Step(name="compare", doing="comparing versions", outputs=(TRACE_DIVERGENCES, COMPARISON), upstream=("syntax", "traces"),
-               inputs=_inputs, run=_run, skip=first_version)
+COMPARE = Step(
+    name="compare",
+    doing="comparing versions",
+    outputs=(TRACE_DIVERGENCES, COMPARISON),
+    upstream=("syntax", "traces"),
+    inputs=_inputs,
+    run=_run,
+    skip=first_version,
+)

@@ -240,8 +240,11 @@ def pair_cases(old: Sequence[Case], new: Sequence[Case]) -> list[tuple[Case, Cas
             take(a, b)
     if old_free and new_free and len(old_free) * len(new_free) <= MAX_SIMILARITY_PAIRS:
         varying = _varying([*old, *new])
-        scored = sorted((-_shared(a.params(), b.params(), varying), i, j)
-                        for i, a in enumerate(old_free.values()) for j, b in enumerate(new_free.values()))
+        scored = sorted(
+            (-_shared(a.params(), b.params(), varying), i, j)
+            for i, a in enumerate(old_free.values())
+            for j, b in enumerate(new_free.values())
+        )
         olds, news = list(old_free.values()), list(new_free.values())
         for score, i, j in scored:
             if score < 0 and id(olds[i]) in old_free and id(news[j]) in new_free:
@@ -319,8 +322,14 @@ def _pair_bases(old: Mapping[str, list[Case]], new: Mapping[str, list[Case]], ne
     return pairs
 
 
-def follow_cases(case_pairs: Iterable[tuple[Case, Case]], old: Iterable[EntryKey], new: Iterable[EntryKey],
-                 taken_old: set[EntryKey], taken_new: set[EntryKey], renames: Mapping[str, str] | None = None) -> list[tuple[EntryKey, EntryKey]]:
+def follow_cases(
+    case_pairs: Iterable[tuple[Case, Case]],
+    old: Iterable[EntryKey],
+    new: Iterable[EntryKey],
+    taken_old: set[EntryKey],
+    taken_new: set[EntryKey],
+    renames: Mapping[str, str] | None = None,
+) -> list[tuple[EntryKey, EntryKey]]:
     """Every entry point of a paired node id with its counterpart under the other node id: same
     phase and occurrence, and the same root (translated when renamed), else a root of the same
     name (pytest finds fixtures by name: one moved to a conftest is still the test's fixture).

@@ -31,12 +31,16 @@ def compare_workers(settings: Settings) -> int:
 
 def compare_version(store: OutputStore, index: int, settings: Settings) -> dict[str, Any]:
     """Divergent sections are computed only for the sections metric, which ranks by them; ``confirm``: the re-runs."""
-    comparison = compare_with_predecessor(store, index, with_sections="sections" in settings.metric, jobs=compare_workers(settings),
-                                          confirm_runs=settings.confirm)
+    comparison = compare_with_predecessor(
+        store, index, with_sections="sections" in settings.metric, jobs=compare_workers(settings), confirm_runs=settings.confirm
+    )
     write_divergences(store, comparison, settings.export_flat)
     write_bytes(store.file(index, COMPARISON), msgspec.msgpack.encode(comparison))
-    return {"divergences": len(comparison.divergences), "noise": comparison.noisy_functions(),
-            "seconds": {"compare": round(comparison.compare_seconds, 3), "confirm": round(comparison.confirmation.seconds, 3)}}
+    return {
+        "divergences": len(comparison.divergences),
+        "noise": comparison.noisy_functions(),
+        "seconds": {"compare": round(comparison.compare_seconds, 3), "confirm": round(comparison.confirmation.seconds, 3)},
+    }
 
 
 def read_comparison(store: OutputStore, index: int) -> VersionComparison:

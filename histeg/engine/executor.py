@@ -95,8 +95,9 @@ class DaskExecutor:
         """How many tasks are submitted at once (``None``: as many as may run; the scheduler queues them)."""
         self._submitted = 0
 
-    def map(self, name: str, indices: Sequence[int], task: Task,
-            touches: Callable[[int], frozenset[int]]) -> Iterator[tuple[int, Outcome | BaseException]]:
+    def map(
+        self, name: str, indices: Sequence[int], task: Task, touches: Callable[[int], frozenset[int]]
+    ) -> Iterator[tuple[int, Outcome | BaseException]]:
         """``task`` on every index; two tasks whose ``touches`` (the versions whose files they write) meet never run
         at the same time, and the earliest waiting index goes first. Yields ``(index, outcome or the error the task
         raised)`` as they finish; whatever still runs when the caller stops is cancelled."""
@@ -115,7 +116,9 @@ class DaskExecutor:
                     waiting.remove(index)
                     busy |= touches(index)
                     self._submitted += 1
-                    running[self.client.submit(task, index, key=f"histeg-{name}-{index}-{os.getpid()}-{self._submitted}", pure=False)] = index
+                    running[self.client.submit(task, index, key=f"histeg-{name}-{index}-{os.getpid()}-{self._submitted}", pure=False)] = (
+                        index
+                    )
                 done, _ = wait(list(running), return_when="FIRST_COMPLETED")
                 for future in sorted(done, key=lambda f: indices.index(running[f])):
                     index = running.pop(future)
@@ -162,8 +165,14 @@ def executor_for(settings: Settings, out: Path, console: Console) -> Iterator[Da
     cluster = None
     if settings.scheduler is None:
         with _interrupts_ignored():
-            cluster = LocalCluster(n_workers=settings.jobs, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                   silence_logs=logging.ERROR, memory_limit=0)
+            cluster = LocalCluster(
+                n_workers=settings.jobs,
+                threads_per_worker=1,
+                processes=True,
+                dashboard_address=":0",
+                silence_logs=logging.ERROR,
+                memory_limit=0,
+            )
         client = Client(cluster)
         cap: int | None = settings.jobs
         console.detail(f"started a local Dask cluster of {settings.jobs} worker processes")

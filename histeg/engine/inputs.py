@@ -51,7 +51,9 @@ def _compared_results(store: OutputStore, index: int) -> dict[str, str]:
 def against_inputs(context: StepContext, index: int) -> dict[str, Any] | None:
     """The predecessor as compared: its snapshot and the results a comparison reads."""
     against, old = predecessor(context, index)
-    return None if against is None else {"version": snapshot_inputs(old), "results": _compared_results(context.store, against)}  # type: ignore[arg-type]
+    if against is None or old is None:
+        return None
+    return {"version": snapshot_inputs(old), "results": _compared_results(context.store, against)}
 
 
 def first_version(context: StepContext, index: int) -> str | None:

@@ -60,14 +60,31 @@ def run_step(step: Step, context: StepContext, index: int) -> StepResult:
         result = step.run(context, index)
     except BaseException:
         with contextlib.suppress(HistegError):  # the step's own error is the one to report
-            _record(store, index, step.name, StepState(fingerprint=key, result=result_id, status="failed",
-                                                       seconds=round(time.perf_counter() - started, 3), inputs=inputs, summary={}))
+            _record(
+                store,
+                index,
+                step.name,
+                StepState(
+                    fingerprint=key,
+                    result=result_id,
+                    status="failed",
+                    seconds=round(time.perf_counter() - started, 3),
+                    inputs=inputs,
+                    summary={},
+                ),
+            )
         raise
     seconds = round(time.perf_counter() - started, 3)
     status: Literal["ok", "failed"] = "ok" if result.failure is None else "failed"
-    _record(store, index, step.name, StepState(fingerprint=key, result=result_id, status=status, seconds=seconds, inputs=inputs,
-                                               summary=result.summary))
-    return StepResult({**result.summary, "reused": False, "seconds": {**result.summary.get("seconds", {}), "total": seconds}}, result.failure)
+    _record(
+        store,
+        index,
+        step.name,
+        StepState(fingerprint=key, result=result_id, status=status, seconds=seconds, inputs=inputs, summary=result.summary),
+    )
+    return StepResult(
+        {**result.summary, "reused": False, "seconds": {**result.summary.get("seconds", {}), "total": seconds}}, result.failure
+    )
 
 
 def _record(store: OutputStore, index: int, name: str, state: StepState) -> None:

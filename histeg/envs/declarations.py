@@ -25,8 +25,14 @@ from histeg.records.build import Declarations
 TEST_EXTRAS = ("test", "tests", "testing", "dev")
 """Optional-dependency extras and dependency groups that hold what the tests need."""
 REQUIREMENT_FILES = ("requirements*.txt", "*-requirements.txt", "requirements/*.txt")
-SCM_BUILDERS = {"setuptools-scm": "setuptools-scm", "setuptools_scm": "setuptools-scm", "hatch-vcs": "hatch-vcs",
-                "versioningit": "versioningit", "dunamai": "dunamai", "poetry-dynamic-versioning": "poetry-dynamic-versioning"}
+SCM_BUILDERS = {
+    "setuptools-scm": "setuptools-scm",
+    "setuptools_scm": "setuptools-scm",
+    "hatch-vcs": "hatch-vcs",
+    "versioningit": "versioningit",
+    "dunamai": "dunamai",
+    "poetry-dynamic-versioning": "poetry-dynamic-versioning",
+}
 """Build requirements that derive the version from git metadata, which a snapshot lacks."""
 KEY_VERSION = 1
 """Part of every environment key: bump when what goes into an environment changes."""
@@ -67,8 +73,14 @@ def read_declarations(snapshot: Path) -> Declarations:
         scm = "setuptools-scm"
     installable = "build-system" in pyproject or (snapshot / "setup.py").is_file() or (snapshot / "setup.cfg").is_file()
     requires_python = project.get("requires-python") or _poetry_python(_poetry(pyproject))
-    return Declarations(requirements=tuple(sorted(requirements)), requires_python=requires_python if isinstance(requires_python, str) else None,
-                        name=name if isinstance(name, str) else None, installable=installable, scm=scm, sources=tuple(sources))
+    return Declarations(
+        requirements=tuple(sorted(requirements)),
+        requires_python=requires_python if isinstance(requires_python, str) else None,
+        name=name if isinstance(name, str) else None,
+        installable=installable,
+        scm=scm,
+        sources=tuple(sources),
+    )
 
 
 def _plugins_of_options(snapshot: Path, pyproject: dict[str, Any]) -> list[str]:

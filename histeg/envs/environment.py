@@ -44,8 +44,14 @@ def locked_file(path: Path) -> Iterator[None]:
             fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def ensure_environment(root: Path, declarations: Declarations, interpreter: Interpreter, log: Path, build_command: str | None = None,
-                       groups: Path | None = None) -> Environment:
+def ensure_environment(
+    root: Path,
+    declarations: Declarations,
+    interpreter: Interpreter,
+    log: Path,
+    build_command: str | None = None,
+    groups: Path | None = None,
+) -> Environment:
     """The environment for ``declarations`` on ``interpreter``, made when missing; uv's output goes to ``log``,
     and its process groups are recorded in ``groups`` while they run."""
     key = environment_key(declarations, interpreter.version, extra=build_command or "")
@@ -76,8 +82,14 @@ def ensure_environment(root: Path, declarations: Declarations, interpreter: Inte
             force_rmtree(path)
             raise BuildFailure(f"cannot install the declared requirements: {last_error(done.output)}")
         seconds = round(time.monotonic() - started, 3)
-        EnvironmentMark(key=key, python=interpreter.path, python_version=interpreter.version, declarations=declarations,
-                        build_command=build_command, seconds=seconds).write(path / MARK)
+        EnvironmentMark(
+            key=key,
+            python=interpreter.path,
+            python_version=interpreter.version,
+            declarations=declarations,
+            build_command=build_command,
+            seconds=seconds,
+        ).write(path / MARK)
         return Environment(python=str(python), version=interpreter.version, key=key, shared=True, created=True, seconds=seconds)
 
 

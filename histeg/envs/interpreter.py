@@ -63,7 +63,9 @@ def _candidates() -> list[str]:
     found = [path for name in names if (path := shutil.which(name))]
     pyenv_root = os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
     found += sorted(glob.glob(os.path.join(pyenv_root, "versions", "3.*", "bin", "python3")))
-    uv_dir = os.environ.get("UV_PYTHON_INSTALL_DIR") or os.path.join(os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share"), "uv", "python")
+    uv_dir = os.environ.get("UV_PYTHON_INSTALL_DIR") or os.path.join(
+        os.environ.get("XDG_DATA_HOME") or os.path.expanduser("~/.local/share"), "uv", "python"
+    )
     found += sorted(glob.glob(os.path.join(uv_dir, "cpython-3.*", "bin", "python3")))
     return found
 
@@ -96,8 +98,10 @@ def choose(requires_python: str | None) -> Interpreter:
         if fits(candidate, requires_python):
             return candidate
     have = ", ".join(i.version for i in installed()) or current.version
-    raise HistegError(f"requires-python {requires_python!r}: no installed interpreter fits (found {have}); "
-                      "install one (e.g. 'uv python install') or pass --python PATH")
+    raise HistegError(
+        f"requires-python {requires_python!r}: no installed interpreter fits (found {have}); "
+        "install one (e.g. 'uv python install') or pass --python PATH"
+    )
 
 
 def user_interpreter(path: str, needs_pytest: bool) -> Interpreter:

@@ -35,14 +35,23 @@ class ProjectInstall:
     seconds: float
 
 
-def install_project(snapshot: Path, version_dir: Path, python: str, sources: list[str], log: Path,
-                    environment: dict[str, str] | None = None, groups: Path | None = None) -> ProjectInstall:
+def install_project(
+    snapshot: Path,
+    version_dir: Path,
+    python: str,
+    sources: list[str],
+    log: Path,
+    environment: dict[str, str] | None = None,
+    groups: Path | None = None,
+) -> ProjectInstall:
     site, generated_dir = version_dir / "site", version_dir / "generated"
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix=".install-", dir=version_dir) as scratch:
         copy, target = Path(scratch) / "source", Path(scratch) / "site"
         copy_snapshot(snapshot, copy)
-        done = run_uv(["pip", "install", "--python", python, "--no-deps", "--target", str(target), str(copy)], log, env=environment, groups=groups)
+        done = run_uv(
+            ["pip", "install", "--python", python, "--no-deps", "--target", str(target), str(copy)], log, env=environment, groups=groups
+        )
         if not done.ok:
             raise BuildFailure(f"cannot build and install the project: {last_error(done.output)}")
         generated = _generated(snapshot, copy, sources)
@@ -66,8 +75,13 @@ def _generated(snapshot: Path, copy: Path, sources: list[str]) -> list[str]:
         for path in base.rglob("*"):
             relative = path.relative_to(copy)
             parts = set(relative.parts)
-            if (not path.is_file() or parts & BUILD_LEFTOVERS or any(part.endswith((".egg-info", ".dist-info")) for part in relative.parts)
-                    or (snapshot / relative).exists() or (snapshot / relative).is_symlink()):
+            if (
+                not path.is_file()
+                or parts & BUILD_LEFTOVERS
+                or any(part.endswith((".egg-info", ".dist-info")) for part in relative.parts)
+                or (snapshot / relative).exists()
+                or (snapshot / relative).is_symlink()
+            ):
                 continue
             found.append(relative.as_posix())
     return sorted(set(found))

@@ -50,5 +50,6 @@ def runtime_of(version_dir: Path) -> Runtime:
         return Runtime(sys.executable, version_dir)
     project = build.project
     site = version_dir / "site" if project is not None and project.installed else None
-    return Runtime(build.environment.python, version_dir, site, list(project.generated) if project else [], tuple(build.pytest_args),
-                   build.inputs)
+    return Runtime(
+        build.environment.python, version_dir, site, list(project.generated) if project else [], tuple(build.pytest_args), build.inputs
+    )

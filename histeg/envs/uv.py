@@ -37,8 +37,15 @@ class UvResult:
     output: str
 
 
-def run_uv(args: list[str], log: Path, *, cwd: Path | None = None, env: dict[str, str] | None = None, timeout: float = 1800.0,
-           groups: Path | None = None) -> UvResult:
+def run_uv(
+    args: list[str],
+    log: Path,
+    *,
+    cwd: Path | None = None,
+    env: dict[str, str] | None = None,
+    timeout: float = 1800.0,
+    groups: Path | None = None,
+) -> UvResult:
     """Run ``uv ARGS``; its output is appended to ``log``. uv and the builds it starts (a project's setup.py)
     run in a process group of their own, as traced runs do: a time limit or an interrupt ends all of them, and
     ``groups`` (the output directory's records folder) lets the next run end what a killed histeg left."""
@@ -58,6 +65,9 @@ def last_error(output: str) -> str:
     lines = [line.strip() for line in output.splitlines() if line.strip()]
     for position, line in enumerate(lines):
         if line.startswith(("error:", "×")):
-            cause = next((rest.removeprefix("cause:").strip() for rest in lines[position + 1 : position + 3] if rest.startswith(("cause:", "╰─▶"))), "")
+            cause = next(
+                (rest.removeprefix("cause:").strip() for rest in lines[position + 1 : position + 3] if rest.startswith(("cause:", "╰─▶"))),
+                "",
+            )
             return line.lstrip("× ").strip() + (f": {cause.lstrip('╰─▶ ')}" if cause else "")
     return lines[-1] if lines else "no output"

@@ -44,21 +44,50 @@ class PynguinRun:
     test_files: list[Path] = field(default_factory=list)
 
 
-def pynguin_argv(python: str, project: Path, module: str, output: Path, report: Path, seconds: int, cover: Sequence[str],
-                 seed: int) -> list[str]:
+def pynguin_argv(
+    python: str, project: Path, module: str, output: Path, report: Path, seconds: int, cover: Sequence[str], seed: int
+) -> list[str]:
     """The command line in Pynguin's environment ``python``; ``--only_cover`` takes the module-relative qualified names
     as separate words. The launcher runs as a file (``-P``: its folder is not put on the import path)."""
     return [
-        python, "-P", launcher.__file__,
-        "--project-path", str(project), "--module-name", module, "--output-path", str(output), "--report-dir", str(report),
-        "--maximum-search-time", str(seconds), "--seed", str(seed), "--assertion-generation", ASSERTION_GENERATION,
-        "--create-coverage-report", "False", "--no-rich", "--only_cover", *cover,
+        python,
+        "-P",
+        launcher.__file__,
+        "--project-path",
+        str(project),
+        "--module-name",
+        module,
+        "--output-path",
+        str(output),
+        "--report-dir",
+        str(report),
+        "--maximum-search-time",
+        str(seconds),
+        "--seed",
+        str(seed),
+        "--assertion-generation",
+        ASSERTION_GENERATION,
+        "--create-coverage-report",
+        "False",
+        "--no-rich",
+        "--only_cover",
+        *cover,
     ]
 
 
 def run_pynguin(
-    python: str, project: Path, import_path: Sequence[str], module: str, cover: Sequence[str], seconds: int, seed: int, *,
-    output: Path, work: Path, log: Path, groups: Path,
+    python: str,
+    project: Path,
+    import_path: Sequence[str],
+    module: str,
+    cover: Sequence[str],
+    seconds: int,
+    seed: int,
+    *,
+    output: Path,
+    work: Path,
+    log: Path,
+    groups: Path,
 ) -> PynguinRun:
     """Run Pynguin on ``module`` in ``project`` (also importable: ``import_path``); its tests go to ``output``
     and what it said to ``log``. A failure is a result with a reason, never an exception."""

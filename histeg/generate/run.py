@@ -137,8 +137,17 @@ def _module_scopes(side: VersionSide, modules: set[str]) -> dict[str, dict[str, 
     return found
 
 
-def _generate(new: VersionSide, old: VersionSide, selection: Selection, options: GenerateOptions, pynguin: str, tool: Tool,
-              scratch: Path, console: Console, started: float) -> Generation:
+def _generate(
+    new: VersionSide,
+    old: VersionSide,
+    selection: Selection,
+    options: GenerateOptions,
+    pynguin: str,
+    tool: Tool,
+    scratch: Path,
+    console: Console,
+    started: float,
+) -> Generation:
     results = scratch / GENERATED
     make_folders(results)
     modules = selection.modules()
@@ -151,14 +160,32 @@ def _generate(new: VersionSide, old: VersionSide, selection: Selection, options:
         with fresh_copy(new.snapshot, scratch / "project") as project:
             new.runtime.prepare(project)
             roots = [str((project / source).resolve()) for source in new.settings.sources]
-            run = run_pynguin(tool.python, Path(roots[0]), [*roots[1:], *import_path], module, sorted({t.cover for t in chosen}),
-                              seconds[module], options.seed, output=results / module, work=scratch / "pynguin", log=results / module / "pynguin.log",
-                              groups=records_folder(new.store.root))
+            run = run_pynguin(
+                tool.python,
+                Path(roots[0]),
+                [*roots[1:], *import_path],
+                module,
+                sorted({t.cover for t in chosen}),
+                seconds[module],
+                options.seed,
+                output=results / module,
+                work=scratch / "pynguin",
+                log=results / module / "pynguin.log",
+                groups=records_folder(new.store.root),
+            )
         force_rmtree(scratch / "pynguin")
         console.info(f"version {new.index}: {module}: {run.status}" + (f" ({run.reason})" if run.reason else ""))
         runs.append(run)
-    tests = {module: [(f"{module}/{path.name}::{test.name}", test) for run in runs if run.module == module for path in run.test_files
-                      for test in generated_tests(path.read_bytes())] for module in modules}
+    tests = {
+        module: [
+            (f"{module}/{path.name}::{test.name}", test)
+            for run in runs
+            if run.module == module
+            for path in run.test_files
+            for test in generated_tests(path.read_bytes())
+        ]
+        for module in modules
+    }
     test_ids = [test_id for found in tests.values() for test_id, _ in found]
     side_runs: list[SideRunResult] = []
     if test_ids:
@@ -177,8 +204,18 @@ def _import_path(side: VersionSide) -> list[str]:
     return [*site, *side.site_packages()]
 
 
-def _record(new: VersionSide, old: VersionSide, selection: Selection, options: GenerateOptions, pynguin: str, seconds: dict[str, int],
-            runs: list[PynguinRun], tests: dict[str, list[tuple[str, GeneratedFunction]]], side_runs: list[SideRunResult], elapsed: float) -> Generation:
+def _record(
+    new: VersionSide,
+    old: VersionSide,
+    selection: Selection,
+    options: GenerateOptions,
+    pynguin: str,
+    seconds: dict[str, int],
+    runs: list[PynguinRun],
+    tests: dict[str, list[tuple[str, GeneratedFunction]]],
+    side_runs: list[SideRunResult],
+    elapsed: float,
+) -> Generation:
     modules = selection.modules()
     by_side = {role: [run for run in side_runs if run.side == role] for role in ("old", "new")}
     generated: list[GeneratedTest] = []
@@ -192,45 +229,87 @@ def _record(new: VersionSide, old: VersionSide, selection: Selection, options: G
             before, after = old_verdicts[test_id], new_verdicts[test_id]
             witness = is_witness(before, after)
             full_id = f"{GENERATED}/{test_id}"
-            generated.append(GeneratedTest(
-                id=full_id, module=module, targets=[t.identifier for t in targets], witness=witness,
-                old=Side(outcome=before.outcome, runs=before.runs, failure=before.failure),
-                new=Side(outcome=after.outcome, runs=after.runs, failure=after.failure),
-            ))
+            generated.append(
+                GeneratedTest(
+                    id=full_id,
+                    module=module,
+                    targets=[t.identifier for t in targets],
+                    witness=witness,
+                    old=Side(outcome=before.outcome, runs=before.runs, failure=before.failure),
+                    new=Side(outcome=after.outcome, runs=after.runs, failure=after.failure),
+                )
+            )
             for target in targets:
                 covering[target.identifier].append(full_id)
                 if witness:
-                    witnesses[target.identifier].append(Witness(
-                        test=full_id, old=before.outcome, new=after.outcome,
-                        old_failure=before.failure, new_failure=after.failure))
+                    witnesses[target.identifier].append(
+                        Witness(test=full_id, old=before.outcome, new=after.outcome, old_failure=before.failure, new_failure=after.failure)
+                    )
     version_dir = new.directory
     module_records = [
         ModuleGeneration(
-            module=run.module, targets=[t.identifier for t in modules[run.module]], only_cover=sorted({t.cover for t in modules[run.module]}),
-            seconds=seconds[run.module], status=run.status, reason=run.reason, elapsed=round(run.elapsed, 2),
+            module=run.module,
+            targets=[t.identifier for t in modules[run.module]],
+            only_cover=sorted({t.cover for t in modules[run.module]}),
+            seconds=seconds[run.module],
+            status=run.status,
+            reason=run.reason,
+            elapsed=round(run.elapsed, 2),
             test_files=[f"{GENERATED}/{run.module}/{path.name}" for path in run.test_files],
-            tests=len(tests.get(run.module, [])), log=f"{GENERATED}/{run.module}/pynguin.log",
+            tests=len(tests.get(run.module, [])),
+            log=f"{GENERATED}/{run.module}/pynguin.log",
         )
         for run in runs
     ]
     target_records = [
-        TargetGeneration(rank=t.rank, identifier=t.identifier, kind=t.kind, module=t.module, qualname=t.qualname,
-                         cover=t.cover, tests=covering[t.identifier], witnesses=witnesses[t.identifier])
+        TargetGeneration(
+            rank=t.rank,
+            identifier=t.identifier,
+            kind=t.kind,
+            module=t.module,
+            qualname=t.qualname,
+            cover=t.cover,
+            tests=covering[t.identifier],
+            witnesses=witnesses[t.identifier],
+        )
         for t in selection.chosen
     ]
     return Generation(
-        index=new.index, identifier=new.version.identifier, comparing_against_index=old.index,
+        index=new.index,
+        identifier=new.version.identifier,
+        comparing_against_index=old.index,
         comparing_against_version=old.version.identifier,
-        settings=GenerationSettings(budget=options.budget, top=options.top, seed=options.seed, module_seconds=seconds,
-                                    assertion_generation=ASSERTION_GENERATION, runs_per_side=options.runs, pynguin=pynguin),
-        modules=module_records, targets=target_records,
+        settings=GenerationSettings(
+            budget=options.budget,
+            top=options.top,
+            seed=options.seed,
+            module_seconds=seconds,
+            assertion_generation=ASSERTION_GENERATION,
+            runs_per_side=options.runs,
+            pynguin=pynguin,
+        ),
+        modules=module_records,
+        targets=target_records,
         skipped=[SkippedTarget(rank=p.rank, identifier=p.identifier, reason=p.reason) for p in selection.passed],
         tests=generated,
-        runs=[SideRun(side=run.side, index=run.index, run=run.run, exit_code=run.exit_code, timed_out=run.timed_out,
-                      seconds=round(run.seconds, 2), log=run.log.relative_to(version_dir / SCRATCH).as_posix()) for run in side_runs],
+        runs=[
+            SideRun(
+                side=run.side,
+                index=run.index,
+                run=run.run,
+                exit_code=run.exit_code,
+                timed_out=run.timed_out,
+                seconds=round(run.seconds, 2),
+                log=run.log.relative_to(version_dir / SCRATCH).as_posix(),
+            )
+            for run in side_runs
+        ],
         summary=GenerationSummary(
-            modules=len(runs), modules_failed=sum(run.status != "ok" for run in runs), tests=len(generated),
-            witnesses=sum(test.witness for test in generated), targets_with_witnesses=sum(bool(found) for found in witnesses.values()),
+            modules=len(runs),
+            modules_failed=sum(run.status != "ok" for run in runs),
+            tests=len(generated),
+            witnesses=sum(test.witness for test in generated),
+            targets_with_witnesses=sum(bool(found) for found in witnesses.values()),
         ),
         seconds=round(elapsed, 2),
     )

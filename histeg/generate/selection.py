@@ -115,7 +115,9 @@ def cover_name(target: Ranked, scopes: Mapping[str, ScopeKind]) -> tuple[str | N
 
 
 def select(
-    targets: Sequence[Ranked], top: int, scopes_of: Mapping[str, Mapping[str, ScopeKind] | str],
+    targets: Sequence[Ranked],
+    top: int,
+    scopes_of: Mapping[str, Mapping[str, ScopeKind] | str],
 ) -> Selection:
     """The first ``top`` targets, in rank order, that Pynguin can be pointed at; the ones passed over on the way.
 

@@ -51,11 +51,18 @@ class VersionSide:
     def site_packages(self) -> list[str]:
         """The folders the version's interpreter takes its installed packages from, asked of the interpreter itself."""
         code = "import json, site, sys; print(json.dumps([*site.getsitepackages(), site.getusersitepackages()]))"
-        result = run_process([self.runtime.python, "-I", "-c", code], self.directory, pinned_environment(), SITE_SECONDS,
-                             groups=records_folder(self.store.root))
+        result = run_process(
+            [self.runtime.python, "-I", "-c", code],
+            self.directory,
+            pinned_environment(),
+            SITE_SECONDS,
+            groups=records_folder(self.store.root),
+        )
         if result.exit_code != 0:
-            raise HistegError(f"version {self.index}: its interpreter {self.runtime.python} does not run: "
-                              f"{(result.start_error or result.stderr_tail or 'exit code ' + str(result.exit_code)).strip().splitlines()[-1]}")
+            raise HistegError(
+                f"version {self.index}: its interpreter {self.runtime.python} does not run: "
+                f"{(result.start_error or result.stderr_tail or 'exit code ' + str(result.exit_code)).strip().splitlines()[-1]}"
+            )
         try:
             folders = json.loads(result.stdout_tail.strip().splitlines()[-1])
         except (ValueError, IndexError):

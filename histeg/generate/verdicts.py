@@ -59,7 +59,9 @@ class SideRunResult:
     """By ``<module folder>/<file>::<test>``; a collection error of a file is under ``<module folder>/<file>``."""
 
 
-def run_tests(side: VersionSide, role: Role, run: int, tests: Path, scratch: Path, log: Path, timeout: float = PYTEST_SECONDS) -> SideRunResult:
+def run_tests(
+    side: VersionSide, role: Role, run: int, tests: Path, scratch: Path, log: Path, timeout: float = PYTEST_SECONDS
+) -> SideRunResult:
     """Run the tests under ``tests`` (one folder per module) on ``side``; results are keyed by those folders' names."""
     folder = scratch / "tests"
     folder.mkdir(parents=True)
@@ -75,12 +77,29 @@ def run_tests(side: VersionSide, role: Role, run: int, tests: Path, scratch: Pat
         side.runtime.prepare(work)
         env = pinned_environment(base_environment(work, side.settings, side.runtime))
         env["PYTEST_DISABLE_PLUGIN_AUTOLOAD"] = "1"  # the version's pytest plugins (random order, reruns) are not the tests' business
-        argv = [side.runtime.python, "-m", "pytest", "-c", str(ini), "--rootdir", str(folder), "-p", "no:cacheprovider",
-                "--import-mode=importlib", "-o", "junit_family=xunit1", "--junitxml", str(report), "-q", str(folder)]
+        argv = [
+            side.runtime.python,
+            "-m",
+            "pytest",
+            "-c",
+            str(ini),
+            "--rootdir",
+            str(folder),
+            "-p",
+            "no:cacheprovider",
+            "--import-mode=importlib",
+            "-o",
+            "junit_family=xunit1",
+            "--junitxml",
+            str(report),
+            "-q",
+            str(folder),
+        ]
         result = run_process(argv, work, env, timeout, groups=records_folder(side.store.root))
     results = {_unaliased(test, aliases): found for test, found in (read_junit(report.read_bytes()) if report.is_file() else {}).items()}
-    write_bytes(log, f"$ {' '.join(argv)}\nexit code: {result.exit_code}{', timed out' if result.timed_out else ''}\n"
-                     f"{output_text(result)}".encode())
+    write_bytes(
+        log, f"$ {' '.join(argv)}\nexit code: {result.exit_code}{', timed out' if result.timed_out else ''}\n{output_text(result)}".encode()
+    )
     code = None if result.timed_out else result.exit_code
     return SideRunResult(role, side.index, run, code, result.timed_out, result.duration, log, results)
 
@@ -165,5 +184,17 @@ def side_verdicts(tests: Sequence[str], runs: Sequence[SideRunResult]) -> dict[s
     return {test: verdict(outcome_of(test, run.results) for run in runs) for test in tests}
 
 
-__all__ = ["FAILING", "PASSING", "Result", "SideRunResult", "Verdict", "first_line", "is_witness", "outcome_of", "read_junit",
-           "run_tests", "side_verdicts", "verdict"]
+__all__ = [
+    "FAILING",
+    "PASSING",
+    "Result",
+    "SideRunResult",
+    "Verdict",
+    "first_line",
+    "is_witness",
+    "outcome_of",
+    "read_junit",
+    "run_tests",
+    "side_verdicts",
+    "verdict",
+]

@@ -85,14 +85,22 @@ def _ownership_check(store: OutputStore) -> Callable[[GitRepository], None]:
             return
         previous = History.read(store.history_path).repository
         if set(previous.root_commits).isdisjoint(mirror.root_commits):
-            raise HistegError(f"output directory {store.root} holds results of another repository ({previous.location}); choose another --out")
+            raise HistegError(
+                f"output directory {store.root} holds results of another repository ({previous.location}); choose another --out"
+            )
 
     return check
 
 
 def _history_document(source: Source, branch: str, tip: str, commits: list[Commit]) -> History:
-    repository = Repository(location=source.location, is_url=source.is_url, branch=branch, tip=tip,
-                            root_commits=source.mirror.root_commits, shallow=source.mirror.is_shallow())
+    repository = Repository(
+        location=source.location,
+        is_url=source.is_url,
+        branch=branch,
+        tip=tip,
+        root_commits=source.mirror.root_commits,
+        shallow=source.mirror.is_shallow(),
+    )
     return History(histeg_version=__version__, repository=repository, commits=commits)
 
 
@@ -103,8 +111,9 @@ def _git_version(repo: GitRepository, identifier: str) -> dict[str, Any]:
     return {"gitDescribe": describe or None, "gitCommits": int(repo.text("rev-list", "--count", identifier).strip() or 0)}
 
 
-def _version_document(commit: Commit, predecessor: Commit | None, settings: VersionSettings, skipped: list[dict[str, str]],
-                      git_version: dict[str, Any]) -> Version:
+def _version_document(
+    commit: Commit, predecessor: Commit | None, settings: VersionSettings, skipped: list[dict[str, str]], git_version: dict[str, Any]
+) -> Version:
     return Version(
         index=commit.index,
         identifier=commit.identifier,
@@ -149,7 +158,9 @@ def _is_current(store: OutputStore, stored: Version | None, commit: Commit, user
     return stored.settings == expected
 
 
-def _extract_version(store: OutputStore, repo: GitRepository, commit: Commit, predecessor: Commit | None, user: Settings, replace: bool) -> None:
+def _extract_version(
+    store: OutputStore, repo: GitRepository, commit: Commit, predecessor: Commit | None, user: Settings, replace: bool
+) -> None:
     with store.building_version(commit.index, replace=replace) as scratch:
         snapshot = scratch / "snapshot"
         snapshot.mkdir()
@@ -161,8 +172,11 @@ def _extract_version(store: OutputStore, repo: GitRepository, commit: Commit, pr
 
 def _file_changes(repo: GitRepository, commit: Commit, predecessor: Commit | None) -> FileChanges:
     base = predecessor.identifier if predecessor else repo.empty_tree()
-    return FileChanges(identifier=commit.identifier, comparing_against_version=predecessor.identifier if predecessor else None,
-                       changes=file_changes(repo, base, commit.identifier))
+    return FileChanges(
+        identifier=commit.identifier,
+        comparing_against_version=predecessor.identifier if predecessor else None,
+        changes=file_changes(repo, base, commit.identifier),
+    )
 
 
 def _compare_with(store: OutputStore, stored: Version, repo: GitRepository, commit: Commit, predecessor: Commit | None) -> None:
@@ -203,11 +217,11 @@ def _chosen(repo: GitRepository, scope: Scope, tip: str, by_id: dict[str, Commit
         return select_versions(repo, scope.versions, tip)
     chain = first_parent_chain(repo, tip)
     if scope.last is not None:
-        return chain[-scope.last:]
+        return chain[-scope.last :]
     if scope.since is not None:
         since = _moment(scope.since)
         recent = [i for i, identifier in enumerate(chain) if _moment(by_id[identifier].committer_date) >= since]
-        return chain[max(recent[0] - 1, 0):] if recent else []
+        return chain[max(recent[0] - 1, 0) :] if recent else []
     return chain
 
 
@@ -241,8 +255,12 @@ def extract(settings: Settings, console: Console) -> ExtractResult:
         commit = by_id[identifier]
         stored = None if settings.override else _stored(store, commit.index)
         predecessor = previous
-        if previous is None and stored is not None and stored.comparing_against_version in by_id \
-                and store.has_version(by_id[stored.comparing_against_version].index):
+        if (
+            previous is None
+            and stored is not None
+            and stored.comparing_against_version in by_id
+            and store.has_version(by_id[stored.comparing_against_version].index)
+        ):
             predecessor = by_id[stored.comparing_against_version]  # a base keeps its own comparison, and its results
         if stored is not None and _is_current(store, stored, commit, settings):
             if stored.comparing_against_version != (predecessor.identifier if predecessor else None):

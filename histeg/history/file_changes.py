@@ -28,7 +28,7 @@ def _binary_paths(repo: GitRepository, old: str, new: str) -> set[str]:
             names = [path]
             position += 1
         else:  # rename: the two paths follow as separate fields
-            names = items[position + 1:position + 3]
+            names = items[position + 1 : position + 3]
             position += 3
         if added == "-" and deleted == "-":
             binary.update(names)
@@ -60,8 +60,16 @@ def file_changes(repo: GitRepository, old: str, new: str) -> list[FileChange]:
             new_path = None if kind == "removed" else path
             similarity = None
         python = any(path is not None and path.endswith(".py") for path in (old_path, new_path))
-        changes.append(FileChange(type=kind, old_path=_shown(old_path), new_path=_shown(new_path), python=python,
-                                  binary=(new_path or old_path) in binary or old_path in binary, similarity=similarity))
+        changes.append(
+            FileChange(
+                type=kind,
+                old_path=_shown(old_path),
+                new_path=_shown(new_path),
+                python=python,
+                binary=(new_path or old_path) in binary or old_path in binary,
+                similarity=similarity,
+            )
+        )
     return sorted(changes, key=lambda change: change.new_path or change.old_path or "")
 
 

@@ -97,7 +97,9 @@ class GitRepository:
         try:
             result = subprocess.run(
                 ["git", "-C", str(path), "rev-parse", "--absolute-git-dir", *head_check],
-                capture_output=True, env=git_environment(), check=False,
+                capture_output=True,
+                env=git_environment(),
+                check=False,
             )
         except FileNotFoundError:
             raise HistegError("git is not installed or not on PATH") from None
@@ -109,7 +111,10 @@ class GitRepository:
     def run(self, *args: str, check: bool = True, stdin: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
         result = subprocess.run(
             ["git", f"--git-dir={self.git_dir}", "-c", "core.quotepath=off", *args],
-            capture_output=True, env=git_environment(), input=stdin, check=False,
+            capture_output=True,
+            env=git_environment(),
+            input=stdin,
+            check=False,
         )
         if check and result.returncode != 0:
             raise HistegError(f"git {args[0]} failed in {self.path}: {first_line(result.stderr)}")

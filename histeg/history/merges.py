@@ -25,8 +25,9 @@ class MergeTriple:
     base: Commit | None
 
     def parents_record(self) -> MergeParents:
-        return MergeParents(first_parent=_ref(self.first), second_parent=_ref(self.second),
-                            base=_ref(self.base) if self.base is not None else None)
+        return MergeParents(
+            first_parent=_ref(self.first), second_parent=_ref(self.second), base=_ref(self.base) if self.base is not None else None
+        )
 
     def members(self) -> list[tuple[MergeRoleName, Commit]]:
         found: list[tuple[MergeRoleName, Commit]] = [("firstParent", self.first), ("secondParent", self.second)]

@@ -66,7 +66,7 @@ def select_versions(repo: GitRepository, specs: Sequence[str], tip: str) -> list
                 start_id = identifier_of[start]
                 if start_id not in chain:
                     raise HistegError(f"'{start}' is not on the first-parent history of '{end}' in {repo.path}")
-                chain = chain[chain.index(start_id):]
+                chain = chain[chain.index(start_id) :]
             selected.extend(chain)
         else:
             selected.append(identifier_of[spec])
@@ -99,4 +99,3 @@ def _first_parent(repo: GitRepository, identifier: str) -> str | None:
             "(fetch more history with 'git fetch --deepen')"
         )
     return parents[0]
-

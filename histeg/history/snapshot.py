@@ -93,7 +93,7 @@ def _read_blobs(repo: GitRepository, object_ids: list[str]) -> dict[str, bytes]:
             raise HistegError(f"git object {object_id} is missing in {repo.path}")
         size = int(header[2])
         start = header_end + 1
-        blobs[object_id] = payload[start:start + size]
+        blobs[object_id] = payload[start : start + size]
         position = start + size + 1
     return blobs
 

@@ -25,6 +25,8 @@ from histeg.history.git import GitRepository, first_line, git_environment
 from histeg.locations import is_url, remote
 
 MIRROR_DIR = "repository.git"
+
+
 @dataclass(frozen=True)
 class Source:
     """Where the history came from, and the mirror histeg reads it through."""
@@ -56,7 +58,14 @@ def open_source(location: str, out: Path, accept: Acceptor) -> Source:
             accept(GitRepository.open(mirror_path))
             # the URL given now, without credentials (this also clears those a mirror made by an older histeg kept)
             _git(f"--git-dir={mirror_path}", "remote", "set-url", "--", "origin", origin.url, what=f"cannot fetch {origin.url}")
-            _git(f"--git-dir={mirror_path}", "remote", "update", "--prune", what=f"cannot fetch {origin.url}", env=git_environment(origin.config))
+            _git(
+                f"--git-dir={mirror_path}",
+                "remote",
+                "update",
+                "--prune",
+                what=f"cannot fetch {origin.url}",
+                env=git_environment(origin.config),
+            )
         else:
             _clone(origin.url, mirror_path, shared=False, accept=accept, env=git_environment(origin.config))
         return Source(origin.url, True, GitRepository.open(mirror_path))
@@ -82,7 +91,15 @@ def _update_local_mirror(mirror_path: Path, user_repo: GitRepository, accept: Ac
         return None
     try:
         if mirror.refs() != user_repo.refs():
-            _git(f"--git-dir={mirror_path}", "fetch", "--quiet", "--prune", "--no-write-fetch-head", "origin", what=f"cannot read repository {location}")
+            _git(
+                f"--git-dir={mirror_path}",
+                "fetch",
+                "--quiet",
+                "--prune",
+                "--no-write-fetch-head",
+                "origin",
+                what=f"cannot read repository {location}",
+            )
         accept(mirror)
     except HistegError:
         shutil.rmtree(mirror_path, ignore_errors=True)  # made again from the repository on the next run

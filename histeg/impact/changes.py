@@ -53,5 +53,9 @@ def _add(index: ChangeIndex, change: dict[str, Any]) -> None:
 def _is_value(change: dict[str, Any]) -> bool:
     """A class- or module-level value edit; a class's own entity (its header) is no value."""
     entity = change["entity"]
-    return (change["level"] in ("class", "module") and change["codeType"] in VALUE_CODE_TYPES
-            and not entity.endswith(":") and entity != change.get("class"))
+    return (
+        change["level"] in ("class", "module")
+        and change["codeType"] in VALUE_CODE_TYPES
+        and not entity.endswith(":")
+        and entity != change.get("class")
+    )

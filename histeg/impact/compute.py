@@ -46,9 +46,13 @@ from histeg.store import FILE_CHANGES, SYNTAX_CHANGES, OutputStore
 
 def ranking_options(settings: Settings, confirm_runs: int) -> RankingOptions:
     """What the targets files say they were valued with; ``confirm_runs``: what the comparison re-ran."""
-    return RankingOptions(metrics=list(settings.metric), restrict_syntax_mapping=settings.restrict_syntax_mapping,  # type: ignore[arg-type]
-                          confirm_runs=confirm_runs, scaling=settings.scaling.to_json(),
-                          evidence_first=list(settings.evidence_first))  # type: ignore[arg-type]
+    return RankingOptions(
+        metrics=list(settings.metric),  # type: ignore[arg-type]  # names the option table checked, typed str in Settings
+        restrict_syntax_mapping=settings.restrict_syntax_mapping,
+        confirm_runs=confirm_runs,
+        scaling=settings.scaling.to_json(),
+        evidence_first=list(settings.evidence_first),  # type: ignore[arg-type]  # as above
+    )
 
 
 def load_changes(path: Path) -> ChangeIndex:
@@ -62,8 +66,13 @@ def compute_targets(store: OutputStore, index: int, settings: Settings) -> dict[
     inputs = _inputs(store, version, comparison)
     ranking = rank_version(inputs, settings.scaling, settings.metric, settings.restrict_syntax_mapping, settings.evidence_first)
     untested = _write(store, version, settings, ranking, comparison, inputs.test_data)
-    return {"targets": len(ranking.targets), "top": [t.identifier for t in ranking.targets[:3]], "noise": comparison.noisy_functions(),
-            "untested": untested, "seconds": {"rank": round(time.perf_counter() - started, 3)}}
+    return {
+        "targets": len(ranking.targets),
+        "top": [t.identifier for t in ranking.targets[:3]],
+        "noise": comparison.noisy_functions(),
+        "untested": untested,
+        "seconds": {"rank": round(time.perf_counter() - started, 3)},
+    }
 
 
 def _inputs(store: OutputStore, version: Version, comparison: VersionComparison) -> RankingInputs:
@@ -91,21 +100,28 @@ def _reads(store: OutputStore, index: int, settings: VersionSettings) -> ValueRe
     return value_reads(read_function_table(store.snapshot(index), settings))
 
 
-def _write(store: OutputStore, version: Version, settings: Settings, ranking: Ranking, comparison: VersionComparison,
-           test_data: list[str]) -> int:
+def _write(
+    store: OutputStore, version: Version, settings: Settings, ranking: Ranking, comparison: VersionComparison, test_data: list[str]
+) -> int:
     """Returns how many untested changes it listed."""
     index, identifier, valued_with = version.index, version.identifier, ranking_options(settings, comparison.confirmation.runs)
     against: str = version.comparing_against_version  # type: ignore[assignment]  # compared: it has one
     before = store.snapshot(version.comparing_against_index)  # type: ignore[arg-type]  # compared: it has one
-    old_paths = {change.new_path: change.old_path for change in FileChanges.read(store.file(index, FILE_CHANGES)).changes if change.new_path}
+    old_paths = {
+        change.new_path: change.old_path for change in FileChanges.read(store.file(index, FILE_CHANGES)).changes if change.new_path
+    }
     changeable = changed_executable_lines(store.snapshot(index), before, old_paths, changed_files(ranking.targets))
     changed = changed_code(ranking.targets, changeable, executed_lines(store.traces(index)))
     untested = untested_changes(ranking.targets, changed, changeable)
     testing_targets(identifier, against, valued_with, ranking, comparison, test_data, changed, untested).write(
-        store.file(index, TestingTargets.FILE))
+        store.file(index, TestingTargets.FILE)
+    )
     if settings.generate_for_syntax:
-        single_source(SyntaxTargets, identifier, against, valued_with, ranking.syntax_targets()).write(store.file(index, SyntaxTargets.FILE))
+        single_source(SyntaxTargets, identifier, against, valued_with, ranking.syntax_targets()).write(
+            store.file(index, SyntaxTargets.FILE)
+        )
     if settings.generate_for_divergence:
         single_source(DivergenceTargets, identifier, against, valued_with, ranking.divergence_targets()).write(
-            store.file(index, DivergenceTargets.FILE))
+            store.file(index, DivergenceTargets.FILE)
+        )
     return len(untested)

@@ -82,8 +82,17 @@ def map_divergences(
     under each entry point in either version, which confirm reads through receivers syntax could
     not resolve and say which changes ran under an evident divergence."""
     divergences = list(divergences)
-    mapper = _Mapper(changes, reads, distance, restrict, tests, test_data_changed, entry_functions or {},
-                     _changed_returns(divergences, changes), _changed_calls(divergences, changes, tests))
+    mapper = _Mapper(
+        changes,
+        reads,
+        distance,
+        restrict,
+        tests,
+        test_data_changed,
+        entry_functions or {},
+        _changed_returns(divergences, changes),
+        _changed_calls(divergences, changes, tests),
+    )
     for divergence in divergences:
         mapper.charge(divergence)
     return mapper.result
@@ -119,9 +128,17 @@ class _Mapper:
 
     def _explained(self, divergence: Divergence) -> bool:
         chain = list(reversed(divergence.call.chain))  # closest caller first
-        return (self._callers(divergence, chain, in_tests=False) or self._returns(divergence) or self._evident(divergence)
-                or self._values(divergence, chain) or self._state(divergence) or self._read_in_entry(divergence)
-                or self._read_in_run(divergence) or self._callers(divergence, chain, in_tests=True) or self._test_data(divergence))
+        return (
+            self._callers(divergence, chain, in_tests=False)
+            or self._returns(divergence)
+            or self._evident(divergence)
+            or self._values(divergence, chain)
+            or self._state(divergence)
+            or self._read_in_entry(divergence)
+            or self._read_in_run(divergence)
+            or self._callers(divergence, chain, in_tests=True)
+            or self._test_data(divergence)
+        )
 
     def _callers(self, divergence: Divergence, chain: list[str], in_tests: bool) -> bool:
         """Non-local impact of each changed caller in (or outside) the tests, only the closest when restricted;
@@ -176,8 +193,14 @@ class _Mapper:
         values = self.entry_values.get(key)
         if values is None:
             called = self._called(divergence)
-            values = self.entry_values[key] = sorted({value for function in called if (found := self.reads.get(function)) is not None
-                                                      for value in found.values(called) & self.changes.values})
+            values = self.entry_values[key] = sorted(
+                {
+                    value
+                    for function in called
+                    if (found := self.reads.get(function)) is not None
+                    for value in found.values(called) & self.changes.values
+                }
+            )
         for value in values:
             self.result.of(value).non_local.append((divergence, len(divergence.call.path) + 1))
         return bool(values)
@@ -187,8 +210,14 @@ class _Mapper:
         default instance compiles the changed table in the first test that lexes, and every later test uses it)."""
         if self.run_values is None:
             called = set().union(*self.entry_functions.values()) if self.entry_functions else set()
-            self.run_values = sorted({value for function in called if (found := self.reads.get(function)) is not None
-                                      for value in found.values(called) & self.changes.values})
+            self.run_values = sorted(
+                {
+                    value
+                    for function in called
+                    if (found := self.reads.get(function)) is not None
+                    for value in found.values(called) & self.changes.values
+                }
+            )
         for value in self.run_values:
             self.result.of(value).non_local.append((divergence, len(divergence.call.path) + 2))
         return bool(self.run_values)
@@ -222,7 +251,9 @@ class _Mapper:
         return self.test_data_changed
 
 
-def _closest_reader(functions: list[str], reads: Mapping[str, FunctionReads], called: AbstractSet[str], changed: AbstractSet[str]) -> tuple[int, set[str]] | None:
+def _closest_reader(
+    functions: list[str], reads: Mapping[str, FunctionReads], called: AbstractSet[str], changed: AbstractSet[str]
+) -> tuple[int, set[str]] | None:
     """Hops to the first of ``functions`` (the divergent one, then its callers) reading changed values, and those values.
 
     Reads through a receiver of unknown class count where the trace shows an instance carrying the

@@ -68,8 +68,15 @@ def target_value(impact: Impact, traces: int, syntax_changes: int, new_class: bo
     syntax = syntax_changes * scaling.syntax_changes
     new = scaling.new_class if new_class else 0.0
     total = sum(local.values()) + sum(non_local.values()) + sum((call_distance, affected_functions, syntax, new))
-    parts = ValueParts(local=_rounded(local), non_local=_rounded(non_local), call_distance=round(call_distance, 6),
-                       affected_functions=round(affected_functions, 6), syntax_changes=round(syntax, 6), new_class=round(new, 6), traces=traces)
+    parts = ValueParts(
+        local=_rounded(local),
+        non_local=_rounded(non_local),
+        call_distance=round(call_distance, 6),
+        affected_functions=round(affected_functions, 6),
+        syntax_changes=round(syntax, 6),
+        new_class=round(new, 6),
+        traces=traces,
+    )
     return Value(round(total, 6), parts)
 
 

@@ -44,14 +44,20 @@ def _classes(target: Target) -> list[str]:
 def _change(target: Target, traces_seen: int, outcome_changed: int) -> list[str]:
     """What a changed target's divergences, or their absence, suggest about the change."""
     if target.new_tests and not target.divergences() and target.syntax_changes:
-        return [(f"its behaviour is observed only by tests this version adds or renames ({len(target.new_tests)} entry point(s)): "
-                 "the existing tests cannot tell old from new")]
+        return [
+            (
+                f"its behaviour is observed only by tests this version adds or renames ({len(target.new_tests)} entry point(s)): "
+                "the existing tests cannot tell old from new"
+            )
+        ]
     if not target.syntax_changes:
         return []
     local, non_local = target.impact.local, target.impact.non_local
     if local:
         only_lines = not non_local and not any(set(d.call.kinds) - {"lines"} for d in local)
-        return ["changed; only its own lines differ (same returns, parameters and calls): likely an equivalent change"] if only_lines else []
+        return (
+            ["changed; only its own lines differ (same returns, parameters and calls): likely an equivalent change"] if only_lines else []
+        )
     if target.kind not in CALLABLE_KINDS:
         return [] if non_local else ["changed; no divergence was attributed to it"]
     return [] if target.new else [_not_local(bool(non_local), traces_seen, outcome_changed)]
@@ -61,8 +67,10 @@ def _not_local(non_local: bool, traces_seen: int, outcome_changed: int) -> str:
     if traces_seen == 0:
         return "changed but not executed by any traced entry point"
     if outcome_changed:
-        return (f"ran under {outcome_changed} test(s) whose outcome changed, with no divergence of its own: "
-                "its effect shows through what it returns, writes or calls")
+        return (
+            f"ran under {outcome_changed} test(s) whose outcome changed, with no divergence of its own: "
+            "its effect shows through what it returns, writes or calls"
+        )
     if non_local:
         return "no local impact observed; the change shows in the functions it calls"
     return "changed but no local impact observed: equivalent or not executed"

@@ -79,13 +79,26 @@ class Ranking:
         return [t for t in self.targets if t.impact.local or t.impact.non_local]
 
 
-def rank_version(inputs: RankingInputs, scaling: Scaling, metrics: tuple[str, ...], restrict: bool = False,
-                 evidence_first: tuple[str, ...] = EVIDENCE_FIRST) -> Ranking:
+def rank_version(
+    inputs: RankingInputs,
+    scaling: Scaling,
+    metrics: tuple[str, ...],
+    restrict: bool = False,
+    evidence_first: tuple[str, ...] = EVIDENCE_FIRST,
+) -> Ranking:
     """``evidence_first``: the divergence classes that put a target above those without (empty: by value alone)."""
     layout, comparison = inputs.layout, inputs.comparison
     tests = frozenset(identifier for identifier, info in inputs.functions.items() if in_directories(info.file, layout.tests))
-    mapped = map_divergences(comparison.divergences, inputs.changes, inputs.reads, inputs.distance, restrict, tests,
-                             bool(inputs.test_data), entry_functions=comparison.executed())
+    mapped = map_divergences(
+        comparison.divergences,
+        inputs.changes,
+        inputs.reads,
+        inputs.distance,
+        restrict,
+        tests,
+        bool(inputs.test_data),
+        entry_functions=comparison.executed(),
+    )
     built = build_targets(inputs.changes, mapped, comparison, inputs.functions, scaling, metrics)
     kept = [t for t in built if not ignored(t.identifier, layout.ignored_functions)]
     for target in kept:

@@ -32,5 +32,12 @@ def _run(context: StepContext, index: int) -> StepResult:
     return StepResult(compute_targets(context.store, index, context.settings))
 
 
-TARGETS = Step(name="targets", doing="ranking testing targets", outputs=(TESTING_TARGETS,), upstream=("syntax", "statics", "traces", "compare"),
-               inputs=_inputs, run=_run, skip=first_version)
+TARGETS = Step(
+    name="targets",
+    doing="ranking testing targets",
+    outputs=(TESTING_TARGETS,),
+    upstream=("syntax", "statics", "traces", "compare"),
+    inputs=_inputs,
+    run=_run,
+    skip=first_version,
+)

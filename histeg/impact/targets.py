@@ -118,19 +118,33 @@ def entry_label(entry: EntryKey) -> str:
 
 def change_summary(change: dict[str, Any]) -> TargetChange:
     """A change as ``syntaxChanges.json`` has it (``histeg.impact.changes`` keeps them as loaded), without its code."""
+
     def lines(key: str) -> tuple[int, int] | None:
         span = change.get(key)
         return None if span is None else (span[0], span[1])
 
-    return TargetChange(id=change["id"], entity=change["entity"], type=change["type"], code_type=change["codeType"],
-                        significance=change["significance"], old_lines=lines("oldLines"), new_lines=lines("newLines"),
-                        old_path=change.get("oldPath"), new_path=change.get("newPath"))
+    return TargetChange(
+        id=change["id"],
+        entity=change["entity"],
+        type=change["type"],
+        code_type=change["codeType"],
+        significance=change["significance"],
+        old_lines=lines("oldLines"),
+        new_lines=lines("newLines"),
+        old_path=change.get("oldPath"),
+        new_path=change.get("newPath"),
+    )
 
 
 def _local(divergence: Divergence) -> LocalDivergence:
     call = divergence.call
-    return LocalDivergence(entry_point=entry_label(divergence.entry), function=call.function, kinds=call.kinds,
-                           classes=list(divergence.classes), metrics=call.metrics_record())
+    return LocalDivergence(
+        entry_point=entry_label(divergence.entry),
+        function=call.function,
+        kinds=call.kinds,
+        classes=list(divergence.classes),
+        metrics=call.metrics_record(),
+    )
 
 
 def _non_local(divergence: Divergence, hops: int | None) -> NonLocalDivergence:
@@ -167,10 +181,15 @@ def build_targets(
         traces = _traces_of(identifier, impact, comparison)
         new_class = identifier in changes.new_classes
         value = target_value(impact, traces, len(syntax), new_class, scaling, metrics)
-        target = Target(identifier, kind, file, lines, value, syntax, impact, identifier in mapped.unmapped, identifier in changes.new_entities)
+        target = Target(
+            identifier, kind, file, lines, value, syntax, impact, identifier in mapped.unmapped, identifier in changes.new_entities
+        )
         target.new_tests = sorted(key for key, called in comparison.new_entry_functions.items() if identifier in called)
-        target.notes = notes_on(target, sum(1 for f in executed.values() if identifier in f),
-                                sum(1 for key, f in executed.items() if key in evident and identifier in f))
+        target.notes = notes_on(
+            target,
+            sum(1 for f in executed.values() if identifier in f),
+            sum(1 for key, f in executed.items() if key in evident and identifier in f),
+        )
         targets.append(target)
     return targets
 

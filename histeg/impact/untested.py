@@ -79,7 +79,9 @@ def touched_lines(old: Sequence[bytes] | None, new: Sequence[bytes]) -> frozense
     return frozenset(touched)
 
 
-def changed_executable_lines(snapshot: Path, before: Path, old_paths: Mapping[str, str | None], files: Iterable[str]) -> dict[str, frozenset[int]]:
+def changed_executable_lines(
+    snapshot: Path, before: Path, old_paths: Mapping[str, str | None], files: Iterable[str]
+) -> dict[str, frozenset[int]]:
     """Executable lines the commit added or changed, per file of ``snapshot`` (absent ones have none). ``before``: the
     predecessor's snapshot; ``old_paths``: the changed files' paths there (None: added), a file not listed kept its path."""
     table: dict[str, frozenset[int]] = {}
@@ -146,9 +148,19 @@ def changed_code(targets: Iterable[Target], changeable: LineSets, executed: Line
         ran = executed.get(file or "", set())
         hit = [line for line in lines if line in ran]
         module, qualname = split_identifier(target.identifier)
-        found.append(ChangedCode(identifier=target.identifier, kind=target.kind, module=module, qualname=qualname,  # type: ignore[arg-type]  # one of TargetKind, typed str in Target
-                                 file=target.file, lines=target.lines, changed_lines=lines, executed_changed_lines=hit,
-                                 state=_state(target, bool(hit))))
+        found.append(
+            ChangedCode(
+                identifier=target.identifier,
+                kind=target.kind,  # type: ignore[arg-type]  # one of TargetKind, typed str in Target
+                module=module,
+                qualname=qualname,
+                file=target.file,
+                lines=target.lines,
+                changed_lines=lines,
+                executed_changed_lines=hit,
+                state=_state(target, bool(hit)),
+            )
+        )
     return found
 
 
@@ -174,11 +186,24 @@ def untested_changes(targets: Iterable[Target], changed: Iterable[ChangedCode], 
     listed = []
     for rank, (_, code, missing, value) in enumerate(rows, 1):
         target = by_identifier[code.identifier]
-        listed.append(UntestedChange(
-            rank=rank, identifier=code.identifier, kind=code.kind, module=code.module, qualname=code.qualname, file=code.file, lines=code.lines,
-            origin="untested change", unexecuted_lines=missing, changed_line_count=len(code.changed_lines), value=value,
-            syntax_changes=[change_summary(c) for c in target.syntax_changes[:MAX_LISTED]], syntax_change_count=len(target.syntax_changes),
-            notes=_notes(target, code, missing)))
+        listed.append(
+            UntestedChange(
+                rank=rank,
+                identifier=code.identifier,
+                kind=code.kind,
+                module=code.module,
+                qualname=code.qualname,
+                file=code.file,
+                lines=code.lines,
+                origin="untested change",
+                unexecuted_lines=missing,
+                changed_line_count=len(code.changed_lines),
+                value=value,
+                syntax_changes=[change_summary(c) for c in target.syntax_changes[:MAX_LISTED]],
+                syntax_change_count=len(target.syntax_changes),
+                notes=_notes(target, code, missing),
+            )
+        )
     return listed
 
 

@@ -48,9 +48,12 @@ def changed_functions(store: OutputStore, old: int, new: int) -> set[str]:
         new_module = module_name(path, settings.sources)
         if settings.ignore.ignores(path, new_module):
             continue
-        context = FileContext(path if before is not None else None, path if after is not None else None,
-                              module_name(path, old_settings.sources) if before is not None else None,
-                              new_module if after is not None else None)
+        context = FileContext(
+            path if before is not None else None,
+            path if after is not None else None,
+            module_name(path, old_settings.sources) if before is not None else None,
+            new_module if after is not None else None,
+        )
         files.append(msgspec.to_builtins(diff_sources(before, after, context).result.record()))
     return index_changes({"files": files}).functions
 
@@ -69,4 +72,3 @@ def impact_set(graph: nx.Graph, first: Collection[str], second: Collection[str],
     """What both sides impact within ``distance``; both sides' changed functions when that is empty."""
     common = within(graph, first, distance) & within(graph, second, distance)
     return common or set(first) | set(second)
-

@@ -62,10 +62,23 @@ def compute_merge(store: OutputStore, index: int, settings: Settings) -> dict[st
     charged: dict[str, Charged] = {}
     for (entry, function, kind), observed, result in classified(observe(facts)):
         target = charged_to(function, chains.get((entry, function), ()), project)
-        relations = Relations(**{_field(name): _word(getattr(observed, attribute))
-                                 for name, attribute in zip(PAIRS, ("merge_first", "merge_second", "first_base", "second_base"), strict=True)})
-        divergences.append(MergeDivergence(entry_point=entry, function=function, kind=kind, classes=list(result.classes),
-                                           lost_from=list(result.lost_from), relations=relations, target=target))
+        relations = Relations(
+            **{
+                _field(name): _word(getattr(observed, attribute))
+                for name, attribute in zip(PAIRS, ("merge_first", "merge_second", "first_base", "second_base"), strict=True)
+            }
+        )
+        divergences.append(
+            MergeDivergence(
+                entry_point=entry,
+                function=function,
+                kind=kind,
+                classes=list(result.classes),
+                lost_from=list(result.lost_from),
+                relations=relations,
+                target=target,
+            )
+        )
         classes, lost_from, affected, entries = charged.setdefault(target, (set(), set(), [], []))
         classes.update(result.classes)
         lost_from.update(result.lost_from)
@@ -75,15 +88,24 @@ def compute_merge(store: OutputStore, index: int, settings: Settings) -> dict[st
         if label not in entries:
             entries.append(label)
     document = MergeDivergences(
-        identifier=store.version(index).identifier, parents=parents, distance=settings.merge_distance,
-        changed=ChangedSides(first_parent=sorted(first_side), second_parent=sorted(second_side)), impact_set=sorted(impact),
+        identifier=store.version(index).identifier,
+        parents=parents,
+        distance=settings.merge_distance,
+        changed=ChangedSides(first_parent=sorted(first_side), second_parent=sorted(second_side)),
+        impact_set=sorted(impact),
         comparisons=[_comparison(store, name, pairs[name], comparisons[name]) for name in PAIRS if name in comparisons],
         divergences=divergences,
-        noise=[MergeNoise(comparison=name, entry_point=entry, function=function, kinds=sorted(unstable.kinds))  # type: ignore[arg-type]  # divergence kinds, typed str by compare.divergences
-               for name in PAIRS if name in comparisons
-               for (entry, function), unstable in sorted(comparisons[name].unstable.items(), key=lambda item: item[0])],
-        summary=MergeSummary(lost=sum(LOST in d.classes for d in divergences), introduced=sum(INTRODUCED in d.classes for d in divergences),
-                             targets=len(charged)),
+        noise=[
+            MergeNoise(comparison=name, entry_point=entry, function=function, kinds=sorted(unstable.kinds))  # type: ignore[arg-type]  # divergence kinds, typed str by compare.divergences
+            for name in PAIRS
+            if name in comparisons
+            for (entry, function), unstable in sorted(comparisons[name].unstable.items(), key=lambda item: item[0])
+        ],
+        summary=MergeSummary(
+            lost=sum(LOST in d.classes for d in divergences),
+            introduced=sum(INTRODUCED in d.classes for d in divergences),
+            targets=len(charged),
+        ),
     )
     document.write(store.file(index, MergeDivergences.FILE))
     top = _mark_targets(store, index, project, charged)
@@ -94,11 +116,12 @@ def _project_code(store: OutputStore, index: int, parents: MergeParents) -> Proj
     """The functions of the merge and its parents (the merge's rows first) and where the merge keeps its sources and tests."""
     tables = [Functions.read(store.file(i, Functions.FILE)).functions for i in (index, *parents.members().values())]
     settings = store.version(index).settings
-    return ProjectCode(function_table(*tables), Layout(tuple(settings.sources), tuple(settings.tests), frozenset(settings.ignore.functions)))
+    return ProjectCode(
+        function_table(*tables), Layout(tuple(settings.sources), tuple(settings.tests), frozenset(settings.ignore.functions))
+    )
 
 
-def _mark_targets(store: OutputStore, index: int, project: ProjectCode,
-                  charged: dict[str, Charged]) -> list[str]:
+def _mark_targets(store: OutputStore, index: int, project: ProjectCode, charged: dict[str, Charged]) -> list[str]:
     """The merge's testingTargets.json with its merge classes, when the targets step ranked it (it has a predecessor)."""
     path = store.file(index, TESTING_TARGETS)
     if store.version(index).comparing_against_index is None or "targets" not in results(store, index) or not path.is_file():
@@ -110,14 +133,24 @@ def _mark_targets(store: OutputStore, index: int, project: ProjectCode,
 
 def _comparison(store: OutputStore, name: PairName, pair: tuple[int, int], comparison: Any) -> MergeComparison:
     new, old = (store.version(i) for i in pair)
-    return MergeComparison(name=name, new=MergeVersion(index=new.index, identifier=new.identifier),
-                           old=MergeVersion(index=old.index, identifier=old.identifier), matched_entry_points=comparison.matched,
-                           divergences=len(comparison.divergences), noise=len(comparison.noise), confirmation=comparison.confirmation.record())
+    return MergeComparison(
+        name=name,
+        new=MergeVersion(index=new.index, identifier=new.identifier),
+        old=MergeVersion(index=old.index, identifier=old.identifier),
+        matched_entry_points=comparison.matched,
+        divergences=len(comparison.divergences),
+        noise=len(comparison.noise),
+        confirmation=comparison.confirmation.record(),
+    )
 
 
 def _field(name: str) -> str:
-    return {"mergeVsFirstParent": "merge_vs_first_parent", "mergeVsSecondParent": "merge_vs_second_parent",
-            "firstParentVsBase": "first_parent_vs_base", "secondParentVsBase": "second_parent_vs_base"}[name]
+    return {
+        "mergeVsFirstParent": "merge_vs_first_parent",
+        "mergeVsSecondParent": "merge_vs_second_parent",
+        "firstParentVsBase": "first_parent_vs_base",
+        "secondParentVsBase": "second_parent_vs_base",
+    }[name]
 
 
 def _word(relation: bool | None) -> RelationWord:

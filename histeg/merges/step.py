@@ -52,5 +52,12 @@ def _run(context: StepContext, index: int) -> StepResult:
     return StepResult(compute_merge(store, index, context.settings))
 
 
-MERGES = Step(name="merges", doing="comparing merges with their parents and base", outputs=(MERGE_DIVERGENCES,),
-              upstream=("syntax", "statics", "traces", "compare", "targets"), inputs=_inputs, run=_run, skip=_skip)
+MERGES = Step(
+    name="merges",
+    doing="comparing merges with their parents and base",
+    outputs=(MERGE_DIVERGENCES,),
+    upstream=("syntax", "statics", "traces", "compare", "targets"),
+    inputs=_inputs,
+    run=_run,
+    skip=_skip,
+)

@@ -57,18 +57,36 @@ def _added(identifier: str, info: FunctionInfo | None, affected: list[str], entr
     module, qualname = split_identifier(identifier)
     zero = ValueParts(local={}, non_local={}, call_distance=0.0, affected_functions=0.0, syntax_changes=0.0, new_class=0.0, traces=0)
     return RankedTarget(
-        rank=None, identifier=identifier, kind=info.kind if info is not None and info.kind in KINDS else "function",  # type: ignore[arg-type]  # one of KINDS: `in` does not narrow str to the Literal
-        module=module, qualname=qualname, file=info.file if info is not None else None, lines=info.lines if info is not None else None,
-        value=0.0, parts=zero, origin="unmapped divergence", new=False, syntax_changes=[], syntax_change_count=0,
-        local_divergences=[], local_divergence_count=0, non_local_divergences=[], non_local_divergence_count=0,
-        affected_functions=affected, entry_points=entries[:25], entry_point_count=len(entries),
+        rank=None,
+        identifier=identifier,
+        kind=info.kind if info is not None and info.kind in KINDS else "function",  # type: ignore[arg-type]  # one of KINDS: `in` does not narrow str to the Literal
+        module=module,
+        qualname=qualname,
+        file=info.file if info is not None else None,
+        lines=info.lines if info is not None else None,
+        value=0.0,
+        parts=zero,
+        origin="unmapped divergence",
+        new=False,
+        syntax_changes=[],
+        syntax_change_count=0,
+        local_divergences=[],
+        local_divergence_count=0,
+        non_local_divergences=[],
+        non_local_divergence_count=0,
+        affected_functions=affected,
+        entry_points=entries[:25],
+        entry_point_count=len(entries),
         divergence_classes=DivergenceCounts(exception_only_in_new=0, exception_only_in_old=0, outcome_changed=0, silent=0),
-        new_test_entry_points=[], new_test_entry_point_count=0, notes=[ADDED],
+        new_test_entry_points=[],
+        new_test_entry_point_count=0,
+        notes=[ADDED],
     )
 
 
-def with_merge_classes(document: TestingTargets, charged: Mapping[str, Charged],
-                       functions: Mapping[str, FunctionInfo], layout: Layout) -> TestingTargets:
+def with_merge_classes(
+    document: TestingTargets, charged: Mapping[str, Charged], functions: Mapping[str, FunctionInfo], layout: Layout
+) -> TestingTargets:
     """``charged``: per target identifier, its merge classes, the parents it lost from, the divergent functions and entry points;
     ``layout``: the merge's sources and tests directories."""
     targets = [kept for target in document.targets if (kept := _unmarked(target)) is not None]

@@ -130,9 +130,13 @@ def group_exists(pgid: int) -> bool:
 def _read(path: Path) -> GroupRecord | None:
     try:
         data = orjson.loads(path.read_bytes())
-        return GroupRecord(pgid=int(data["pgid"]), started=int(data["started"]), owner=int(data["owner"]),
-                           owner_started=int(data["ownerStarted"]),
-                           argv=[str(part) for part in data["argv"]])
+        return GroupRecord(
+            pgid=int(data["pgid"]),
+            started=int(data["started"]),
+            owner=int(data["owner"]),
+            owner_started=int(data["ownerStarted"]),
+            argv=[str(part) for part in data["argv"]],
+        )
     except (OSError, orjson.JSONDecodeError, KeyError, TypeError, ValueError):
         return None  # damaged: nothing in it can be trusted to name a process
 
@@ -150,8 +154,14 @@ def _members(pgid: int, since: int = 0) -> list[int]:
     """Live processes of group ``pgid`` in session ``pgid`` (histeg's groups lead their own session) started at ``since`` or later."""
     found = []
     for entry in os.scandir("/proc"):
-        if (entry.name.isdigit() and (stat := _stat(entry.name)) is not None
-                and stat.pgid == pgid and stat.session == pgid and stat.started >= since and stat.state != "Z"):
+        if (
+            entry.name.isdigit()
+            and (stat := _stat(entry.name)) is not None
+            and stat.pgid == pgid
+            and stat.session == pgid
+            and stat.started >= since
+            and stat.state != "Z"
+        ):
             found.append(int(entry.name))
     return found
 

@@ -182,8 +182,14 @@ def run_process(
         with interrupt.deferred():  # a signal between the start and the record would leave a group nothing knows of
             try:
                 process = subprocess.Popen(
-                    argv, cwd=cwd, env=dict(env), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                    start_new_session=True, preexec_fn=_default_interrupt,  # noqa: PLW1509  it only resets a signal handler: no lock, no import
+                    argv,
+                    cwd=cwd,
+                    env=dict(env),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
+                    preexec_fn=_default_interrupt,  # noqa: PLW1509  it only resets a signal handler: no lock, no import
                 )
             except OSError as exc:
                 return ProcessResult(None, 0.0, False, "", "", f"cannot start {argv[0]}: {exc.strerror or exc}")
@@ -223,8 +229,10 @@ def output_text(result: ProcessResult) -> str:
     """What a log shows of a command's output: the tails, and how much was cut when it was too long to keep."""
     cut = ""
     if result.output_truncated_bytes:
-        cut = (f"output cut: {result.stdout_truncated_bytes} bytes of stdout, {result.stderr_truncated_bytes} bytes of stderr "
-               f"(the first {HEAD_BYTES // 1024} KiB and the last {TAIL_BYTES // 1024} KiB of each are kept)\n")
+        cut = (
+            f"output cut: {result.stdout_truncated_bytes} bytes of stdout, {result.stderr_truncated_bytes} bytes of stderr "
+            f"(the first {HEAD_BYTES // 1024} KiB and the last {TAIL_BYTES // 1024} KiB of each are kept)\n"
+        )
     return f"{cut}--- stdout (tail) ---\n{result.stdout_tail}\n--- stderr (tail) ---\n{result.stderr_tail}"
 
 

@@ -76,8 +76,7 @@ class Record(Part, kw_only=True):
         expected = cls.schema_version_expected()
         if head.schema_version != expected:
             raise SchemaVersionError(
-                f"{where} has schema version {head.schema_version}, this histeg reads version {expected}: "
-                "recompute it with --override"
+                f"{where} has schema version {head.schema_version}, this histeg reads version {expected}: recompute it with --override"
             )
         try:
             return decoder(cls).decode(payload)

@@ -15,11 +15,14 @@ BuildStatus = Literal["succeeded", "failed", "timedOut"]
 class Declarations(Part, kw_only=True, frozen=True):  # type: ignore[misc]  # msgspec allows a frozen Struct on a non-frozen base; mypy applies the dataclass rule
     """A version's declared needs, read from its own files; two versions with equal declarations share an environment."""
 
-    requirements: Annotated[tuple[str, ...], msgspec.Meta(description="Sorted requirement strings for the environment (pytest added when absent).")]
+    requirements: Annotated[
+        tuple[str, ...], msgspec.Meta(description="Sorted requirement strings for the environment (pytest added when absent).")
+    ]
     requires_python: str | None
     name: str | None
-    installable: Annotated[bool, msgspec.Meta(description=(
-        "It declares a build ([build-system], setup.py or setup.cfg): it is installed per version."))]
+    installable: Annotated[
+        bool, msgspec.Meta(description=("It declares a build ([build-system], setup.py or setup.cfg): it is installed per version."))
+    ]
     scm: Annotated[str | None, msgspec.Meta(description="The build tool deriving the version from git.")]
     sources: Annotated[tuple[str, ...], msgspec.Meta(description="The files the declarations were read from.")] = msgspec.field(name="from")
 
@@ -29,9 +32,15 @@ class Environment(Part, kw_only=True, frozen=True):  # type: ignore[misc]  # msg
 
     python: Annotated[str, msgspec.Meta(description="The interpreter the version's commands run with.")]
     version: str = msgspec.field(name="pythonVersion")
-    key: Annotated[str | None, msgspec.Meta(description=(
-        "Name of the shared environment (hash of the declarations, the interpreter's version and the build command); "
-        "null for the user's --python."))]
+    key: Annotated[
+        str | None,
+        msgspec.Meta(
+            description=(
+                "Name of the shared environment (hash of the declarations, the interpreter's version and the build command); "
+                "null for the user's --python."
+            )
+        ),
+    ]
     shared: bool
     created: Annotated[bool, msgspec.Meta(description="Made by this build (false: an existing one was reused).")]
     seconds: Seconds
@@ -40,8 +49,10 @@ class Environment(Part, kw_only=True, frozen=True):  # type: ignore[misc]  # msg
 class Project(Part, kw_only=True):
     installed: Annotated[bool, msgspec.Meta(description="Installed without dependencies into the version's site folder.")]
     version: Annotated[str | None, msgspec.Meta(description="The version string given to a git-derived build.")]
-    generated: Annotated[list[str], msgspec.Meta(description=(
-        "Files the build generated in the source directories, copied into every run's copy of the snapshot."))]
+    generated: Annotated[
+        list[str],
+        msgspec.Meta(description=("Files the build generated in the source directories, copied into every run's copy of the snapshot.")),
+    ]
     seconds: Seconds
 
 
@@ -61,19 +72,24 @@ class Build(Record, kw_only=True):
     index: Index
     status: BuildStatus
     reason: Annotated[str | None, msgspec.Meta(description="One line saying what failed; null when the build succeeded.")]
-    command: Annotated[str | None, msgspec.Meta(description="The user's build command, run in the snapshot with the environment activated.")]
-    exit_code: Annotated[int | None, msgspec.Meta(description=(
-        "Of the build command; null when it timed out, did not run or none was configured."))]
+    command: Annotated[
+        str | None, msgspec.Meta(description="The user's build command, run in the snapshot with the environment activated.")
+    ]
+    exit_code: Annotated[
+        int | None, msgspec.Meta(description=("Of the build command; null when it timed out, did not run or none was configured."))
+    ]
     seconds: Seconds
-    log: Annotated[Literal["build.log"], msgspec.Meta(description=(
-        "File in the version directory with uv's output and the build command's."))] = "build.log"
+    log: Annotated[
+        Literal["build.log"], msgspec.Meta(description=("File in the version directory with uv's output and the build command's."))
+    ] = "build.log"
     environment: Environment | None
     declarations: Declarations | None
     project: Project | None
     neutralised: list[Neutralised]
     pytest_args: list[str]
-    inputs: Annotated[str, msgspec.Meta(description=(
-        "Fingerprint of what the build depends on; a rerun reuses the build while it is the same."))]
+    inputs: Annotated[
+        str, msgspec.Meta(description=("Fingerprint of what the build depends on; a rerun reuses the build while it is the same."))
+    ]
 
 
 class EnvironmentMark(Record, kw_only=True):
@@ -86,7 +102,9 @@ class EnvironmentMark(Record, kw_only=True):
     python: Annotated[str, msgspec.Meta(description="The interpreter the environment was made from.")]
     python_version: str
     declarations: Declarations
-    build_command: Annotated[str | None, msgspec.Meta(description="Part of the key: what the build command installs stays in the environment.")]
+    build_command: Annotated[
+        str | None, msgspec.Meta(description="Part of the key: what the build command installs stays in the environment.")
+    ]
     seconds: Seconds
 
 

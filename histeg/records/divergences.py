@@ -18,12 +18,25 @@ Layout = Literal["tree", "flat"]
 
 Identifier = Annotated[str, msgspec.Meta(pattern="^[^:]*:.*$", description="package.module:Qual.name")]
 Kinds = Annotated[list[Kind], msgspec.Meta(min_length=1)]
-Classes = Annotated[list[DivergenceClass], msgspec.Meta(min_length=1, description=(
-    "Divergence classes: a call raised only in the new version (regression candidate) or only in the old one (fix); "
-    "the test's outcome changed (visible); silent otherwise."))]
-Details = Annotated[dict[str, Any], msgspec.Meta(description=(
-    "What differed, as far as it did: sections ([old start, old end, new start, new end]), parameters (name, old, new), "
-    "return (old and new: returned or raised, and the value), missingCalls, additionalCalls."))]
+Classes = Annotated[
+    list[DivergenceClass],
+    msgspec.Meta(
+        min_length=1,
+        description=(
+            "Divergence classes: a call raised only in the new version (regression candidate) or only in the old one (fix); "
+            "the test's outcome changed (visible); silent otherwise."
+        ),
+    ),
+]
+Details = Annotated[
+    dict[str, Any],
+    msgspec.Meta(
+        description=(
+            "What differed, as far as it did: sections ([old start, old end, new start, new end]), parameters (name, old, new), "
+            "return (old and new: returned or raised, and the value), missingCalls, additionalCalls."
+        )
+    ),
+]
 
 
 class EntryKey(Part, frozen=True, order=True, kw_only=False):  # type: ignore[misc]  # msgspec allows a frozen Struct on a non-frozen base; mypy applies the dataclass rule
@@ -37,16 +50,28 @@ class EntryKey(Part, frozen=True, order=True, kw_only=False):  # type: ignore[mi
 
 
 class Metrics(Part, kw_only=True, omit_defaults=True):
-    distance: Annotated[Count, msgspec.Meta(description=(
-        "Levenshtein distance of the line sequences (positions among the function's code lines); at least this when capped."))]
+    distance: Annotated[
+        Count,
+        msgspec.Meta(
+            description=(
+                "Levenshtein distance of the line sequences (positions among the function's code lines); at least this when capped."
+            )
+        ),
+    ]
     sections: Annotated[Count, msgspec.Meta(description="Divergent sections: maximal runs of edit operations.")]
     coverage: Annotated[Count, msgspec.Meta(description="Sum of per-line execution-count differences.")]
     parameters: Count
     returns: Annotated[int, msgspec.Meta(ge=0, le=1)]
     calls: Annotated[Count, msgspec.Meta(description="Missing plus additional child calls.")]
-    capped: Annotated[bool, msgspec.Meta(description=(
-        "Present (true) when the line sequences were too long and too far apart to compare exactly: the distance is a "
-        "lower bound (the comparison's cutoff), and sections may join several stretches into one."))] = False
+    capped: Annotated[
+        bool,
+        msgspec.Meta(
+            description=(
+                "Present (true) when the line sequences were too long and too far apart to compare exactly: the distance is a "
+                "lower bound (the comparison's cutoff), and sections may join several stretches into one."
+            )
+        ),
+    ] = False
 
 
 class NestedDivergence(Part, kw_only=True):
@@ -77,7 +102,9 @@ class ListedDivergence(Part, kw_only=True):
 
 class EntryPoints(Part, kw_only=True):
     matched: Count
-    only_in_old: Annotated[list[EntryKey], msgspec.Meta(description="Entry points (e.g. removed tests) with no counterpart in this version.")]
+    only_in_old: Annotated[
+        list[EntryKey], msgspec.Meta(description="Entry points (e.g. removed tests) with no counterpart in this version.")
+    ]
     only_in_new: list[EntryKey]
 
 
@@ -85,8 +112,12 @@ class Noise(Part, kw_only=True):
     entry_point: EntryKey
     function: str
     kinds: list[Kind]
-    natures: Annotated[list[Nature], msgspec.Meta(description=(
-        "values: parameters or return values; path: lines or calls; exception: returned in one run, raised in another."))]
+    natures: Annotated[
+        list[Nature],
+        msgspec.Meta(
+            description=("values: parameters or return values; path: lines or calls; exception: returned in one run, raised in another.")
+        ),
+    ]
 
 
 class CompleteRuns(Part, kw_only=True):
@@ -98,7 +129,9 @@ class TargetedReruns(Part, kw_only=True):
     """Targeted re-runs: the entry points that diverged between the versions, re-run alone on both versions to tell noise from a change."""
 
     runs: Annotated[Count, msgspec.Meta(description="Re-runs per version (0: none).")]
-    entry_points: Annotated[Count, msgspec.Meta(description="Divergent entry points of the new version re-run (with their old counterparts).")]
+    entry_points: Annotated[
+        Count, msgspec.Meta(description="Divergent entry points of the new version re-run (with their old counterparts).")
+    ]
     complete_runs: CompleteRuns
 
 
@@ -117,13 +150,25 @@ class TraceDivergences(Record, kw_only=True):
     schema_version: Literal[3] = 3
     identifier: CommitId
     comparing_against_version: CommitId
-    layout: Annotated[Layout, msgspec.Meta(description=(
-        "tree: divergences nested under their nearest divergent caller; flat (--export-flat): every divergence listed, none nested."))]
+    layout: Annotated[
+        Layout,
+        msgspec.Meta(
+            description=(
+                "tree: divergences nested under their nearest divergent caller; flat (--export-flat): every divergence listed, none nested."
+            )
+        ),
+    ]
     entry_points: EntryPoints
     divergences: list[ListedDivergence]
-    noise: Annotated[list[Noise], msgspec.Meta(description=(
-        "Every (entry point, function) that differed between runs of one version (whole-suite repeats or targeted re-runs), "
-        "and how: its divergences between the versions in these kinds are noise for that entry point and function only."))]
+    noise: Annotated[
+        list[Noise],
+        msgspec.Meta(
+            description=(
+                "Every (entry point, function) that differed between runs of one version (whole-suite repeats or targeted re-runs), "
+                "and how: its divergences between the versions in these kinds are noise for that entry point and function only."
+            )
+        ),
+    ]
     confirmation: TargetedReruns
     summary: DivergenceSummary
 
@@ -152,6 +197,19 @@ class TraceMatching(Record, kw_only=True):
 
 
 __all__ = [
-    "CompleteRuns", "DivergenceClass", "DivergenceSummary", "EntryKey", "EntryPoints", "Kind", "ListedDivergence", "ManualPair",
-    "Metrics", "Nature", "NestedDivergence", "Noise", "TargetedReruns", "TraceDivergences", "TraceMatching",
+    "CompleteRuns",
+    "DivergenceClass",
+    "DivergenceSummary",
+    "EntryKey",
+    "EntryPoints",
+    "Kind",
+    "ListedDivergence",
+    "ManualPair",
+    "Metrics",
+    "Nature",
+    "NestedDivergence",
+    "Noise",
+    "TargetedReruns",
+    "TraceDivergences",
+    "TraceMatching",
 ]

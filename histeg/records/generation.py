@@ -15,12 +15,24 @@ from histeg.records.base import Part, Record
 from histeg.records.targets import Identifier, TargetKind
 from histeg.records.types import CommitId, Count, Index, Seconds
 
-PynguinStatus = Annotated[Literal["ok", "failed", "timeout"], msgspec.Meta(description=(
-    "ok: Pynguin wrote a test file; failed: it could not (reason says why in one line); timeout: stopped at the time limit."))]
-Outcome = Annotated[Literal["passed", "failed", "error", "skipped", "xfailed", "missing", "flaky"], msgspec.Meta(description=(
-    "Of one test on one side. xfailed: Pynguin expected the exception it raised (counts as passing); error: it could not be "
-    "collected or set up (the module is absent on that side, for instance); missing: no result (the run ended early); "
-    "flaky: the two runs of that side disagree."))]
+PynguinStatus = Annotated[
+    Literal["ok", "failed", "timeout"],
+    msgspec.Meta(
+        description=(
+            "ok: Pynguin wrote a test file; failed: it could not (reason says why in one line); timeout: stopped at the time limit."
+        )
+    ),
+]
+Outcome = Annotated[
+    Literal["passed", "failed", "error", "skipped", "xfailed", "missing", "flaky"],
+    msgspec.Meta(
+        description=(
+            "Of one test on one side. xfailed: Pynguin expected the exception it raised (counts as passing); error: it could not be "
+            "collected or set up (the module is absent on that side, for instance); missing: no result (the run ended early); "
+            "flaky: the two runs of that side disagree."
+        )
+    ),
+]
 TestId = Annotated[str, msgspec.Meta(description="generated/<module>/<file>::<test>, relative to the version directory.")]
 GeneratedPath = Annotated[str, msgspec.Meta(pattern="^generated/", description="Relative to the version directory.")]
 FirstLine = Annotated[str | None, msgspec.Meta(description="The first line of the failure message; null when the test passed.")]
@@ -32,9 +44,15 @@ class GenerationSettings(Part, kw_only=True):
     budget: Annotated[Seconds, msgspec.Meta(description="Seconds of search shared by the modules.")]
     top: Annotated[int, msgspec.Meta(ge=1, description="How many of the ranked targets were asked for.")]
     seed: Annotated[int, msgspec.Meta(ge=0, description="Pynguin's --seed, the same for every module.")]
-    module_seconds: Annotated[dict[str, int], msgspec.Meta(description=(
-        "Pynguin's --maximum-search-time per module: one second each, the rest split by the weights of their targets' ranks "
-        "(N for the best selected target, down to 1 for the N-th), largest remainders first."))]
+    module_seconds: Annotated[
+        dict[str, int],
+        msgspec.Meta(
+            description=(
+                "Pynguin's --maximum-search-time per module: one second each, the rest split by the weights of their targets' ranks "
+                "(N for the best selected target, down to 1 for the N-th), largest remainders first."
+            )
+        ),
+    ]
     assertion_generation: str
     runs_per_side: Annotated[int, msgspec.Meta(ge=1, description="pytest runs of the generated tests on each version.")]
     pynguin: Annotated[str, msgspec.Meta(description="Pynguin's version.")]
@@ -71,8 +89,10 @@ class GeneratedTest(Part, kw_only=True):
 
     id: TestId
     module: str
-    targets: Annotated[list[Identifier], msgspec.Meta(description=(
-        "The targets whose name the test uses; every target of its module when it uses none of them by name."))]
+    targets: Annotated[
+        list[Identifier],
+        msgspec.Meta(description=("The targets whose name the test uses; every target of its module when it uses none of them by name.")),
+    ]
     old: Side
     new: Side
     witness: Annotated[bool, msgspec.Meta(description="Passes on one version and fails on the other, both runs of each agreeing.")]
@@ -96,8 +116,9 @@ class TargetGeneration(Part, kw_only=True):
     kind: TargetKind
     module: str
     qualname: str
-    cover: Annotated[str, msgspec.Meta(description=(
-        "The name given to --only-cover: the qualname, or the class holding a class-level value."))]
+    cover: Annotated[
+        str, msgspec.Meta(description=("The name given to --only-cover: the qualname, or the class holding a class-level value."))
+    ]
     tests: list[TestId]
     witnesses: list[Witness]
 

@@ -100,9 +100,15 @@ class VersionSettings:
 
     def fields(self) -> dict[str, Any]:
         """The ``Version`` fields holding them: the way back of ``Version.settings``."""
-        return {"sources_in": list(self.sources), "tests_in": list(self.tests), "command_to_build": self.build_command,
-                "ignored_modules_by_prefix": list(self.ignore.prefixes), "ignored_modules_by_suffix": list(self.ignore.suffixes),
-                "ignored_directories": list(self.ignore.directories), "ignored_functions_by_name": list(self.ignore.functions)}
+        return {
+            "sources_in": list(self.sources),
+            "tests_in": list(self.tests),
+            "command_to_build": self.build_command,
+            "ignored_modules_by_prefix": list(self.ignore.prefixes),
+            "ignored_modules_by_suffix": list(self.ignore.suffixes),
+            "ignored_directories": list(self.ignore.directories),
+            "ignored_functions_by_name": list(self.ignore.functions),
+        }
 
 
 class Version(Record, kw_only=True):
@@ -117,7 +123,9 @@ class Version(Record, kw_only=True):
     author: str
     date: DateTime
     msg: str
-    comparing_against_version: Annotated[CommitId | None, msgspec.Meta(description="The previous version in the user's list; null for the first.")]
+    comparing_against_version: Annotated[
+        CommitId | None, msgspec.Meta(description="The previous version in the user's list; null for the first.")
+    ]
     comparing_against_index: Index | None
     snapshot: Literal["snapshot"] = "snapshot"
     sources_in: list[RelativeDir]
@@ -128,14 +136,34 @@ class Version(Record, kw_only=True):
     ignored_directories: list[str]
     ignored_functions_by_name: list[str]
     skipped_entries: list[SkippedEntry]
-    git_describe: Annotated[str | None, msgspec.Meta(description=(
-        "`git describe --tags --long` of the version (null when no tag is reachable): "
-        "the version string of builds that derive it from git is computed from it."))]
-    git_commits: Annotated[int, msgspec.Meta(ge=1, description="Commits reachable from the version (setuptools-scm's distance when no tag is reachable).")]
-    merge: Annotated[MergeParents | None, msgspec.Meta(description=(
-        "Set on a merge commit extracted in merge mode (--merges): its parents and base, compared in mergeDivergences.json."))] = None
-    merge_roles: Annotated[list[MergeRole], msgspec.Meta(description=(
-        "The merges (in merge mode) this version is a parent or the base of; such a version is extracted even when not selected."))] = msgspec.field(default_factory=list)
+    git_describe: Annotated[
+        str | None,
+        msgspec.Meta(
+            description=(
+                "`git describe --tags --long` of the version (null when no tag is reachable): "
+                "the version string of builds that derive it from git is computed from it."
+            )
+        ),
+    ]
+    git_commits: Annotated[
+        int, msgspec.Meta(ge=1, description="Commits reachable from the version (setuptools-scm's distance when no tag is reachable).")
+    ]
+    merge: Annotated[
+        MergeParents | None,
+        msgspec.Meta(
+            description=(
+                "Set on a merge commit extracted in merge mode (--merges): its parents and base, compared in mergeDivergences.json."
+            )
+        ),
+    ] = None
+    merge_roles: Annotated[
+        list[MergeRole],
+        msgspec.Meta(
+            description=(
+                "The merges (in merge mode) this version is a parent or the base of; such a version is extracted even when not selected."
+            )
+        ),
+    ] = msgspec.field(default_factory=list)
 
     @property
     def settings(self) -> VersionSettings:
@@ -143,8 +171,12 @@ class Version(Record, kw_only=True):
             sources=list(self.sources_in),
             tests=list(self.tests_in),
             build_command=self.command_to_build,
-            ignore=IgnoreRule(tuple(self.ignored_modules_by_prefix), tuple(self.ignored_modules_by_suffix), tuple(self.ignored_directories),
-                              tuple(self.ignored_functions_by_name)),
+            ignore=IgnoreRule(
+                tuple(self.ignored_modules_by_prefix),
+                tuple(self.ignored_modules_by_suffix),
+                tuple(self.ignored_directories),
+                tuple(self.ignored_functions_by_name),
+            ),
         )
 
 
@@ -171,5 +203,19 @@ class FileChanges(Record, kw_only=True):
     changes: list[FileChange]
 
 
-__all__ = ["Commit", "Count", "FileChange", "FileChangeType", "FileChanges", "History", "MergeParents", "MergeRole", "MergeRoleName",
-           "MergeVersion", "Repository", "SkippedEntry", "Version", "VersionSettings"]
+__all__ = [
+    "Commit",
+    "Count",
+    "FileChange",
+    "FileChangeType",
+    "FileChanges",
+    "History",
+    "MergeParents",
+    "MergeRole",
+    "MergeRoleName",
+    "MergeVersion",
+    "Repository",
+    "SkippedEntry",
+    "Version",
+    "VersionSettings",
+]

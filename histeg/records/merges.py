@@ -35,9 +35,15 @@ class MergeDivergence(Part, kw_only=True):
     classes: Annotated[list[MergeClass], msgspec.Meta(min_length=1)]
     lost_from: Annotated[list[Side], msgspec.Meta(description="The parents whose change relative to the base the merge does not keep.")]
     relations: Relations
-    target: Annotated[Identifier, msgspec.Meta(description=(
-        "The function it is charged to, whatever the impact set: itself when it is project code (in the sources, not a test), "
-        "else its closest such caller in the trace's call chain, else itself (a test's own code, reported as test code)."))]
+    target: Annotated[
+        Identifier,
+        msgspec.Meta(
+            description=(
+                "The function it is charged to, whatever the impact set: itself when it is project code (in the sources, not a test), "
+                "else its closest such caller in the trace's call chain, else itself (a test's own code, reported as test code)."
+            )
+        ),
+    ]
 
 
 class MergeComparison(Part, kw_only=True):
@@ -85,14 +91,31 @@ class MergeDivergences(Record, kw_only=True):
     parents: MergeParents
     distance: Annotated[Count, msgspec.Meta(description="The call distance d of the impact set (--merge-distance).")]
     changed: ChangedSides
-    impact_set: Annotated[list[str], msgspec.Meta(description=(
-        "Functions within distance d (in the merge's call graph, either direction) of both sides' changes; "
-        "the changed functions of both sides when no function is near both. It does not limit the targets."))]
+    impact_set: Annotated[
+        list[str],
+        msgspec.Meta(
+            description=(
+                "Functions within distance d (in the merge's call graph, either direction) of both sides' changes; "
+                "the changed functions of both sides when no function is near both. It does not limit the targets."
+            )
+        ),
+    ]
     comparisons: list[MergeComparison]
     divergences: list[MergeDivergence]
     noise: list[MergeNoise]
     summary: MergeSummary
 
 
-__all__ = ["ChangedSides", "MergeClass", "MergeComparison", "MergeDivergence", "MergeDivergences", "MergeNoise", "MergeSummary",
-           "PairName", "Relation", "Relations", "Side"]
+__all__ = [
+    "ChangedSides",
+    "MergeClass",
+    "MergeComparison",
+    "MergeDivergence",
+    "MergeDivergences",
+    "MergeNoise",
+    "MergeSummary",
+    "PairName",
+    "Relation",
+    "Relations",
+    "Side",
+]

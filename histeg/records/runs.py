@@ -16,29 +16,57 @@ from histeg.records.types import CommitId, Count, Seconds
 from histeg.tracing.tracers import LINE_BUDGET
 from histeg.tracing.values import DEFAULT_REDACT
 
-Outcome = Annotated[Literal["passed", "failed", "error", "timeout", "truncated", "broken"], msgspec.Meta(description=(
-    "failed: tests failed (or a non-zero exit of another command), traces still used; error: the version could not be run "
-    "(pytest exit 2-5, cannot start, killed); timeout: stopped at the time limit; truncated: the traced process ended without "
-    "closing its trace (os._exit, a signal); broken: the tracer lost its sys.monitoring tool id (a program under test freed, "
-    "cleared or took it over). Only passed and failed runs are complete."))]
+Outcome = Annotated[
+    Literal["passed", "failed", "error", "timeout", "truncated", "broken"],
+    msgspec.Meta(
+        description=(
+            "failed: tests failed (or a non-zero exit of another command), traces still used; error: the version could not be run "
+            "(pytest exit 2-5, cannot start, killed); timeout: stopped at the time limit; truncated: the traced process ended without "
+            "closing its trace (os._exit, a signal); broken: the tracer lost its sys.monitoring tool id (a program under test freed, "
+            "cleared or took it over). Only passed and failed runs are complete."
+        )
+    ),
+]
 NOT_COMPLETE: frozenset[str] = frozenset({"error", "timeout", "truncated", "broken"})
 """Outcomes whose runs fail their version and are never reused as good."""
 CommandKind = Literal["pytest", "main", "shell"]
-ValueMode = Annotated[Literal["structural", "repr", "off"], msgspec.Meta(description=(
-    "structural: parameters, return values and exceptions are abstracted without running project code; "
-    "repr: also repr() for the types named to be shown by their own repr; off: not recorded."))]
-Tracer = Annotated[Literal["auto", "c", "python"], msgspec.Meta(description=(
-    "Collector implementation: c (sys.monitoring callbacks in C), python (the pure-Python reference collector), "
-    "auto (c when the extension is built). Both write the same trace."))]
-Budget = Annotated[int, msgspec.Meta(ge=0, description=(
-    "Lines are recorded for the first N calls of each function per entry point (0: every call); later calls keep their "
-    "calls, returns and nesting, their lines count as unknown."))]
-Label = Annotated[str, msgspec.Meta(pattern="^[A-Za-z0-9._-]+$", description="Names the run's log and config files; stored in its trace files' headers.")]
+ValueMode = Annotated[
+    Literal["structural", "repr", "off"],
+    msgspec.Meta(
+        description=(
+            "structural: parameters, return values and exceptions are abstracted without running project code; "
+            "repr: also repr() for the types named to be shown by their own repr; off: not recorded."
+        )
+    ),
+]
+Tracer = Annotated[
+    Literal["auto", "c", "python"],
+    msgspec.Meta(
+        description=(
+            "Collector implementation: c (sys.monitoring callbacks in C), python (the pure-Python reference collector), "
+            "auto (c when the extension is built). Both write the same trace."
+        )
+    ),
+]
+Budget = Annotated[
+    int,
+    msgspec.Meta(
+        ge=0,
+        description=(
+            "Lines are recorded for the first N calls of each function per entry point (0: every call); later calls keep their "
+            "calls, returns and nesting, their lines count as unknown."
+        ),
+    ),
+]
+Label = Annotated[
+    str, msgspec.Meta(pattern="^[A-Za-z0-9._-]+$", description="Names the run's log and config files; stored in its trace files' headers.")
+]
 RunTrace = Annotated[str, msgspec.Meta(pattern="^traces/run-[0-9]+/[^/]+\\.htrace$")]
 RerunTrace = Annotated[str, msgspec.Meta(pattern="^traces/confirm-[0-9]+/run-[0-9]+/[^/]+\\.htrace$")]
 TRACES_DESCRIPTION = "Complete trace files the run wrote (one per traced process), relative to the version directory."
-INCOMPLETE_DESCRIPTION = ("Trace files left unclosed or broken (for instance by child processes ending through os._exit); "
-                          "not used for comparison.")
+INCOMPLETE_DESCRIPTION = (
+    "Trace files left unclosed or broken (for instance by child processes ending through os._exit); not used for comparison."
+)
 
 
 class TraceCommand(Part, kw_only=True, frozen=True):  # type: ignore[misc]  # msgspec allows a frozen Struct on a non-frozen base; mypy applies the dataclass rule
@@ -55,10 +83,18 @@ class TraceOptions(Part, kw_only=True, frozen=True):  # type: ignore[misc]  # ms
     """The tracing choices the runs were made with; a rerun with other choices re-traces."""
 
     values: ValueMode = "structural"
-    repr_types: Annotated[tuple[str, ...], msgspec.Meta(description="Qualified type names (pkg.mod.Class) recorded by their own repr() in repr mode.")] = ()
-    redact: Annotated[tuple[str, ...], msgspec.Meta(description=(
-        "Names of secrets, matched by words against dict keys, attribute, parameter and function names (api_key matches "
-        "x-api-key and apiKey; =token matches the name token alone); their values are recorded as keyed digests."))] = DEFAULT_REDACT
+    repr_types: Annotated[
+        tuple[str, ...], msgspec.Meta(description="Qualified type names (pkg.mod.Class) recorded by their own repr() in repr mode.")
+    ] = ()
+    redact: Annotated[
+        tuple[str, ...],
+        msgspec.Meta(
+            description=(
+                "Names of secrets, matched by words against dict keys, attribute, parameter and function names (api_key matches "
+                "x-api-key and apiKey; =token matches the name token alone); their values are recorded as keyed digests."
+            )
+        ),
+    ] = DEFAULT_REDACT
     tracer: Tracer = "auto"
     line_budget: Budget = LINE_BUDGET
 
@@ -69,21 +105,37 @@ class Run(Part, kw_only=True):
     repetition: Annotated[int, msgspec.Meta(ge=1)]
     command: TraceCommand
     argv: Annotated[list[str], msgspec.Meta(min_length=1)]
-    exit_code: Annotated[int | None, msgspec.Meta(description="null when the command could not be started; negative when killed by that signal.")]
+    exit_code: Annotated[
+        int | None, msgspec.Meta(description="null when the command could not be started; negative when killed by that signal.")
+    ]
     outcome: Outcome
     message: str | None
     duration_seconds: Seconds
     timed_out: bool
-    tests: Annotated[dict[str, Count] | None, msgspec.Meta(description=(
-        "pytest's own counts of the run's tests, those of its final summary line (passed, failed, errors, skipped, xfailed, xpassed, "
-        "deselected, warnings, subtestsPassed, subtestsFailed, ...), whatever the output's colours; null when not pytest or pytest "
-        "reached no summary."))]
+    tests: Annotated[
+        dict[str, Count] | None,
+        msgspec.Meta(
+            description=(
+                "pytest's own counts of the run's tests, those of its final summary line (passed, failed, errors, skipped, xfailed, xpassed, "
+                "deselected, warnings, subtestsPassed, subtestsFailed, ...), whatever the output's colours; null when not pytest or pytest "
+                "reached no summary."
+            )
+        ),
+    ]
     traces: Annotated[list[RunTrace], msgspec.Meta(description=TRACES_DESCRIPTION)]
     incomplete_traces: Annotated[list[RunTrace], msgspec.Meta(description=INCOMPLETE_DESCRIPTION)]
-    log: Annotated[str, msgspec.Meta(description="Command line, exit code and tails of stdout and stderr, relative to the version directory.")]
-    output_truncated_bytes: Annotated[Count, msgspec.Meta(description=(
-        "Bytes of the command's output (stdout and stderr) that were counted but not kept: of each stream the log keeps the "
-        "beginning and the end; 0 when all of it is in the log."))] = 0
+    log: Annotated[
+        str, msgspec.Meta(description="Command line, exit code and tails of stdout and stderr, relative to the version directory.")
+    ]
+    output_truncated_bytes: Annotated[
+        Count,
+        msgspec.Meta(
+            description=(
+                "Bytes of the command's output (stdout and stderr) that were counted but not kept: of each stream the log keeps the "
+                "beginning and the end; 0 when all of it is in the log."
+            )
+        ),
+    ] = 0
 
     @property
     def complete(self) -> bool:
@@ -104,12 +156,17 @@ class Runs(Record, kw_only=True):
     TITLE = "<index>/runs.json"
     schema_version: Literal[1] = 1
     identifier: Annotated[CommitId, msgspec.Meta(description="Commit of the version.")]
-    trace_format: Annotated[int, msgspec.Meta(ge=1, description="Version of the .htrace format the runs wrote; traces of another format are re-recorded.")]
+    trace_format: Annotated[
+        int, msgspec.Meta(ge=1, description="Version of the .htrace format the runs wrote; traces of another format are re-recorded.")
+    ]
     trace_options: TraceOptions
     repeat: Annotated[int, msgspec.Meta(ge=1)]
     timeout_seconds: Annotated[float, msgspec.Meta(gt=0, description="Time limit of each command.")]
     python: Annotated[str, msgspec.Meta(description="Interpreter that ran pytest and --run-main commands.")]
-    build: Annotated[str | None, msgspec.Meta(description="The build's inputs fingerprint (build.json) the runs used: traces of another build are not reused.")]
+    build: Annotated[
+        str | None,
+        msgspec.Meta(description="The build's inputs fingerprint (build.json) the runs used: traces of another build are not reused."),
+    ]
     runs: list[Run]
 
     @property
@@ -131,11 +188,20 @@ class Runs(Record, kw_only=True):
 class Batch(Part, kw_only=True):
     """Re-runs of a selection, made side by side with the other version's batch of the same comparison."""
 
-    directory: Annotated[str, msgspec.Meta(pattern="^traces/confirm-[0-9]+$", description=(
-        "traces/confirm-<b>, relative to the version folder; its run-<k> folders hold the re-runs."))]
-    paired_with: Annotated[CommitId, msgspec.Meta(description="The version this batch was re-run side by side with: its comparison's other side.")]
-    selection: Annotated[dict[str, list[str] | None], msgspec.Meta(description=(
-        "Per trace command label: the pytest node ids re-run (sorted), or null for the whole command."))]
+    directory: Annotated[
+        str,
+        msgspec.Meta(
+            pattern="^traces/confirm-[0-9]+$",
+            description=("traces/confirm-<b>, relative to the version folder; its run-<k> folders hold the re-runs."),
+        ),
+    ]
+    paired_with: Annotated[
+        CommitId, msgspec.Meta(description="The version this batch was re-run side by side with: its comparison's other side.")
+    ]
+    selection: Annotated[
+        dict[str, list[str] | None],
+        msgspec.Meta(description=("Per trace command label: the pytest node ids re-run (sorted), or null for the whole command.")),
+    ]
     runs: list[Rerun]
 
 
@@ -157,9 +223,15 @@ class TraceConfig(Record, kw_only=True):
     FILE = "traceConfig.json"
     TITLE = "<index>/traceConfig.json"
     schema_version: Literal[3] = 3
-    root: Annotated[str, msgspec.Meta(description=(
-        "Absolute path of the directory the run works in: a fresh copy of the version snapshot (<index>/.run). "
-        "Recorded strings show it as <root>."))]
+    root: Annotated[
+        str,
+        msgspec.Meta(
+            description=(
+                "Absolute path of the directory the run works in: a fresh copy of the version snapshot (<index>/.run). "
+                "Recorded strings show it as <root>."
+            )
+        ),
+    ]
     sources: Annotated[list[str], msgspec.Meta(description="Sources directories, relative to root.")]
     tests: Annotated[list[str], msgspec.Meta(description="Tests directories, relative to root.")]
     trace_dir: Annotated[str, msgspec.Meta(description="Absolute directory receiving one .htrace file per process.")]
@@ -168,24 +240,52 @@ class TraceConfig(Record, kw_only=True):
     ignore_directories: list[str]
     ignore_functions: list[str]
     values: ValueMode
-    repr_types: Annotated[list[str], msgspec.Meta(description="Qualified type names (pkg.mod.Class) recorded by their own repr() in repr mode.")]
-    redact: Annotated[list[str], msgspec.Meta(description=(
-        "Names of secrets, matched by words against dict keys, attribute, parameter and function names (api_key matches "
-        "x-api-key and apiKey; =token matches the name token alone). Their values are recorded as keyed digests, "
-        "<redacted #1a2b3c4d5e6f>."))]
-    redaction_key: Annotated[str | None, msgspec.Meta(description=(
-        "The file holding the key of the secrets' digests (OUT/.redaction.key, readable by its owner alone); null: every "
-        "secret is recorded alike, as <redacted>."))] = None
-    value_budget: Annotated[int, msgspec.Meta(ge=0, description="Values are recorded for the first N calls of each function per entry point; 0: every call.")]
+    repr_types: Annotated[
+        list[str], msgspec.Meta(description="Qualified type names (pkg.mod.Class) recorded by their own repr() in repr mode.")
+    ]
+    redact: Annotated[
+        list[str],
+        msgspec.Meta(
+            description=(
+                "Names of secrets, matched by words against dict keys, attribute, parameter and function names (api_key matches "
+                "x-api-key and apiKey; =token matches the name token alone). Their values are recorded as keyed digests, "
+                "<redacted #1a2b3c4d5e6f>."
+            )
+        ),
+    ]
+    redaction_key: Annotated[
+        str | None,
+        msgspec.Meta(
+            description=(
+                "The file holding the key of the secrets' digests (OUT/.redaction.key, readable by its owner alone); null: every "
+                "secret is recorded alike, as <redacted>."
+            )
+        ),
+    ] = None
+    value_budget: Annotated[
+        int, msgspec.Meta(ge=0, description="Values are recorded for the first N calls of each function per entry point; 0: every call.")
+    ]
     line_budget: Budget
     label: Annotated[str | None, msgspec.Meta(description="Name of the run, stored in every trace file's header.")]
     tracer: Tracer
-    select: Annotated[str | None, msgspec.Meta(description=(
-        "A file of pytest node ids, one per line: the run is limited to those tests (targeted re-runs that confirm noise); "
-        "null: the whole suite."))]
-    select_parent: Annotated[int | None, msgspec.Meta(description=(
-        "The selection holds only in processes this process id started, so a test that runs pytest in a subprocess runs "
-        "its inner session whole."))]
+    select: Annotated[
+        str | None,
+        msgspec.Meta(
+            description=(
+                "A file of pytest node ids, one per line: the run is limited to those tests (targeted re-runs that confirm noise); "
+                "null: the whole suite."
+            )
+        ),
+    ]
+    select_parent: Annotated[
+        int | None,
+        msgspec.Meta(
+            description=(
+                "The selection holds only in processes this process id started, so a test that runs pytest in a subprocess runs "
+                "its inner session whole."
+            )
+        ),
+    ]
 
     def __post_init__(self) -> None:
         if self.repr_types and self.values != "repr":
@@ -208,5 +308,17 @@ class TraceHeader(Part, kw_only=True, omit_defaults=True):
     compression: Literal["xz"] | None = None
 
 
-__all__ = ["NOT_COMPLETE", "Batch", "CommandKind", "Confirmations", "Outcome", "Rerun", "Run", "Runs", "TraceCommand", "TraceConfig",
-           "TraceHeader", "TraceOptions"]
+__all__ = [
+    "NOT_COMPLETE",
+    "Batch",
+    "CommandKind",
+    "Confirmations",
+    "Outcome",
+    "Rerun",
+    "Run",
+    "Runs",
+    "TraceCommand",
+    "TraceConfig",
+    "TraceHeader",
+    "TraceOptions",
+]

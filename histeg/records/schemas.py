@@ -18,10 +18,20 @@ import msgspec
 
 from histeg.records.base import RECORDS, Part, Record
 
-RECORD_MODULES = ("histeg.records.history", "histeg.records.syntax", "histeg.records.divergences", "histeg.records.build", "histeg.records.runs",
-                  "histeg.records.steps", "histeg.records.statics", "histeg.records.targets", "histeg.records.generation",
-                  "histeg.records.registry",
-                  "histeg.records.settings", "histeg.records.merges")
+RECORD_MODULES = (
+    "histeg.records.history",
+    "histeg.records.syntax",
+    "histeg.records.divergences",
+    "histeg.records.build",
+    "histeg.records.runs",
+    "histeg.records.steps",
+    "histeg.records.statics",
+    "histeg.records.targets",
+    "histeg.records.generation",
+    "histeg.records.registry",
+    "histeg.records.settings",
+    "histeg.records.merges",
+)
 """Every module defining file records; importing them fills the registry."""
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -86,7 +96,9 @@ def schema_of(record: type[Record]) -> dict[str, Any]:
 
 
 def rendered() -> dict[str, str]:
-    return {schema_file_name(record): json.dumps(schema_of(record), indent=2, ensure_ascii=False) + "\n" for record in all_records().values()}
+    return {
+        schema_file_name(record): json.dumps(schema_of(record), indent=2, ensure_ascii=False) + "\n" for record in all_records().values()
+    }
 
 
 def differing(directory: Path) -> list[str]:

@@ -20,8 +20,15 @@ def _setting(key: str, value_type: Any) -> Any:
 
 def _section(step: str, description: str) -> Any:
     """One field per option that changes ``step``'s results, under its TOML key, typed as the table types it."""
-    fields = [(option.name, Annotated[_setting(option.key, option.kind.json_type), msgspec.Meta(description=option.help)],
-               msgspec.field(name=option.key)) for option in OPTIONS if option.step == step]
+    fields = [
+        (
+            option.name,
+            Annotated[_setting(option.key, option.kind.json_type), msgspec.Meta(description=option.help)],
+            msgspec.field(name=option.key),
+        )
+        for option in OPTIONS
+        if option.step == step
+    ]
     section = msgspec.defstruct(f"{step.capitalize()}Settings", fields, bases=(Part,), kw_only=True, module=__name__)
     section.__doc__ = description
     return section

@@ -57,7 +57,9 @@ class Node(Part, kw_only=True):
 class Edge(Part, kw_only=True):
     caller: FunctionId
     callee: FunctionId
-    kind: Annotated[Literal["static"], msgspec.Meta(description="Only static edges are stored; the edges traces show are added when the graph is read.")]
+    kind: Annotated[
+        Literal["static"], msgspec.Meta(description="Only static edges are stored; the edges traces show are added when the graph is read.")
+    ]
     lines: Annotated[list[Line], msgspec.Meta(description="Lines of the caller's static call sites.")]
 
 

@@ -16,12 +16,20 @@ class StepState(Part, kw_only=True):
     """One step's last run on this version."""
 
     fingerprint: Annotated[Digest, msgspec.Meta(description="SHA-256 of the step's inputs in canonical JSON.")]
-    result: Annotated[Digest, msgspec.Meta(description=(
-        "Identifies this computation of the step: the steps that read its results have it among their inputs, so they run "
-        "again whenever it ran again, even with the same inputs."))]
+    result: Annotated[
+        Digest,
+        msgspec.Meta(
+            description=(
+                "Identifies this computation of the step: the steps that read its results have it among their inputs, so they run "
+                "again whenever it ran again, even with the same inputs."
+            )
+        ),
+    ]
     status: Annotated[Literal["ok", "failed"], msgspec.Meta(description="Only an ok result is reused.")]
     seconds: Seconds
-    inputs: Annotated[dict[str, Any], msgspec.Meta(description="What the fingerprint was computed from, for a person asking why a step ran again.")]
+    inputs: Annotated[
+        dict[str, Any], msgspec.Meta(description="What the fingerprint was computed from, for a person asking why a step ran again.")
+    ]
     summary: Annotated[dict[str, Any], msgspec.Meta(description="What the step reported; given again when it is reused.")]
 
 

@@ -13,8 +13,25 @@ Level = Literal["function", "class", "module"]
 ChangeType = Literal["addition", "removal", "modification", "move", "rename"]
 Significance = Literal["none", "low", "medium", "high", "crucial"]
 CodeType = Literal[
-    "assertion", "assignment", "baseClass", "call", "class", "condition", "constant", "context", "decorator", "docstring",
-    "exception", "function", "import", "loop", "module", "parameter", "return", "returnType", "statement",
+    "assertion",
+    "assignment",
+    "baseClass",
+    "call",
+    "class",
+    "condition",
+    "constant",
+    "context",
+    "decorator",
+    "docstring",
+    "exception",
+    "function",
+    "import",
+    "loop",
+    "module",
+    "parameter",
+    "return",
+    "returnType",
+    "statement",
 ]
 FileStatus = Literal["added", "removed", "modified", "renamed"]
 
@@ -25,7 +42,9 @@ MAX_EDITS = 20
 
 FilePath = Annotated[str, msgspec.Meta(min_length=1)]
 """A file's path as compared: inside the snapshot in ``syntaxChanges.json``, as given to ``histeg diff``."""
-Entity = Annotated[str, msgspec.Meta(description="pkg.mod:Qual.name, pkg.mod:Class.NAME, pkg.mod:NAME, or pkg.mod: for a module's top level.")]
+Entity = Annotated[
+    str, msgspec.Meta(description="pkg.mod:Qual.name, pkg.mod:Class.NAME, pkg.mod:NAME, or pkg.mod: for a module's top level.")
+]
 Line = Annotated[int, msgspec.Meta(ge=1)]
 Lines = Annotated[tuple[Line, Line], msgspec.Meta(description="First and last line (1-based, inclusive).")]
 Code = Annotated[str, msgspec.Meta(max_length=MAX_CODE)]
@@ -96,4 +115,15 @@ class SyntaxChanges(Record, kw_only=True):
     summary: ChangeSummary
 
 
-__all__ = ["AnalysisOptions", "Change", "ChangeSummary", "ChangeType", "ChangedFile", "CodeType", "FileStatus", "Level", "Significance", "SyntaxChanges"]
+__all__ = [
+    "AnalysisOptions",
+    "Change",
+    "ChangeSummary",
+    "ChangeType",
+    "ChangedFile",
+    "CodeType",
+    "FileStatus",
+    "Level",
+    "Significance",
+    "SyntaxChanges",
+]

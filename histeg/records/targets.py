@@ -25,8 +25,12 @@ Identifier = Annotated[str, msgspec.Meta(description="package.module:Qual.name; 
 TargetFile = Annotated[str | None, msgspec.Meta(description="In the new version (old version for removals).")]
 EntryLabel = Annotated[str, msgspec.Meta(description="pytest node id, or command:root#occurrence outside pytest.")]
 Score = Annotated[float, msgspec.Meta(ge=0)]
-Scaled = Annotated[dict[PartName, float], msgspec.Meta(description=(
-    "Averages per trace, scaled, by metric; sections, distance and coverage only as the chosen metrics use them."))]
+Scaled = Annotated[
+    dict[PartName, float],
+    msgspec.Meta(
+        description=("Averages per trace, scaled, by metric; sections, distance and coverage only as the chosen metrics use them.")
+    ),
+]
 
 
 class RankingOptions(Part, kw_only=True):
@@ -35,11 +39,23 @@ class RankingOptions(Part, kw_only=True):
     metrics: Annotated[list[Metric], msgspec.Meta(min_length=1)]
     restrict_syntax_mapping: bool
     confirm_runs: Annotated[Count, msgspec.Meta(description="Targeted re-runs per version of the entry points that diverged (0: none).")]
-    scaling: Annotated[dict[str, float], msgspec.Meta(description=(
-        "Weights under their [tool.histeg.scaling] names (non-local-sections, ...), as a user writes them and settings.json shows them."))]
-    evidence_first: Annotated[list[DivergenceClass], msgspec.Meta(description=(
-        "Divergence classes that rank a target charged with one above every target charged with none, whatever the values "
-        "(evidence-first); empty: ranked by value alone."))] = msgspec.field(default_factory=list)
+    scaling: Annotated[
+        dict[str, float],
+        msgspec.Meta(
+            description=(
+                "Weights under their [tool.histeg.scaling] names (non-local-sections, ...), as a user writes them and settings.json shows them."
+            )
+        ),
+    ]
+    evidence_first: Annotated[
+        list[DivergenceClass],
+        msgspec.Meta(
+            description=(
+                "Divergence classes that rank a target charged with one above every target charged with none, whatever the values "
+                "(evidence-first); empty: ranked by value alone."
+            )
+        ),
+    ] = msgspec.field(default_factory=list)
 
 
 class ValueParts(Part, kw_only=True):
@@ -81,7 +97,9 @@ class LocalDivergence(Part, kw_only=True):
 class NonLocalDivergence(LocalDivergence, kw_only=True):
     """A divergence charged to the target from a function it calls or whose values it changed."""
 
-    call_distance: Annotated[Count | None, msgspec.Meta(description="Calls from the target down to the divergent function; null when unknown.")]
+    call_distance: Annotated[
+        Count | None, msgspec.Meta(description="Calls from the target down to the divergent function; null when unknown.")
+    ]
 
 
 class DivergenceCounts(Part, kw_only=True):
@@ -96,7 +114,9 @@ class DivergenceCounts(Part, kw_only=True):
 class RankedTarget(Part, kw_only=True):
     """A function, method, class, module or module-level value to test, with why."""
 
-    rank: Annotated[Annotated[int, msgspec.Meta(ge=1)] | None, msgspec.Meta(description="1 for the most important; null in testCode and otherCode.")]
+    rank: Annotated[
+        Annotated[int, msgspec.Meta(ge=1)] | None, msgspec.Meta(description="1 for the most important; null in testCode and otherCode.")
+    ]
     identifier: Identifier
     kind: TargetKind
     module: str
@@ -117,17 +137,35 @@ class RankedTarget(Part, kw_only=True):
     entry_points: Annotated[list[EntryLabel], msgspec.Meta(description="The first 25.")]
     entry_point_count: Count
     divergence_classes: DivergenceCounts
-    new_test_entry_points: Annotated[list[EntryLabel], msgspec.Meta(description=(
-        "Entry points only this version has (added or renamed tests) that run the target: "
-        "they may observe behaviour the old tests cannot (first 25)."))]
+    new_test_entry_points: Annotated[
+        list[EntryLabel],
+        msgspec.Meta(
+            description=(
+                "Entry points only this version has (added or renamed tests) that run the target: "
+                "they may observe behaviour the old tests cannot (first 25)."
+            )
+        ),
+    ]
     new_test_entry_point_count: Count
     notes: list[str]
-    evidence: Annotated[list[DivergenceClass], msgspec.Meta(description=(
-        "The classes among options.evidenceFirst that its divergences have: a target with any ranks above every target with "
-        "none, then by value."))] = msgspec.field(default_factory=list)
-    merge_classes: Annotated[list[Literal["lost", "introduced"]], msgspec.Meta(description=(
-        "Merge mode (--merges), on a merge: lost (a parent's change the merge does not keep) or introduced (behaviour neither "
-        "parent had) charged to the target; such targets rank first (mergeDivergences.json)."))] = msgspec.field(default_factory=list)
+    evidence: Annotated[
+        list[DivergenceClass],
+        msgspec.Meta(
+            description=(
+                "The classes among options.evidenceFirst that its divergences have: a target with any ranks above every target with "
+                "none, then by value."
+            )
+        ),
+    ] = msgspec.field(default_factory=list)
+    merge_classes: Annotated[
+        list[Literal["lost", "introduced"]],
+        msgspec.Meta(
+            description=(
+                "Merge mode (--merges), on a merge: lost (a parent's change the merge does not keep) or introduced (behaviour neither "
+                "parent had) charged to the target; such targets rank first (mergeDivergences.json)."
+            )
+        ),
+    ] = msgspec.field(default_factory=list)
 
 
 class UnstablePair(Part, kw_only=True):
@@ -173,14 +211,28 @@ class ChangedCode(Part, kw_only=True):
     qualname: str
     file: TargetFile
     lines: Lines | None
-    changed_lines: Annotated[list[Line], msgspec.Meta(description=(
-        "Executable new-version lines the commit added or changed (not blank, comment, docstring or def lines; "
-        "changes of significance none do not count): within the statements its syntax changes touched, the lines a line diff "
-        "of the file's two versions added or changed, and where lines were only removed, the lines either side of the gap."))]
-    executed_changed_lines: Annotated[list[Line], msgspec.Meta(description="Those of changedLines some entry point executed in the new version.")]
-    state: Annotated[CodeState, msgspec.Meta(description=(
-        "diverged: it has local divergences or is a ranked target with divergences; executed: some changed line ran and nothing diverged; "
-        "unexecuted: no entry point ran a changed line of it."))]
+    changed_lines: Annotated[
+        list[Line],
+        msgspec.Meta(
+            description=(
+                "Executable new-version lines the commit added or changed (not blank, comment, docstring or def lines; "
+                "changes of significance none do not count): within the statements its syntax changes touched, the lines a line diff "
+                "of the file's two versions added or changed, and where lines were only removed, the lines either side of the gap."
+            )
+        ),
+    ]
+    executed_changed_lines: Annotated[
+        list[Line], msgspec.Meta(description="Those of changedLines some entry point executed in the new version.")
+    ]
+    state: Annotated[
+        CodeState,
+        msgspec.Meta(
+            description=(
+                "diverged: it has local divergences or is a ranked target with divergences; executed: some changed line ran and nothing diverged; "
+                "unexecuted: no entry point ran a changed line of it."
+            )
+        ),
+    ]
 
 
 class UntestedChange(Part, kw_only=True):
@@ -207,8 +259,10 @@ class DiffCoverage(Part, kw_only=True):
 
     changed_lines: Count
     executed_lines: Count
-    ratio: Annotated[Annotated[float, msgspec.Meta(ge=0, le=1)] | None, msgspec.Meta(description=(
-        "executedLines / changedLines; null when no changed executable line."))]
+    ratio: Annotated[
+        Annotated[float, msgspec.Meta(ge=0, le=1)] | None,
+        msgspec.Meta(description=("executedLines / changedLines; null when no changed executable line.")),
+    ]
 
 
 class TargetSummary(Part, kw_only=True):
@@ -241,13 +295,21 @@ class TestingTargets(RankedTargets, kw_only=True):
     TITLE = "<index>/testingTargets.json"
     schema_version: Literal[3] = 3  # type: ignore[assignment]  # narrows the base's Literal[2]; 3: changedCode, untestedChanges, summary.untested and diffCoverage
     test_code: Annotated[list[RankedTarget], msgspec.Meta(description="Targets in the tests directories: reported, never ranked.")]
-    other_code: Annotated[list[RankedTarget], msgspec.Meta(description=(
-        "Targets in Python files outside the sources and tests directories (scripts, benchmarks, docs configuration): reported, never ranked."))]
+    other_code: Annotated[
+        list[RankedTarget],
+        msgspec.Meta(
+            description=(
+                "Targets in Python files outside the sources and tests directories (scripts, benchmarks, docs configuration): reported, never ranked."
+            )
+        ),
+    ]
     noise: NoiseSection
     test_data: TestData
     unmatched_entry_points: UnmatchedEntryPoints
     changed_code: Annotated[list[ChangedCode], msgspec.Meta(description="Every changed entity in the sources directories, by identifier.")]
-    untested_changes: Annotated[list[UntestedChange], msgspec.Meta(description="Changed code with changed lines no entry point executed, most important first.")]
+    untested_changes: Annotated[
+        list[UntestedChange], msgspec.Meta(description="Changed code with changed lines no entry point executed, most important first.")
+    ]
     summary: TargetSummary
 
 
@@ -266,7 +328,28 @@ class DivergenceTargets(RankedTargets, kw_only=True):
 
 
 __all__ = [
-    "ChangedCode", "CodeState", "DiffCoverage", "DivergenceCounts", "DivergenceTargets", "LocalDivergence", "Metric", "NoiseSection", "NonLocalDivergence", "Origin", "PartName",
-    "RankedTarget", "RankedTargets", "RankingOptions", "SyntaxTargets", "TargetChange", "TargetKind", "TargetSummary", "TestData",
-    "TestingTargets", "UnmatchedEntryPoints", "UnstablePair", "UntestedChange", "ValueParts",
+    "ChangedCode",
+    "CodeState",
+    "DiffCoverage",
+    "DivergenceCounts",
+    "DivergenceTargets",
+    "LocalDivergence",
+    "Metric",
+    "NoiseSection",
+    "NonLocalDivergence",
+    "Origin",
+    "PartName",
+    "RankedTarget",
+    "RankedTargets",
+    "RankingOptions",
+    "SyntaxTargets",
+    "TargetChange",
+    "TargetKind",
+    "TargetSummary",
+    "TestData",
+    "TestingTargets",
+    "UnmatchedEntryPoints",
+    "UnstablePair",
+    "UntestedChange",
+    "ValueParts",
 ]

@@ -86,25 +86,48 @@ def write_report(out: Path, versions: list[int] | None = None) -> Path:
 
 def render_index(run: RunReport) -> str:
     compared = run.compared
-    sparks = [_spark("testing targets", compared, lambda c: c.targets), _spark("divergences", compared, lambda c: c.divergences),
-              _spark("untested changes", compared, lambda c: c.untested)]
-    return _environment().get_template("index.html.j2").render(run=run, sparks=sparks, page=version_page, spark_width=SPARK_WIDTH,
-                                                               spark_height=SPARK_HEIGHT)
+    sparks = [
+        _spark("testing targets", compared, lambda c: c.targets),
+        _spark("divergences", compared, lambda c: c.divergences),
+        _spark("untested changes", compared, lambda c: c.untested),
+    ]
+    return (
+        _environment()
+        .get_template("index.html.j2")
+        .render(run=run, sparks=sparks, page=version_page, spark_width=SPARK_WIDTH, spark_height=SPARK_HEIGHT)
+    )
 
 
 def render_version(report: VersionReport, previous: VersionSummary | None = None, following: VersionSummary | None = None) -> str:
     tiles = _treemap(report.changed_code)
     counts = {state: sum(1 for c in report.changed_code if c.state == state) for state in STATES}
-    return _environment().get_template("version.html.j2").render(
-        report=report, previous=previous, following=following, page=version_page, tiles=tiles, state_counts=counts,
-        state_labels=STATE_LABELS, map_width=MAP_WIDTH, map_height=map_height(len(tiles)), context=DIFF_CONTEXT,
+    return (
+        _environment()
+        .get_template("version.html.j2")
+        .render(
+            report=report,
+            previous=previous,
+            following=following,
+            page=version_page,
+            tiles=tiles,
+            state_counts=counts,
+            state_labels=STATE_LABELS,
+            map_width=MAP_WIDTH,
+            map_height=map_height(len(tiles)),
+            context=DIFF_CONTEXT,
+        )
     )
 
 
 @functools.cache
 def _environment() -> jinja2.Environment:
-    environment = jinja2.Environment(loader=jinja2.PackageLoader("histeg.report", "templates"), autoescape=True,
-                                     undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    environment = jinja2.Environment(
+        loader=jinja2.PackageLoader("histeg.report", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
     environment.globals["histeg_version"] = __version__
     environment.filters["tally"] = tally
     environment.filters["percent"] = lambda ratio: "–" if ratio is None else f"{100 * ratio:.0f} %"
@@ -130,7 +153,10 @@ def _spark(title: str, summaries: list[VersionSummary], count: Callable[[Counts]
     values = [count(s.counts) if s.counts else 0 for s in summaries]
     top = max(values, default=0) or 1
     step = (SPARK_WIDTH - 8) / max(len(values) - 1, 1)
-    dots = [(4 + i * step, SPARK_HEIGHT - 4 - (SPARK_HEIGHT - 8) * v / top, s.index, v) for i, (s, v) in enumerate(zip(summaries, values, strict=True))]
+    dots = [
+        (4 + i * step, SPARK_HEIGHT - 4 - (SPARK_HEIGHT - 8) * v / top, s.index, v)
+        for i, (s, v) in enumerate(zip(summaries, values, strict=True))
+    ]
     return Spark(title, " ".join(f"{x:.1f},{y:.1f}" for x, y, _, _ in dots), dots, max(values, default=0))
 
 

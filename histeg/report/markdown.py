@@ -53,10 +53,18 @@ def render_version(report: VersionReport, top: int = TOP) -> str:
     against = f"compared with version {summary.against_index} `{(summary.against_commit or '')[:12]}`"
     lines = [title, "", against, ""]
     if counts is not None:
-        coverage = "no changed executable line" if counts.diff_coverage is None else (
-            f"{counts.executed_lines} of {counts.changed_lines} changed lines ran ({counts.diff_coverage:.0%})")
-        lines += [(f"**{plural(counts.targets, 'target')}** · **{plural(counts.untested, 'untested change')}** · {coverage} · "
-                   f"{plural(counts.noise, 'divergence')} set aside as noise"), ""]
+        coverage = (
+            "no changed executable line"
+            if counts.diff_coverage is None
+            else (f"{counts.executed_lines} of {counts.changed_lines} changed lines ran ({counts.diff_coverage:.0%})")
+        )
+        lines += [
+            (
+                f"**{plural(counts.targets, 'target')}** · **{plural(counts.untested, 'untested change')}** · {coverage} · "
+                f"{plural(counts.noise, 'divergence')} set aside as noise"
+            ),
+            "",
+        ]
     lines += ["#### Top targets", "", *_targets(report.targets, top), ""]
     lines += ["#### Changed code no test ran", ""]
     lines += _untested(report.untested, top) or ["None: every changed executable line ran."]

@@ -259,8 +259,9 @@ def load_run(out: Path, versions: list[int] | None = None) -> RunReport:
     for index in chosen:
         if index not in known:
             raise HistegError(f"no version {index} in {out}")
-    return RunReport(out, history.repository.location, history.repository.branch,
-                     [_summary(VersionResults(store, index)) for index in chosen])
+    return RunReport(
+        out, history.repository.location, history.repository.branch, [_summary(VersionResults(store, index)) for index in chosen]
+    )
 
 
 def load_version(out: Path, index: int) -> VersionReport:
@@ -317,12 +318,25 @@ def _summary(results: VersionResults, targets: TestingTargets | None = None) -> 
     counts = None
     if targets is not None:
         s = targets.summary
-        counts = Counts(s.targets, s.divergences, s.noise, s.untested, s.diff_coverage.changed_lines, s.diff_coverage.executed_lines,
-                        s.diff_coverage.ratio)
+        counts = Counts(
+            s.targets,
+            s.divergences,
+            s.noise,
+            s.untested,
+            s.diff_coverage.changed_lines,
+            s.diff_coverage.executed_lines,
+            s.diff_coverage.ratio,
+        )
     return VersionSummary(
-        index=results.index, commit=version.identifier, short_commit=version.short_identifier,
-        subject=version.msg.strip().splitlines()[0] if version.msg.strip() else "", message=version.msg, author=version.author,
-        date=version.date, against_index=version.comparing_against_index, against_commit=version.comparing_against_version,
+        index=results.index,
+        commit=version.identifier,
+        short_commit=version.short_identifier,
+        subject=version.msg.strip().splitlines()[0] if version.msg.strip() else "",
+        message=version.msg,
+        author=version.author,
+        date=version.date,
+        against_index=version.comparing_against_index,
+        against_commit=version.comparing_against_version,
         counts=counts,
     )
 
@@ -339,14 +353,21 @@ def _noise(targets: TestingTargets, divergences: TraceDivergences) -> NoiseRepor
         found = kinds.setdefault((_label(e.label, e.command, e.root, e.occurrence), noise.function), [])
         found.extend(kind for kind in noise.kinds if kind not in found)
     return NoiseReport(
-        functions=list(targets.noise.functions), entry_points=list(targets.noise.entry_points), divergences=targets.noise.divergences,
-        unstable=list(targets.noise.unstable), confirmation=targets.noise.confirmation, kinds=kinds,
+        functions=list(targets.noise.functions),
+        entry_points=list(targets.noise.entry_points),
+        divergences=targets.noise.divergences,
+        unstable=list(targets.noise.unstable),
+        confirmation=targets.noise.confirmation,
+        kinds=kinds,
     )
 
 
 def _walk(divergences: list[ListedDivergence]) -> Iterator[tuple[ListedDivergence, ListedDivergence | NestedDivergence]]:
     """Every divergence in file order, depth first, with the listed divergence (and so the entry point) it is under."""
-    def below(top: ListedDivergence, node: ListedDivergence | NestedDivergence) -> Iterator[tuple[ListedDivergence, ListedDivergence | NestedDivergence]]:
+
+    def below(
+        top: ListedDivergence, node: ListedDivergence | NestedDivergence
+    ) -> Iterator[tuple[ListedDivergence, ListedDivergence | NestedDivergence]]:
         yield top, node
         for child in node.children:
             yield from below(top, child)
@@ -358,8 +379,9 @@ def _walk(divergences: list[ListedDivergence]) -> Iterator[tuple[ListedDivergenc
 class _Context:
     """What building a target's reasons needs from both versions, each read once."""
 
-    def __init__(self, results: VersionResults, against: VersionResults | None, divergences: list[ListedDivergence],
-                 files: list[FileDiff]) -> None:
+    def __init__(
+        self, results: VersionResults, against: VersionResults | None, divergences: list[ListedDivergence], files: list[FileDiff]
+    ) -> None:
         self.results = results
         self.against = against
         self.divergences = divergences
@@ -370,15 +392,31 @@ class _Context:
 
     def target(self, target: RankedTarget, section: Section) -> TargetReport:
         return TargetReport(
-            section=section, rank=target.rank, identifier=target.identifier, kind=target.kind, module=target.module,
-            qualname=target.qualname, file=target.file, lines=target.lines if target.lines else None,
-            value=target.value, parts=target.parts, origin=target.origin, new=target.new,
-            syntax_changes=list(target.syntax_changes), syntax_change_count=target.syntax_change_count,
-            local_divergences=list(target.local_divergences), local_divergence_count=target.local_divergence_count,
-            non_local_divergences=list(target.non_local_divergences), non_local_divergence_count=target.non_local_divergence_count,
-            affected_functions=list(target.affected_functions), entry_points=list(target.entry_points),
-            entry_point_count=target.entry_point_count, new_test_entry_points=list(target.new_test_entry_points),
-            new_test_entry_point_count=target.new_test_entry_point_count, classes=target.divergence_classes, notes=list(target.notes),
+            section=section,
+            rank=target.rank,
+            identifier=target.identifier,
+            kind=target.kind,
+            module=target.module,
+            qualname=target.qualname,
+            file=target.file,
+            lines=target.lines if target.lines else None,
+            value=target.value,
+            parts=target.parts,
+            origin=target.origin,
+            new=target.new,
+            syntax_changes=list(target.syntax_changes),
+            syntax_change_count=target.syntax_change_count,
+            local_divergences=list(target.local_divergences),
+            local_divergence_count=target.local_divergence_count,
+            non_local_divergences=list(target.non_local_divergences),
+            non_local_divergence_count=target.non_local_divergence_count,
+            affected_functions=list(target.affected_functions),
+            entry_points=list(target.entry_points),
+            entry_point_count=target.entry_point_count,
+            new_test_entry_points=list(target.new_test_entry_points),
+            new_test_entry_point_count=target.new_test_entry_point_count,
+            classes=target.divergence_classes,
+            notes=list(target.notes),
             first_divergence=self.first_divergence(target),
         )
 
@@ -392,8 +430,15 @@ class _Context:
                 e = top.entry_point
                 if node.function == function and _label(e.label, e.command, e.root, e.occurrence) == entry_point:
                     return FirstDivergence(
-                        entry_point=entry_point, function=function, call_chain=list(node.call_chain), charged=how, call_distance=distance,
-                        kinds=list(node.kinds), classes=list(node.classes), metrics=node.metrics, values=_value_rows(node.details),
+                        entry_point=entry_point,
+                        function=function,
+                        call_chain=list(node.call_chain),
+                        charged=how,
+                        call_distance=distance,
+                        kinds=list(node.kinds),
+                        classes=list(node.classes),
+                        metrics=node.metrics,
+                        values=_value_rows(node.details),
                         old_source=self._source(self.against, node.function, self.removed),
                         new_source=self._source(self.results, node.function, self.added),
                     )
@@ -450,7 +495,9 @@ def _value_rows(details: dict[str, Any]) -> list[ValueRow]:
         returned = details["return"]
         rows.append(ValueRow("return", _short(returned.get("old")), _short(returned.get("new"))))
     for old_start, old_end, new_start, new_end in details.get("sections", []):
-        rows.append(ValueRow("executed lines (a stretch of the call's line events)", _stretch(old_start, old_end), _stretch(new_start, new_end)))
+        rows.append(
+            ValueRow("executed lines (a stretch of the call's line events)", _stretch(old_start, old_end), _stretch(new_start, new_end))
+        )
     missing, additional = details.get("missingCalls", []), details.get("additionalCalls", [])
     if missing or additional:
         rows.append(ValueRow("calls only in one version", _calls(missing) if missing else None, _calls(additional) if additional else None))
@@ -527,6 +574,18 @@ def _diff_lines(old: list[str], new: list[str]) -> tuple[list[DiffLine], list[in
 
 
 __all__ = [
-    "Counts", "DiffLine", "FileDiff", "FirstDivergence", "NoiseReport", "RunReport", "SourceExcerpt", "SourceLine", "TargetReport",
-    "ValueRow", "VersionReport", "VersionSummary", "load_run", "load_version",
+    "Counts",
+    "DiffLine",
+    "FileDiff",
+    "FirstDivergence",
+    "NoiseReport",
+    "RunReport",
+    "SourceExcerpt",
+    "SourceLine",
+    "TargetReport",
+    "ValueRow",
+    "VersionReport",
+    "VersionSummary",
+    "load_run",
+    "load_version",
 ]

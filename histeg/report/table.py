@@ -18,12 +18,18 @@ TOP = 15
 
 def _version(console: RichConsole, report: VersionReport, top: int) -> None:
     summary, counts = report.summary, report.summary.counts
-    console.print(f"[bold]version {summary.index}[/bold] {summary.short_commit} {summary.subject}  "
-                  f"(against version {summary.against_index})", markup=True, highlight=False)
+    console.print(
+        f"[bold]version {summary.index}[/bold] {summary.short_commit} {summary.subject}  (against version {summary.against_index})",
+        markup=True,
+        highlight=False,
+    )
     if counts is not None:
         coverage = "-" if counts.diff_coverage is None else f"{counts.diff_coverage:.0%}"
-        console.print(f"{plural(counts.targets, 'target')}, {plural(counts.untested, 'untested change')}, diff coverage {coverage}, "
-                      f"{plural(counts.noise, 'divergence')} set aside as noise", highlight=False)
+        console.print(
+            f"{plural(counts.targets, 'target')}, {plural(counts.untested, 'untested change')}, diff coverage {coverage}, "
+            f"{plural(counts.noise, 'divergence')} set aside as noise",
+            highlight=False,
+        )
     if report.targets:
         table = Table(show_lines=False, expand=False)
         columns: tuple[tuple[str, JustifyMethod], ...] = (("#", "right"), ("target", "left"), ("value", "right"), ("why", "left"))

@@ -16,7 +16,16 @@ import msgspec
 
 from histeg.records.runs import CommandKind, TraceCommand
 
-__all__ = ["CommandKind", "TraceCommand", "command_line", "main_command", "pytest_command", "shell_command", "trace_commands", "unique_labels"]
+__all__ = [
+    "CommandKind",
+    "TraceCommand",
+    "command_line",
+    "main_command",
+    "pytest_command",
+    "shell_command",
+    "trace_commands",
+    "unique_labels",
+]
 
 PYTEST_FLAGS = ("-q", "-p", "no:cacheprovider")
 
@@ -47,7 +56,10 @@ def shell_command(command: str) -> TraceCommand:
 
 
 def trace_commands(
-    test_dirs: Sequence[str], run_main: Iterable[str] = (), run: Iterable[str] = (), with_tests: bool = True,
+    test_dirs: Sequence[str],
+    run_main: Iterable[str] = (),
+    run: Iterable[str] = (),
+    with_tests: bool = True,
     pytest_options: Sequence[str] = (),
 ) -> list[TraceCommand]:
     """The version's pytest suite (unless ``with_tests`` is off), then each ``--run-main``, then each ``--run``."""
@@ -62,7 +74,9 @@ def unique_labels(commands: Iterable[TraceCommand]) -> list[TraceCommand]:
     seen: set[str] = set()
     result = []
     for command in commands:
-        base = re.sub(r"[^A-Za-z0-9._-]+", "_", command.label)[:60].strip("._") or command.kind  # cut, then strip: a label made once is made again alike
+        base = (
+            re.sub(r"[^A-Za-z0-9._-]+", "_", command.label)[:60].strip("._") or command.kind
+        )  # cut, then strip: a label made once is made again alike
         label, n = base, 1
         while label in seen:
             n += 1

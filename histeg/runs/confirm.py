@@ -86,9 +86,12 @@ class _Batch:
     def rerun(self, repetition: int) -> None:
         run_dir = self.directory / f"run-{repetition}"
         run_dir.mkdir()
-        self.records.extend(self.launch.run(Rerun, self.commands[label], repetition, run_dir, self.select_files.get(label),
-                                            f"{RUN_DIR}-confirm-{repetition}")
-                            for label in sorted(self.selection))
+        self.records.extend(
+            self.launch.run(
+                Rerun, self.commands[label], repetition, run_dir, self.select_files.get(label), f"{RUN_DIR}-confirm-{repetition}"
+            )
+            for label in sorted(self.selection)
+        )
 
     def write(self) -> Confirmations:
         relative = self.directory.relative_to(self.store.version_dir(self.index)).as_posix()
@@ -142,8 +145,9 @@ def schedule(runs: int) -> list[list[tuple[str, int]]]:
     return [stage for stage in stages if stage]
 
 
-def confirm_pair(store: OutputStore, old: int, old_wanted: Mapping[str, set[str]], new: int, new_wanted: Mapping[str, set[str]],
-                 runs: int) -> tuple[Confirmations, Confirmations]:
+def confirm_pair(
+    store: OutputStore, old: int, old_wanted: Mapping[str, set[str]], new: int, new_wanted: Mapping[str, set[str]], runs: int
+) -> tuple[Confirmations, Confirmations]:
     """Re-run, ``runs`` times and in the order of ``schedule``, the entry points ``old_wanted`` on version ``old`` and
     ``new_wanted`` on version ``new`` (per command label: node ids, "" for the entry points no test owns) for their
     comparison. Batches made for it before are reused when they cover both; when either side lacks some, both sides are

@@ -57,8 +57,19 @@ from histeg.tracing.activation import traced_environment
 from histeg.tracing.format import FORMAT_VERSION, read_meta, read_status
 from histeg.tracing.tally import read_tally
 
-__all__ = ["CONFIRMATIONS", "RUNS", "RUN_DIR", "TRACE_CONFIG", "Launch", "TraceOptions", "base_environment", "run_traces", "trace_config",
-           "version_settings", "write_trace_config"]
+__all__ = [
+    "CONFIRMATIONS",
+    "RUNS",
+    "RUN_DIR",
+    "TRACE_CONFIG",
+    "Launch",
+    "TraceOptions",
+    "base_environment",
+    "run_traces",
+    "trace_config",
+    "version_settings",
+    "write_trace_config",
+]
 
 RUNS = Runs.FILE
 CONFIRMATIONS = Confirmations.FILE
@@ -69,8 +80,13 @@ DEFAULT_TIMEOUT_SECONDS = 600.0
 
 
 def trace_config(
-    root: Path, settings: VersionSettings, trace_dir: Path, options: TraceOptions = TraceOptions(), label: str | None = None,
-    select: Path | None = None, redaction_key: Path | None = None,
+    root: Path,
+    settings: VersionSettings,
+    trace_dir: Path,
+    options: TraceOptions = TraceOptions(),
+    label: str | None = None,
+    select: Path | None = None,
+    redaction_key: Path | None = None,
 ) -> TraceConfig:
     return TraceConfig(
         root=str(root.resolve()),
@@ -109,8 +125,9 @@ def write_trace_config(store: OutputStore, index: int, options: TraceOptions = T
     in its run directory ``OUT/<index>/.run`` (``histeg exec`` makes that fresh copy)."""
     _, settings = version_settings(store, index)
     path = store.file(index, TRACE_CONFIG)
-    trace_config(store.version_dir(index) / RUN_DIR, settings, store.traces(index), options,
-                 redaction_key=store.redaction_key()).write(path)
+    trace_config(store.version_dir(index) / RUN_DIR, settings, store.traces(index), options, redaction_key=store.redaction_key()).write(
+        path
+    )
     return path
 
 
@@ -147,8 +164,16 @@ def run_traces(
             run_dir = scratch / f"run-{repetition}"
             run_dir.mkdir()
             runs += [launch.run(Run, command, repetition, run_dir) for command in commands]
-        record = Runs(identifier=version.identifier, trace_format=FORMAT_VERSION, trace_options=options, repeat=repeat,
-                      timeout_seconds=timeout, python=python, build=runtime.build, runs=runs)
+        record = Runs(
+            identifier=version.identifier,
+            trace_format=FORMAT_VERSION,
+            trace_options=options,
+            repeat=repeat,
+            timeout_seconds=timeout,
+            python=python,
+            build=runtime.build,
+            runs=runs,
+        )
         _publish(store, index, scratch, record)
     finally:
         if scratch.exists():
@@ -167,8 +192,9 @@ def _publish(store: OutputStore, index: int, scratch: Path, record: Runs) -> Non
         made.write(config)
     with interrupt.deferred():
         earlier = Path(tempfile.mkdtemp(prefix=f"{TRACES_SCRATCH}old-", dir=store.version_dir(index)))
-        moved = [(path, earlier / path.name) for path in (traces, store.file(index, RUNS), store.file(index, CONFIRMATIONS))
-                 if path.exists()]
+        moved = [
+            (path, earlier / path.name) for path in (traces, store.file(index, RUNS), store.file(index, CONFIRMATIONS)) if path.exists()
+        ]
         replacing = False
         try:
             for path, aside in moved:
@@ -204,8 +230,9 @@ class Launch:
     stop: threading.Event | None = None
     """Set by another thread to stop the runs under way (``run_process``)."""
 
-    def run[R: Run](self, kind: type[R], command: TraceCommand, repetition: int, run_dir: Path, select: Path | None = None,
-                    work_name: str = RUN_DIR) -> R:
+    def run[R: Run](
+        self, kind: type[R], command: TraceCommand, repetition: int, run_dir: Path, select: Path | None = None, work_name: str = RUN_DIR
+    ) -> R:
         """``kind``: the record, ``Rerun`` for re-runs; ``select``: a file of pytest node ids the run is limited to;
         ``work_name``: the folder of the version's fresh copy (runs at the same time need one each)."""
         store, index = self.store, self.index
@@ -233,9 +260,18 @@ class Launch:
         log = run_dir / f"{command.label}.log"
         log.write_text(_log_text(argv, verdict.outcome, result), encoding="utf-8")
         return kind(
-            repetition=repetition, command=command, argv=argv, exit_code=result.exit_code, outcome=verdict.outcome, message=verdict.message,
-            duration_seconds=round(result.duration, 3), timed_out=result.timed_out, tests=verdict.tests,
-            traces=[self.relative(p) for p in complete], incomplete_traces=[self.relative(p) for p in incomplete], log=self.relative(log),
+            repetition=repetition,
+            command=command,
+            argv=argv,
+            exit_code=result.exit_code,
+            outcome=verdict.outcome,
+            message=verdict.message,
+            duration_seconds=round(result.duration, 3),
+            timed_out=result.timed_out,
+            tests=verdict.tests,
+            traces=[self.relative(p) for p in complete],
+            incomplete_traces=[self.relative(p) for p in incomplete],
+            log=self.relative(log),
             output_truncated_bytes=result.output_truncated_bytes,
         )
 
@@ -252,16 +288,26 @@ def _check_traces(produced: list[Path], verdict: Verdict) -> tuple[list[Path], l
     status = {path: read_status(str(path)) for path in produced}
     broken = [path for path, state in status.items() if state == "broken"]
     if broken and verdict.outcome not in NOT_COMPLETE:
-        return [], produced, Verdict("broken", f"the tracer lost its sys.monitoring tool id in {broken[0].name}: "
-                                     "a program under test freed, cleared or took it over", verdict.tests)
+        return (
+            [],
+            produced,
+            Verdict(
+                "broken",
+                f"the tracer lost its sys.monitoring tool id in {broken[0].name}: a program under test freed, cleared or took it over",
+                verdict.tests,
+            ),
+        )
     truncated = [path for path, state in status.items() if state == "truncated"]
     if not truncated:
         return produced, [], verdict
     top = [path for path in _top_level(produced) if path in truncated]
     complete = [path for path in produced if status[path] == "complete"]
     if top and verdict.outcome not in NOT_COMPLETE:
-        return complete, truncated, Verdict("truncated", f"the traced process ended without closing its trace {top[0].name} "
-                                            "(os._exit or a signal)", verdict.tests)
+        return (
+            complete,
+            truncated,
+            Verdict("truncated", f"the traced process ended without closing its trace {top[0].name} (os._exit or a signal)", verdict.tests),
+        )
     return complete, truncated, verdict
 
 
@@ -304,4 +350,3 @@ def base_environment(work: Path, settings: VersionSettings, runtime: Runtime) ->
 
 def _log_text(argv: list[str], outcome: str, result: ProcessResult) -> str:
     return f"$ {' '.join(argv)}\nexit code: {result.exit_code}, outcome: {outcome}\n{output_text(result)}"
-

@@ -29,8 +29,12 @@ def _trace_config(context: StepContext, index: int) -> StepResult:
 
 def _traces_inputs(context: StepContext, index: int) -> dict[str, Any]:
     # a new redaction key makes every secret's digest new: traces made with another key no longer compare
-    return {"version": snapshot_inputs(context.store.version(index)), "settings": settings_values(context.settings, "traces"),
-            "traceFormat": FORMAT_VERSION, "redactionKey": file_digest(context.store.redaction_key())}
+    return {
+        "version": snapshot_inputs(context.store.version(index)),
+        "settings": settings_values(context.settings, "traces"),
+        "traceFormat": FORMAT_VERSION,
+        "redactionKey": file_digest(context.store.redaction_key()),
+    }
 
 
 def _traces(context: StepContext, index: int) -> StepResult:
@@ -40,21 +44,28 @@ def _traces(context: StepContext, index: int) -> StepResult:
     store, settings = context.store, context.settings
     record_settings(store, index, settings, "traces")
     version_tests = store.version(index).tests_in
-    commands = trace_commands(version_tests, settings.run_main, settings.run, with_tests=settings.run_tests,
-                              pytest_options=settings.pytest_args)
+    commands = trace_commands(
+        version_tests, settings.run_main, settings.run, with_tests=settings.run_tests, pytest_options=settings.pytest_args
+    )
     if not commands:
         raise HistegError("nothing to trace: no tests directory and no --run/--run-main command")
     runs = run_traces(store, index, commands, repeat=settings.repeat, timeout=settings.timeout, options=trace_options(settings))
     for run in runs.failures:
-        context.console.warn(f"version {index}: {run.command.label} (run {run.repetition}) {run.outcome}: {run.message or 'some tests failed'}")
+        context.console.warn(
+            f"version {index}: {run.command.label} (run {run.repetition}) {run.outcome}: {run.message or 'some tests failed'}"
+        )
     summary = {"runs": len(runs.runs), "outcomes": sorted({run.outcome for run in runs.runs})}
     if runs.errors:
         first = runs.errors[0]
-        return StepResult(summary, f"trace run {first.command.label} {first.outcome}: {first.message} (see {store.version_dir(index) / first.log})")
+        return StepResult(
+            summary, f"trace run {first.command.label} {first.outcome}: {first.message} (see {store.version_dir(index) / first.log})"
+        )
     return StepResult(summary)
 
 
-TRACE_CONFIG = Step(name="traceConfig", doing="writing trace configurations", outputs=("traceConfig.json",), inputs=_trace_config_inputs,
-                    run=_trace_config)
-TRACES = Step(name="traces", doing="tracing versions", outputs=("runs.json", "traces"), upstream=("build",), inputs=_traces_inputs,
-              run=_traces)
+TRACE_CONFIG = Step(
+    name="traceConfig", doing="writing trace configurations", outputs=("traceConfig.json",), inputs=_trace_config_inputs, run=_trace_config
+)
+TRACES = Step(
+    name="traces", doing="tracing versions", outputs=("runs.json", "traces"), upstream=("build",), inputs=_traces_inputs, run=_traces
+)

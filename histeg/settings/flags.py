@@ -38,7 +38,9 @@ def decorators_of(option: Option) -> list[Callable[[F], F]]:
     if option.option_flags:
         shape: dict[str, Any] = {"is_flag": True} if option.kind.is_flag else {"multiple": option.kind.multiple}
         # is_flag=False, given explicitly, would make click read a value such as '--weird' as an unknown option
-        found.append(click.option(*option.option_flags, option.name, metavar=option.metavar or option.kind.metavar, help=_help(option), **shape))
+        found.append(
+            click.option(*option.option_flags, option.name, metavar=option.metavar or option.kind.metavar, help=_help(option), **shape)
+        )
     for preset in option.presets:
         found.append(click.option(*preset.flags, preset.name, is_flag=True, help=preset.help))
     return found

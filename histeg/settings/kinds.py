@@ -102,7 +102,11 @@ class Day(Kind):
         if not isinstance(raw, str):
             raise Invalid(self.expected)
         try:
-            return datetime.datetime.fromisoformat(raw).isoformat() if "T" in raw or " " in raw else datetime.date.fromisoformat(raw).isoformat()
+            return (
+                datetime.datetime.fromisoformat(raw).isoformat()
+                if "T" in raw or " " in raw
+                else datetime.date.fromisoformat(raw).isoformat()
+            )
         except ValueError:
             raise Invalid(self.expected) from None
 
@@ -255,7 +259,11 @@ class Choices(Chosen):
 
     def from_file(self, raw: Any) -> tuple[str, ...]:
         items = [raw] if isinstance(raw, str) else raw
-        if not isinstance(items, list) or not (items or self.empty) or any(item not in self.choices or not isinstance(item, str) for item in items):
+        if (
+            not isinstance(items, list)
+            or not (items or self.empty)
+            or any(item not in self.choices or not isinstance(item, str) for item in items)
+        ):
             raise Invalid(self.expected)
         return tuple(choice for choice in self.choices if choice in items)
 

@@ -96,8 +96,16 @@ class Settings:
 
     def scope(self) -> Scope:
         """Which versions: exactly one of ``versions``, ``all``, ``since`` and ``last`` is set."""
-        chosen = [name for name, given in (("--versions", bool(self.versions)), ("--all", self.all),
-                                           ("--since", self.since is not None), ("--last", self.last is not None)) if given]
+        chosen = [
+            name
+            for name, given in (
+                ("--versions", bool(self.versions)),
+                ("--all", self.all),
+                ("--since", self.since is not None),
+                ("--last", self.last is not None),
+            )
+            if given
+        ]
         if not chosen:
             raise HistegError(f"no versions chosen: give {SCOPE_FLAGS}")
         if len(chosen) > 1:

@@ -26,8 +26,9 @@ def build_call_graph(table: FunctionTable) -> nx.DiGraph:
         if record.identifier not in graph:
             graph.add_node(record.identifier, kind=record.kind, file=record.file)
     counts = add_static_edges(graph, table)
-    graph.graph["callSites"] = CallSites(total=counts["total"], resolved=counts["resolved"], external=counts["external"],
-                                         unresolved=counts["unresolved"])
+    graph.graph["callSites"] = CallSites(
+        total=counts["total"], resolved=counts["resolved"], external=counts["external"], unresolved=counts["unresolved"]
+    )
     return graph
 
 
@@ -67,8 +68,10 @@ def call_graph_record(graph: nx.DiGraph, identifier: str) -> CallGraph:
     return CallGraph(
         identifier=identifier,
         nodes=[Node(id=node, kind=data["kind"], file=data["file"]) for node, data in graph.nodes(data=True)],
-        edges=[Edge(caller=caller, callee=callee, kind=data["kind"], lines=sorted(data["lines"]))
-               for caller, callee, data in graph.edges(data=True)],
+        edges=[
+            Edge(caller=caller, callee=callee, kind=data["kind"], lines=sorted(data["lines"]))
+            for caller, callee, data in graph.edges(data=True)
+        ],
         call_sites=graph.graph["callSites"],
     )
 

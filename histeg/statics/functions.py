@@ -90,8 +90,16 @@ def _describe_parse_error(exc: SyntaxError | ValueError) -> str:
 
 def _definitions(source: SourceFile, tree: ast.Module, text: bytes, settings: VersionSettings) -> list[Definition]:
     line_count = text.count(b"\n") + (0 if text.endswith(b"\n") or not text else 1)
-    module_record = FunctionRecord(identifier=identifier(source.module, ""), module=source.module, qualname="", kind="module",
-                                   file=source.relpath, first_line=1, def_line=1, last_line=max(line_count, 1))
+    module_record = FunctionRecord(
+        identifier=identifier(source.module, ""),
+        module=source.module,
+        qualname="",
+        kind="module",
+        file=source.relpath,
+        first_line=1,
+        def_line=1,
+        last_line=max(line_count, 1),
+    )
     module = Definition(module_record, tree, None, source, "")
     found = [module]
 
@@ -111,7 +119,9 @@ def _definitions(source: SourceFile, tree: ast.Module, text: bytes, settings: Ve
     return found
 
 
-def _record(source: SourceFile, scope: Definition, node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef, qualname: str) -> FunctionRecord:
+def _record(
+    source: SourceFile, scope: Definition, node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef, qualname: str
+) -> FunctionRecord:
     if isinstance(node, ast.ClassDef):
         kind: FunctionKind = "class"
     else:

@@ -129,8 +129,12 @@ class _Candidates:
             if value in read or not below_it:
                 continue
             witnesses = {receiver_witness(klass) for klass in below_it}
-            witnesses.update(identifier_of(method.definition) for klass in below_it for method in self.index.methods(klass)
-                             if method.definition is not None)
+            witnesses.update(
+                identifier_of(method.definition)
+                for klass in below_it
+                for method in self.index.methods(klass)
+                if method.definition is not None
+            )
             found[value] = frozenset(witnesses)
         return found
 

@@ -451,7 +451,11 @@ class ProjectIndex:
             return UNKNOWN
         self._resolving.add(key)
         try:
-            held = {self._assigned_entity(method, node) for method in self._methods_along(klass) for node in self._self_assignments(method, name)}
+            held = {
+                self._assigned_entity(method, node)
+                for method in self._methods_along(klass)
+                for node in self._self_assignments(method, name)
+            }
         finally:
             self._resolving.discard(key)
         return held.pop() if len(held) == 1 and isinstance(next(iter(held)), Instance) else UNKNOWN
@@ -482,7 +486,9 @@ class ProjectIndex:
                 targets = [node.target]
             else:
                 continue
-            if any(isinstance(t, ast.Attribute) and t.attr == name and isinstance(t.value, ast.Name) and t.value.id in selves for t in targets):
+            if any(
+                isinstance(t, ast.Attribute) and t.attr == name and isinstance(t.value, ast.Name) and t.value.id in selves for t in targets
+            ):
                 found.append(node)
         return found
 

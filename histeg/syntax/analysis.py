@@ -69,8 +69,9 @@ def _not_compared(context: FileContext, reason: str) -> FileDiff:
         status = "removed"
     else:
         status = "renamed" if context.old_path != context.new_path else "modified"
-    result = FileSyntaxChanges(status, context.old_path, context.new_path, context.old_module, context.new_module,
-                               message=f"not compared: {reason}")
+    result = FileSyntaxChanges(
+        status, context.old_path, context.new_path, context.old_module, context.new_module, message=f"not compared: {reason}"
+    )
     return FileDiff(result)
 
 
@@ -108,6 +109,11 @@ def analyze_version(store: OutputStore, index: int, options: SyntaxOptions | Non
     files = [diff.result.record() for diff in diffs]
     summary = ChangeSummary(files=len(files), changes=sum(len(file.changes) for file in files))
     path = store.file(index, SYNTAX_CHANGES)
-    SyntaxChanges(identifier=version.identifier, comparing_against_version=version.comparing_against_version,
-                  options=options.record(), files=files, summary=summary).write(path)
+    SyntaxChanges(
+        identifier=version.identifier,
+        comparing_against_version=version.comparing_against_version,
+        options=options.record(),
+        files=files,
+        summary=summary,
+    ).write(path)
     return path

@@ -54,10 +54,24 @@ class SyntaxChange:
 
     def record(self) -> Change:
         return Change(
-            id=self.id, level=self.level, entity=self.entity, old_entity=self.old_entity, function=self.function, klass=self.klass,
-            type=self.type, code_type=self.code_type, significance=self.significance, before=cap(self.before), after=cap(self.after),
-            old_lines=self.old_lines, new_lines=self.new_lines, old_path=self.old_path, new_path=self.new_path,
-            old_name=self.old_name, new_name=self.new_name, edits=self.edits[:MAX_EDITS],
+            id=self.id,
+            level=self.level,
+            entity=self.entity,
+            old_entity=self.old_entity,
+            function=self.function,
+            klass=self.klass,
+            type=self.type,
+            code_type=self.code_type,
+            significance=self.significance,
+            before=cap(self.before),
+            after=cap(self.after),
+            old_lines=self.old_lines,
+            new_lines=self.new_lines,
+            old_path=self.old_path,
+            new_path=self.new_path,
+            old_name=self.old_name,
+            new_name=self.new_name,
+            edits=self.edits[:MAX_EDITS],
         )
 
 
@@ -84,7 +98,15 @@ class FileSyntaxChanges:
 
     def record(self) -> ChangedFile:
         return ChangedFile(
-            status=self.status, old_path=self.old_path, new_path=self.new_path, old_module=self.old_module, new_module=self.new_module,
-            parse_errors=self.parse_errors, decode_errors=self.decode_errors, too_large=self.too_large, message=self.message,
-            edit_script_length=self.edit_script_length, changes=[change.record() for change in self.changes],
+            status=self.status,
+            old_path=self.old_path,
+            new_path=self.new_path,
+            old_module=self.old_module,
+            new_module=self.new_module,
+            parse_errors=self.parse_errors,
+            decode_errors=self.decode_errors,
+            too_large=self.too_large,
+            message=self.message,
+            edit_script_length=self.edit_script_length,
+            changes=[change.record() for change in self.changes],
         )

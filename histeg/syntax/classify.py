@@ -366,22 +366,24 @@ def whole_module(tree: Tree, context: FileContext, added: bool) -> list[SyntaxCh
     text = tree.text(tree.root).strip() or None
     kind: ChangeType = "addition" if added else "removal"
     changes = [_whole(tree, node, context, added) for node in top_level_definitions(tree) if node.type == CLASS]
-    changes.append(SyntaxChange(
-        level="module",
-        entity=module,
-        function=None,
-        klass=None,
-        type=kind,
-        code_type="module",
-        significance=significance(kind, "module", "module"),
-        before=None if added else text,
-        after=text if added else None,
-        old_lines=None if added else lines,
-        new_lines=lines if added else None,
-        old_path=context.old_path,
-        new_path=context.new_path,
-        old_entity=None if added else module,
-    ))
+    changes.append(
+        SyntaxChange(
+            level="module",
+            entity=module,
+            function=None,
+            klass=None,
+            type=kind,
+            code_type="module",
+            significance=significance(kind, "module", "module"),
+            before=None if added else text,
+            after=text if added else None,
+            old_lines=None if added else lines,
+            new_lines=lines if added else None,
+            old_path=context.old_path,
+            new_path=context.new_path,
+            old_entity=None if added else module,
+        )
+    )
     return changes
 
 

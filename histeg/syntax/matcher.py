@@ -119,7 +119,9 @@ def _top_down(src: Tree, dst: Tree, mappings: MappingStore, options: MatcherOpti
             if len(group1) == 1 and len(group2) == 1:
                 mappings.add_isomorphic(group1[0], group2[0])
             elif len(group1) * len(group2) > options.max_ambiguous_pairs:
-                for a, b in zip(group1, group2, strict=False):  # too many pairs to weigh: pair them in order, the longer group's rest unmapped
+                for a, b in zip(
+                    group1, group2, strict=False
+                ):  # too many pairs to weigh: pair them in order, the longer group's rest unmapped
                     mappings.add_isomorphic(a, b)
             else:
                 ambiguous.extend((a, b) for a in group1 for b in group2)
@@ -242,7 +244,11 @@ def _recover(a: Node, b: Node, mappings: MappingStore, options: MatcherOptions) 
         for x, y in sorted(ZhangShasha(a, b).mapping(), key=lambda pair: pair[0].id):
             if x is a or mappings.has_src(x) or mappings.has_dst(y):
                 continue
-            if (x.children and x.type not in OWNED) or (x.parent is a and y.parent is b) or (x.parent is not None and mappings.dst_of(x.parent) is y.parent):
+            if (
+                (x.children and x.type not in OWNED)
+                or (x.parent is a and y.parent is b)
+                or (x.parent is not None and mappings.dst_of(x.parent) is y.parent)
+            ):
                 mappings.add(x, y)
     else:
         _simple_recovery(a, b, mappings)

@@ -50,9 +50,7 @@ def _candidates(diffs: list[FileDiff], added: bool) -> list[_Candidate]:
             continue
         whole_file = (diff.old is None) if added else (diff.new is None)
         by_node = {
-            id(change.fingerprint[1]): change
-            for change in diff.result.changes
-            if change.type == kind and change.fingerprint is not None
+            id(change.fingerprint[1]): change for change in diff.result.changes if change.type == kind and change.fingerprint is not None
         }
         if whole_file:
             nodes = top_level_definitions(tree)

@@ -21,5 +21,10 @@ class SyntaxOptions:
 
     def record(self) -> AnalysisOptions:
         matcher = self.matcher
-        return AnalysisOptions(min_height=matcher.min_height, min_dice=matcher.min_dice, max_size=matcher.max_size,
-                               renames=self.renames, max_bytes=self.max_bytes)
+        return AnalysisOptions(
+            min_height=matcher.min_height,
+            min_dice=matcher.min_dice,
+            max_size=matcher.max_size,
+            renames=self.renames,
+            max_bytes=self.max_bytes,
+        )

@@ -33,7 +33,9 @@ class Node:
         "shape",
     )
 
-    def __init__(self, type_: str, label: str, start_byte: int, end_byte: int, start_line: int, end_line: int, field: str | None = None) -> None:
+    def __init__(
+        self, type_: str, label: str, start_byte: int, end_byte: int, start_line: int, end_line: int, field: str | None = None
+    ) -> None:
         self.id = -1
         self.type = type_
         self.label = label

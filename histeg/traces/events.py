@@ -473,8 +473,14 @@ def build_columns(tokens: Tokens) -> CallColumns:
         end=array("B", [c.end for c in calls]),
         result=array("I", [c.result for c in calls]),
         complete=array("B", [int(c.complete) for c in calls]),
-        line_start=line_start, lines=lines, param_start=param_start, params=params,
-        yield_start=yield_start, yields=yields, child_start=child_start, children=children,
+        line_start=line_start,
+        lines=lines,
+        param_start=param_start,
+        params=params,
+        yield_start=yield_start,
+        yields=yields,
+        child_start=child_start,
+        children=children,
     )
 
 
@@ -508,8 +514,9 @@ def compute_digests(columns: CallColumns, functions: FunctionTable, value_hashes
         children = columns.children[child_start[call] : child_start[call + 1]]
         lines[call] = _lanes(line_words)
         own[call] = _lanes([function_hash, *value_words, len(children), *(hashes.get(function[c], 0) for c in children)])
-        subtree[call] = _lanes([function_hash, *line_words, *value_words, len(children),
-                                *(word for c in children for word in (columns.at[c], *subtree[c]))])
+        subtree[call] = _lanes(
+            [function_hash, *line_words, *value_words, len(children), *(word for c in children for word in (columns.at[c], *subtree[c]))]
+        )
     return Digests(_lanes_bytes(subtree), _lanes_bytes(own), _lanes_bytes(lines))
 
 
@@ -525,8 +532,12 @@ def _value_words(columns: CallColumns, call: int, value_hashes: array) -> list[i
     """What digests take of a call's values: its parameters, how it ended and its result."""
     params = columns.params[columns.param_start[call] : columns.param_start[call + 1]]
     end = columns.end[call]
-    return [len(params), *(value_hash(value_id, value_hashes) for value_id in params), END_RAISED if end == END_RAISED else END_RETURNED,
-            value_hash(columns.result[call], value_hashes) if end != END_RUNNING else 0]
+    return [
+        len(params),
+        *(value_hash(value_id, value_hashes) for value_id in params),
+        END_RAISED if end == END_RAISED else END_RETURNED,
+        value_hash(columns.result[call], value_hashes) if end != END_RUNNING else 0,
+    ]
 
 
 def _lanes(words: list[int]) -> Lanes:
@@ -549,7 +560,11 @@ def export_columns(columns: CallColumns, digests: Digests, line_events: int) -> 
     """The columns with their digests, and the call graph's edges and functions they show."""
     function, parent = columns.function, columns.parent
     return Columns(
-        **columns._asdict(), digests=digests.digests, line_events=line_events,
+        **columns._asdict(),
+        digests=digests.digests,
+        line_events=line_events,
         edges=array("Q", sorted({function[parent[call]] << 32 | function[call] for call in range(1, len(function))})),
-        called=array("I", sorted(set(function))), own_digests=digests.own_digests, line_digests=digests.line_digests,
+        called=array("I", sorted(set(function))),
+        own_digests=digests.own_digests,
+        line_digests=digests.line_digests,
     )

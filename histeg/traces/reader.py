@@ -50,7 +50,9 @@ class TraceFile:
                     raise self._corrupt("header cut short")
                 self.version = head[len(fmt.MAGIC)]
                 if self.version != fmt.FORMAT_VERSION:
-                    raise HistegError(f"trace file {self.path} has format version {self.version}; this histeg reads version {fmt.FORMAT_VERSION}")
+                    raise HistegError(
+                        f"trace file {self.path} has format version {self.version}; this histeg reads version {fmt.FORMAT_VERSION}"
+                    )
                 handle.seek(0)
                 _, self.meta, _ = fmt.read_header(handle)
                 self._parts: Parts | None = None
@@ -155,10 +157,15 @@ class TraceFile:
             function = definitions.functions[columns.function[index]]
             first = function.first_line
             ls, le = columns.line_start[index], columns.line_start[index + 1]
-            call = Call(function, columns.thread[index], [function.line_of(p) - first for p in columns.lines[ls:le]],
-                        params=[value(v) for v in columns.params[columns.param_start[index] : columns.param_start[index + 1]]],
-                        yielded=[value(v) for v in columns.yields[columns.yield_start[index] : columns.yield_start[index + 1]]],
-                        ended=columns.end[index] != 0, lines_complete=bool(columns.complete[index]))
+            call = Call(
+                function,
+                columns.thread[index],
+                [function.line_of(p) - first for p in columns.lines[ls:le]],
+                params=[value(v) for v in columns.params[columns.param_start[index] : columns.param_start[index + 1]]],
+                yielded=[value(v) for v in columns.yields[columns.yield_start[index] : columns.yield_start[index + 1]]],
+                ended=columns.end[index] != 0,
+                lines_complete=bool(columns.complete[index]),
+            )
             if columns.end[index] == END_RETURNED:
                 call.returned = value(columns.result[index])
             elif columns.end[index] == END_RAISED:
@@ -178,5 +185,14 @@ def read_trace(path: Path) -> Trace:
     loaded = TraceFile(path)
     definitions = loaded.definitions
     roots = [loaded.call(entry) for entry in range(len(loaded.entries))]
-    return Trace(loaded.path, loaded.meta, loaded.version, roots, definitions.threads, definitions.outcomes, loaded.line_events,
-                 truncated=loaded.truncated, broken=definitions.broken)
+    return Trace(
+        loaded.path,
+        loaded.meta,
+        loaded.version,
+        roots,
+        definitions.threads,
+        definitions.outcomes,
+        loaded.line_events,
+        truncated=loaded.truncated,
+        broken=definitions.broken,
+    )

@@ -116,10 +116,46 @@ def columns_from_c(raw: tuple[Any, ...]) -> events.Columns:
     edges, called = array("Q"), array("I")
     edges.frombytes(raw[17])
     called.frombytes(raw[18])
-    function, parent, at, thread, end, result, complete, line_start, lines, param_start, params, yield_start, yields, child_start, children = columns
-    return events.Columns(function, parent, at, thread, end, result, complete, line_start, lines, param_start, params, yield_start, yields,
-                          child_start, children, digests=raw[15], line_events=raw[16], edges=edges, called=called, own_digests=raw[19],
-                          line_digests=raw[20])
+    (
+        function,
+        parent,
+        at,
+        thread,
+        end,
+        result,
+        complete,
+        line_start,
+        lines,
+        param_start,
+        params,
+        yield_start,
+        yields,
+        child_start,
+        children,
+    ) = columns
+    return events.Columns(
+        function,
+        parent,
+        at,
+        thread,
+        end,
+        result,
+        complete,
+        line_start,
+        lines,
+        param_start,
+        params,
+        yield_start,
+        yields,
+        child_start,
+        children,
+        digests=raw[15],
+        line_events=raw[16],
+        edges=edges,
+        called=called,
+        own_digests=raw[19],
+        line_digests=raw[20],
+    )
 
 
 def decoder(definitions: Definitions) -> Decoding:
@@ -149,8 +185,18 @@ class EntryInfo:
     calls: int
 
     def to_json(self) -> list[Any]:
-        return [self.thread, self.function, self.label, self.block, self.start, self.end, self.digest.hex(), self.functions,
-                self.line_events, self.calls]
+        return [
+            self.thread,
+            self.function,
+            self.label,
+            self.block,
+            self.start,
+            self.end,
+            self.digest.hex(),
+            self.functions,
+            self.line_events,
+            self.calls,
+        ]
 
     @classmethod
     def from_json(cls, data: list[Any]) -> EntryInfo:
@@ -212,11 +258,13 @@ class _Split:
     def _index(self, entries: list[Any]) -> None:
         for item in entries:
             number, thread, function, label, words = (
-                item if native() else (item.number, item.thread, item.function, item.label, _little_endian(item.words)))
+                item if native() else (item.number, item.thread, item.function, item.label, _little_endian(item.words))
+            )
             columns = self.decoding(words, False)
             self.edges.update(columns.edges)
-            info = EntryInfo(thread, function, label, -1, 0, len(words), columns.digest(0), columns.called.tolist(),
-                             columns.line_events, len(columns))
+            info = EntryInfo(
+                thread, function, label, -1, 0, len(words), columns.digest(0), columns.called.tolist(), columns.line_events, len(columns)
+            )
             self.line_events += columns.line_events
             self.entries[number] = info
             self.sink(number, info, words)

@@ -36,6 +36,10 @@ class Tracer(Backend):
         line_budget: int,
     ) -> None: ...
     def reset(
-        self, new_thread: Callable[[], int], chunk: Callable[[int, bytes], None], by_type: dict[type, int], value_id: Callable[[object], int]
+        self,
+        new_thread: Callable[[], int],
+        chunk: Callable[[int, bytes], None],
+        by_type: dict[type, int],
+        value_id: Callable[[object], int],
     ) -> None:
         """After fork, in the child: forget threads and suspended calls, write through new bindings."""

@@ -124,7 +124,7 @@ class TraceWriter:
         view = memoryview(data)
         try:
             while view:
-                view = view[os.write(self._fd, view):]
+                view = view[os.write(self._fd, view) :]
         except OSError as exc:
             self._give_up(exc)
             return
@@ -164,8 +164,9 @@ class TraceWriter:
             if not self.closed:
                 self._flush_locked()
 
-    def function(self, func_id: int, ident: str, relpath: str, first_line: int, flags: int, params: tuple[str, ...],
-                 code_lines: list[int]) -> None:
+    def function(
+        self, func_id: int, ident: str, relpath: str, first_line: int, flags: int, params: tuple[str, ...], code_lines: list[int]
+    ) -> None:
         """``code_lines``: the sorted lines that carry code, stored as deltas from ``first_line``: readers
         turn executed lines into positions among them, which a comment or a moved function does not change."""
         names = b"".join(text(name) for name in params)
@@ -173,8 +174,18 @@ class TraceWriter:
         for line in code_lines:
             deltas.append(varint(line - previous) if line >= previous else varint(0))
             previous = max(previous, line)
-        self._add(bytes([REC_FUNC]) + varint(func_id) + text(ident) + text(relpath) + varint(first_line) + varint(flags)
-                  + varint(len(params)) + names + varint(len(code_lines)) + b"".join(deltas))
+        self._add(
+            bytes([REC_FUNC])
+            + varint(func_id)
+            + text(ident)
+            + text(relpath)
+            + varint(first_line)
+            + varint(flags)
+            + varint(len(params))
+            + names
+            + varint(len(code_lines))
+            + b"".join(deltas)
+        )
 
     def value(self, value_id: int, type_name: str, rep: str | None) -> None:
         flag = b"\x00" if rep is None else b"\x01" + text(rep)

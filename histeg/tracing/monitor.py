@@ -103,7 +103,12 @@ class Collector:
     implementation = "python"
 
     def __init__(
-        self, selector: Selector, writer: fmt.TraceWriter, abstraction: Abstraction | None = None, value_budget: int = VALUE_BUDGET, tool: int | None = None,
+        self,
+        selector: Selector,
+        writer: fmt.TraceWriter,
+        abstraction: Abstraction | None = None,
+        value_budget: int = VALUE_BUDGET,
+        tool: int | None = None,
         line_budget: int = LINE_BUDGET,
     ) -> None:
         self.selector = selector

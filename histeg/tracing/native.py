@@ -28,7 +28,12 @@ class NativeCollector(Collector):
     implementation = "c"
 
     def __init__(
-        self, selector: Selector, writer: fmt.TraceWriter, abstraction: Abstraction | None = None, value_budget: int = VALUE_BUDGET, tool: int | None = None,
+        self,
+        selector: Selector,
+        writer: fmt.TraceWriter,
+        abstraction: Abstraction | None = None,
+        value_budget: int = VALUE_BUDGET,
+        tool: int | None = None,
         line_budget: int = LINE_BUDGET,
     ) -> None:
         if _ctracer is None:
@@ -37,8 +42,15 @@ class NativeCollector(Collector):
 
     def _make_backend(self) -> Backend:
         return _ctracer.Tracer(
-            self.instrument, self.open_thread, self.chunk, self.value_ids.by_type, self.value_ids.id_of, self.capture_values, self.value_budget,
-            self.switch_lines, self.line_budget,
+            self.instrument,
+            self.open_thread,
+            self.chunk,
+            self.value_ids.by_type,
+            self.value_ids.id_of,
+            self.capture_values,
+            self.value_budget,
+            self.switch_lines,
+            self.line_budget,
         )
 
     def _reset_backend(self) -> None:
@@ -58,8 +70,13 @@ def resolve(implementation: str) -> str:
 
 
 def make_collector(
-    implementation: str, selector: Selector, writer: fmt.TraceWriter, abstraction: Abstraction | None = None, value_budget: int = VALUE_BUDGET,
-    tool: int | None = None, line_budget: int = LINE_BUDGET,
+    implementation: str,
+    selector: Selector,
+    writer: fmt.TraceWriter,
+    abstraction: Abstraction | None = None,
+    value_budget: int = VALUE_BUDGET,
+    tool: int | None = None,
+    line_budget: int = LINE_BUDGET,
 ) -> Collector:
     kind = NativeCollector if resolve(implementation) == "c" else Collector
     return kind(selector, writer, abstraction, value_budget, tool, line_budget)

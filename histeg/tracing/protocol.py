@@ -23,13 +23,32 @@ class FunctionEntry:
     """What the backends know of one instrumented code object (slots: the Python hot path reads them)."""
 
     __slots__ = (
-        "code", "prefix", "suspends", "names", "found", "func_id", "plain", "called", "spent", "unrecorded", "redact", "redacted",
-        "lines_off", "lines_on",
+        "code",
+        "prefix",
+        "suspends",
+        "names",
+        "found",
+        "func_id",
+        "plain",
+        "called",
+        "spent",
+        "unrecorded",
+        "redact",
+        "redacted",
+        "lines_off",
+        "lines_on",
     )
 
     def __init__(
-        self, code: CodeType, func_id: int, suspends: int, names: tuple[str, ...], found: tuple[str, str], called: array,
-        redact: int, redacted: Callable[[object], int],
+        self,
+        code: CodeType,
+        func_id: int,
+        suspends: int,
+        names: tuple[str, ...],
+        found: tuple[str, str],
+        called: array,
+        redact: int,
+        redacted: Callable[[object], int],
     ) -> None:
         self.code = code
         self.func_id = func_id

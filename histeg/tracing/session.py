@@ -60,8 +60,13 @@ def begin(settings: dict) -> Collector:
     mode = settings.get("values", "structural")
     abstraction = None
     if mode != "off":
-        abstraction = Abstraction(mode, settings.get("reprTypes", ()), settings.get("redact", DEFAULT_REDACT), settings["root"],
-                                  _redaction_key(settings.get("redactionKey")))
+        abstraction = Abstraction(
+            mode,
+            settings.get("reprTypes", ()),
+            settings.get("redact", DEFAULT_REDACT),
+            settings["root"],
+            _redaction_key(settings.get("redactionKey")),
+        )
     implementation = resolve(settings.get("tracer", "auto"))
     os.makedirs(trace_dir, exist_ok=True)
     tool = free_tool_id()
@@ -81,7 +86,13 @@ def begin(settings: dict) -> Collector:
         return TraceWriter(trace_file_name(trace_dir), meta)
 
     collector = make_collector(
-        implementation, selector, new_writer(), abstraction, int(settings.get("valueBudget", VALUE_BUDGET)), tool, int(settings.get("lineBudget", LINE_BUDGET))
+        implementation,
+        selector,
+        new_writer(),
+        abstraction,
+        int(settings.get("valueBudget", VALUE_BUDGET)),
+        tool,
+        int(settings.get("lineBudget", LINE_BUDGET)),
     )
     collector.start()
     _collector = collector

@@ -93,8 +93,12 @@ def _datetime_formatters(module: Any) -> dict[type, Formatter]:
 
 def _datetime_keys(module: Any) -> dict[type, Callable[[Any], Hashable | None]]:
     """Exact types whose equal values have equal texts, with the key that says so (None: abstract this one anew)."""
-    dt_tz, dt_fold, t_tz, t_fold = (_member(module.datetime, "tzinfo"), _member(module.datetime, "fold"),
-                                    _member(module.time, "tzinfo"), _member(module.time, "fold"))
+    dt_tz, dt_fold, t_tz, t_fold = (
+        _member(module.datetime, "tzinfo"),
+        _member(module.datetime, "fold"),
+        _member(module.time, "tzinfo"),
+        _member(module.time, "fold"),
+    )
 
     def naive_datetime(value: Any) -> Hashable | None:  # aware ones are equal across zones, their texts are not
         return (value, dt_fold(value)) if dt_tz(value) is None else None
@@ -267,7 +271,12 @@ _LOADERS: dict[str, Callable[[Any], dict[type, Formatter]]] = {
     "zoneinfo": _zoneinfo_formatters,
 }
 """Module -> the formatters of its value types, made when the module is first seen loaded."""
-C_TYPES_BY_MODULE = {"datetime": ("datetime", "date", "time", "timedelta"), "decimal": ("Decimal",), "array": ("array",), "collections": ("deque",)}
+C_TYPES_BY_MODULE = {
+    "datetime": ("datetime", "date", "time", "timedelta"),
+    "decimal": ("Decimal",),
+    "array": ("array",),
+    "collections": ("deque",),
+}
 """Types whose subclasses show the base type's state: their accessors are C and cannot be overridden."""
 SUBCLASSABLE_BUILTINS = (bytearray,)
 
@@ -295,8 +304,11 @@ class StandardValues:
             except (AttributeError, KeyError):  # a Python whose module lacks what is read here: its values show as objects
                 pass
             self._loaded.add(name)
-            self._bases.extend(getattr(module, type_name) for type_name in C_TYPES_BY_MODULE.get(name, ())
-                               if isinstance(getattr(module, type_name, None), type))
+            self._bases.extend(
+                getattr(module, type_name)
+                for type_name in C_TYPES_BY_MODULE.get(name, ())
+                if isinstance(getattr(module, type_name, None), type)
+            )
 
     def classify(self, cls: type, mro: tuple[type, ...]) -> tuple[bool, type | None]:
         """``(exact, base)``: whether ``cls`` is itself a value type, else the C value type it derives from (or None)."""

@@ -41,9 +41,26 @@ MAX_ITEMS = 64
 MAX_DEPTH = 3
 """Nesting levels of builtin containers walked; deeper ones show as their type and length."""
 DEFAULT_REDACT = (
-    "password", "passwd", "passphrase", "secret", "credential", "credentials", "api_key", "apikey", "access_key",
-    "secret_key", "private_key", "=token", "auth_token", "api_token", "access_token", "refresh_token", "bearer_token",
-    "session_token", "id_token", "csrf_token",
+    "password",
+    "passwd",
+    "passphrase",
+    "secret",
+    "credential",
+    "credentials",
+    "api_key",
+    "apikey",
+    "access_key",
+    "secret_key",
+    "private_key",
+    "=token",
+    "auth_token",
+    "api_token",
+    "access_token",
+    "refresh_token",
+    "bearer_token",
+    "session_token",
+    "id_token",
+    "csrf_token",
 )
 """Names of secrets, matched by word segments (``redacts``): ``=token`` is the name ``token`` alone,
 so ``api_token`` is a secret and ``format_token``, ``tokens`` and ``tokenize`` are not."""
@@ -66,13 +83,29 @@ _exc_args = BaseException.__dict__["args"].__get__
 _func_module = _FunctionType.__dict__["__module__"].__get__
 _func_qualname = _FunctionType.__dict__["__qualname__"].__get__
 
-_PLAIN: dict[type, Callable[[Any], Any]] = {int: int.__int__, float: float.__float__, complex: complex.__complex__, str: str.__str__, bytes: bytes.__bytes__}
+_PLAIN: dict[type, Callable[[Any], Any]] = {
+    int: int.__int__,
+    float: float.__float__,
+    complex: complex.__complex__,
+    str: str.__str__,
+    bytes: bytes.__bytes__,
+}
 """The base type's own conversion: an exact copy of a subclass instance's builtin value, no override runs."""
 SCALARS = frozenset({int, float, bool, complex, type(None), str, bytes})
 MAX_CACHED_TEXTS = 1 << 14
 """Texts and names whose neutral form or redaction is remembered (the cache stops growing there)."""
 _STR, _SCALAR, _ENUM, _FUNCTION, _BOUND, _BUILTIN, _MODULE, _CLASS, _EXCEPTION, _SUBCLASS, _OBJECT, _STANDARD = (
-    "str", "scalar", "enum", "function", "bound method", "builtin", "module", "class", "exception", "builtin subclass", "object",
+    "str",
+    "scalar",
+    "enum",
+    "function",
+    "bound method",
+    "builtin",
+    "module",
+    "class",
+    "exception",
+    "builtin subclass",
+    "object",
     "standard value",
 )
 _SHOWN_IN_FIELDS = frozenset({_STR, _SCALAR, _ENUM, _FUNCTION, _MODULE, _STANDARD})
@@ -99,7 +132,7 @@ def cap(text: str) -> str:
     """Keep short texts; replace long ones by a prefix and a digest of the whole."""
     if len(text) <= MAX_REPR:
         return text
-    return f"{text[:MAX_REPR // 2]}\u2026[len={len(text)} hash={_digest(text)}]"
+    return f"{text[: MAX_REPR // 2]}\u2026[len={len(text)} hash={_digest(text)}]"
 
 
 def _digest(value: str | bytes) -> str:
@@ -136,7 +169,7 @@ def _matches(words: tuple[str, ...], pattern: tuple[bool, tuple[str, ...]]) -> b
     if whole:
         return words == wanted
     size = len(wanted)
-    return any(words[start:start + size] == wanted for start in range(len(words) - size + 1))
+    return any(words[start : start + size] == wanted for start in range(len(words) - size + 1))
 
 
 def scrub(text: str) -> str:
@@ -473,6 +506,7 @@ class Abstraction:
     def _standard_value(self, value: Any, cls: type, budget: list[int], depth: int) -> str:
         """A standard-library value through ``cls``'s own accessors; what it holds (a tzinfo, a deque's
         items) is walked like any nested value."""
+
         def held(item: Any) -> str:
             item_cls = type(item)
             kind, _ = self._kinds.get(item_cls) or self._classify(item_cls)
@@ -541,8 +575,12 @@ class Abstraction:
         """For one set of field names: which item to show in which order (by name), its ``name=`` label and
         whether it is a secret. Remembered for names that are all exact strings: an instance's fields are
         usually those of every instance of its class."""
-        plan = tuple(sorted(((index, f"{name}=", self.redacts(name)) for index, name in enumerate(names) if type(name) is str),
-                            key=lambda step: names[step[0]]))
+        plan = tuple(
+            sorted(
+                ((index, f"{name}=", self.redacts(name)) for index, name in enumerate(names) if type(name) is str),
+                key=lambda step: names[step[0]],
+            )
+        )
         if set(map(type, names)) == _STR_ONLY and len(self._plans) < MAX_CACHED_TEXTS:
             self._plans[names] = plan
         return plan
