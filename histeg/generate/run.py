@@ -217,6 +217,54 @@ def _record(
     elapsed: float,
 ) -> Generation:
     modules = selection.modules()
+    generated, covering, witnesses = _judged_tests(selection, tests, side_runs)
+    return Generation(
+        index=new.index,
+        identifier=new.version.identifier,
+        comparing_against_index=old.index,
+        comparing_against_version=old.version.identifier,
+        settings=GenerationSettings(
+            budget=options.budget,
+            top=options.top,
+            seed=options.seed,
+            module_seconds=seconds,
+            assertion_generation=ASSERTION_GENERATION,
+            runs_per_side=options.runs,
+            pynguin=pynguin,
+        ),
+        modules=[_module_record(run, modules[run.module], seconds[run.module], len(tests.get(run.module, []))) for run in runs],
+        targets=[
+            TargetGeneration(
+                rank=t.rank,
+                identifier=t.identifier,
+                kind=t.kind,
+                module=t.module,
+                qualname=t.qualname,
+                cover=t.cover,
+                tests=covering[t.identifier],
+                witnesses=witnesses[t.identifier],
+            )
+            for t in selection.chosen
+        ],
+        skipped=[SkippedTarget(rank=p.rank, identifier=p.identifier, reason=p.reason) for p in selection.passed],
+        tests=generated,
+        runs=[_side_run(run, new.directory) for run in side_runs],
+        summary=GenerationSummary(
+            modules=len(runs),
+            modules_failed=sum(run.status != "ok" for run in runs),
+            tests=len(generated),
+            witnesses=sum(test.witness for test in generated),
+            targets_with_witnesses=sum(bool(found) for found in witnesses.values()),
+        ),
+        seconds=round(elapsed, 2),
+    )
+
+
+def _judged_tests(
+    selection: Selection, tests: dict[str, list[tuple[str, GeneratedFunction]]], side_runs: list[SideRunResult]
+) -> tuple[list[GeneratedTest], dict[str, list[str]], dict[str, list[Witness]]]:
+    """Each generated test with its verdict on both sides; per target, the tests that cover it and those that witness it."""
+    modules = selection.modules()
     by_side = {role: [run for run in side_runs if run.side == role] for role in ("old", "new")}
     generated: list[GeneratedTest] = []
     covering: dict[str, list[str]] = {target.identifier: [] for target in selection.chosen}
@@ -245,73 +293,33 @@ def _record(
                     witnesses[target.identifier].append(
                         Witness(test=full_id, old=before.outcome, new=after.outcome, old_failure=before.failure, new_failure=after.failure)
                     )
-    version_dir = new.directory
-    module_records = [
-        ModuleGeneration(
-            module=run.module,
-            targets=[t.identifier for t in modules[run.module]],
-            only_cover=sorted({t.cover for t in modules[run.module]}),
-            seconds=seconds[run.module],
-            status=run.status,
-            reason=run.reason,
-            elapsed=round(run.elapsed, 2),
-            test_files=[f"{GENERATED}/{run.module}/{path.name}" for path in run.test_files],
-            tests=len(tests.get(run.module, [])),
-            log=f"{GENERATED}/{run.module}/pynguin.log",
-        )
-        for run in runs
-    ]
-    target_records = [
-        TargetGeneration(
-            rank=t.rank,
-            identifier=t.identifier,
-            kind=t.kind,
-            module=t.module,
-            qualname=t.qualname,
-            cover=t.cover,
-            tests=covering[t.identifier],
-            witnesses=witnesses[t.identifier],
-        )
-        for t in selection.chosen
-    ]
-    return Generation(
-        index=new.index,
-        identifier=new.version.identifier,
-        comparing_against_index=old.index,
-        comparing_against_version=old.version.identifier,
-        settings=GenerationSettings(
-            budget=options.budget,
-            top=options.top,
-            seed=options.seed,
-            module_seconds=seconds,
-            assertion_generation=ASSERTION_GENERATION,
-            runs_per_side=options.runs,
-            pynguin=pynguin,
-        ),
-        modules=module_records,
-        targets=target_records,
-        skipped=[SkippedTarget(rank=p.rank, identifier=p.identifier, reason=p.reason) for p in selection.passed],
-        tests=generated,
-        runs=[
-            SideRun(
-                side=run.side,
-                index=run.index,
-                run=run.run,
-                exit_code=run.exit_code,
-                timed_out=run.timed_out,
-                seconds=round(run.seconds, 2),
-                log=run.log.relative_to(version_dir / SCRATCH).as_posix(),
-            )
-            for run in side_runs
-        ],
-        summary=GenerationSummary(
-            modules=len(runs),
-            modules_failed=sum(run.status != "ok" for run in runs),
-            tests=len(generated),
-            witnesses=sum(test.witness for test in generated),
-            targets_with_witnesses=sum(bool(found) for found in witnesses.values()),
-        ),
-        seconds=round(elapsed, 2),
+    return generated, covering, witnesses
+
+
+def _module_record(run: PynguinRun, targets: list[Chosen], seconds: int, tests: int) -> ModuleGeneration:
+    return ModuleGeneration(
+        module=run.module,
+        targets=[t.identifier for t in targets],
+        only_cover=sorted({t.cover for t in targets}),
+        seconds=seconds,
+        status=run.status,
+        reason=run.reason,
+        elapsed=round(run.elapsed, 2),
+        test_files=[f"{GENERATED}/{run.module}/{path.name}" for path in run.test_files],
+        tests=tests,
+        log=f"{GENERATED}/{run.module}/pynguin.log",
+    )
+
+
+def _side_run(run: SideRunResult, version_dir: Path) -> SideRun:
+    return SideRun(
+        side=run.side,
+        index=run.index,
+        run=run.run,
+        exit_code=run.exit_code,
+        timed_out=run.timed_out,
+        seconds=round(run.seconds, 2),
+        log=run.log.relative_to(version_dir / SCRATCH).as_posix(),
     )
 
 

@@ -58,6 +58,36 @@ def compute_merge(store: OutputStore, index: int, settings: Settings) -> dict[st
     second_side = changed_functions(store, second, index) | (changed_functions(store, base, second) if base is not None else set())
     impact = impact_set(observed_call_graph(store, index), first_side, second_side, settings.merge_distance)
 
+    divergences, charged = _charged(facts, chains, project)
+    document = MergeDivergences(
+        identifier=store.version(index).identifier,
+        parents=parents,
+        distance=settings.merge_distance,
+        changed=ChangedSides(first_parent=sorted(first_side), second_parent=sorted(second_side)),
+        impact_set=sorted(impact),
+        comparisons=[_comparison(store, name, pairs[name], comparisons[name]) for name in PAIRS if name in comparisons],
+        divergences=divergences,
+        noise=[
+            MergeNoise(comparison=name, entry_point=entry, function=function, kinds=sorted(unstable.kinds))  # type: ignore[arg-type]  # divergence kinds, typed str by compare.divergences
+            for name in PAIRS
+            if name in comparisons
+            for (entry, function), unstable in sorted(comparisons[name].unstable.items(), key=lambda item: item[0])
+        ],
+        summary=MergeSummary(
+            lost=sum(LOST in d.classes for d in divergences),
+            introduced=sum(INTRODUCED in d.classes for d in divergences),
+            targets=len(charged),
+        ),
+    )
+    document.write(store.file(index, MergeDivergences.FILE))
+    top = _mark_targets(store, index, project, charged)
+    return {"lost": document.summary.lost, "introduced": document.summary.introduced, "targets": len(charged), "top": top}
+
+
+def _charged(
+    facts: dict[PairName, PairFacts | None], chains: dict[tuple[EntryKey, str], tuple[str, ...]], project: ProjectCode
+) -> tuple[list[MergeDivergence], dict[str, Charged]]:
+    """Every place the four comparisons classify (lost, introduced, ...), and per target what is charged to it."""
     divergences: list[MergeDivergence] = []
     charged: dict[str, Charged] = {}
     for (entry, function, kind), observed, result in classified(observe(facts)):
@@ -87,29 +117,7 @@ def compute_merge(store: OutputStore, index: int, settings: Settings) -> dict[st
         label = entry.label or f"{entry.command}:{entry.root}#{entry.occurrence}"
         if label not in entries:
             entries.append(label)
-    document = MergeDivergences(
-        identifier=store.version(index).identifier,
-        parents=parents,
-        distance=settings.merge_distance,
-        changed=ChangedSides(first_parent=sorted(first_side), second_parent=sorted(second_side)),
-        impact_set=sorted(impact),
-        comparisons=[_comparison(store, name, pairs[name], comparisons[name]) for name in PAIRS if name in comparisons],
-        divergences=divergences,
-        noise=[
-            MergeNoise(comparison=name, entry_point=entry, function=function, kinds=sorted(unstable.kinds))  # type: ignore[arg-type]  # divergence kinds, typed str by compare.divergences
-            for name in PAIRS
-            if name in comparisons
-            for (entry, function), unstable in sorted(comparisons[name].unstable.items(), key=lambda item: item[0])
-        ],
-        summary=MergeSummary(
-            lost=sum(LOST in d.classes for d in divergences),
-            introduced=sum(INTRODUCED in d.classes for d in divergences),
-            targets=len(charged),
-        ),
-    )
-    document.write(store.file(index, MergeDivergences.FILE))
-    top = _mark_targets(store, index, project, charged)
-    return {"lost": document.summary.lost, "introduced": document.summary.introduced, "targets": len(charged), "top": top}
+    return divergences, charged
 
 
 def _project_code(store: OutputStore, index: int, parents: MergeParents) -> ProjectCode:

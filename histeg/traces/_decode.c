@@ -1632,6 +1632,8 @@ side_get(PyObject *tuple, Side *side)
     return 0;
 }
 
+/* The comparison's walk over two decoded calls; long on purpose: it runs once per compared pair of entry
+ * points over millions of calls, and its loop shares the two sides' columns and cursors. */
 static PyObject *
 decode_walk(PyObject *module, PyObject *args)
 {

@@ -588,6 +588,9 @@ lines_back_on(TracerObject *self, TStateObject *st)
 
 /* -- callbacks ------------------------------------------------------------- */
 
+/* Every call of traced code lands here. One function on purpose: the checks (selected, budgets, recursion),
+ * the thread's state and the values share their early exits and locals, and a split would add calls to the
+ * hottest path of the tracer. */
 static PyObject *
 tracer_py_start(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
 {

@@ -390,6 +390,9 @@ class PyTracer:
         return state
 
     def _build(self) -> None:
+        """The event callbacks, as closures over names bound once here. Long on purpose: this runs on every event of
+        the traced program, and a closure reads a bound local where a method or a helper would pay an attribute or a
+        global lookup per event; the callbacks share those locals, so they are made together."""
         collector = self.collector
         codes_get = collector._codes.get
         code_entry = collector._codes.__getitem__  # a code on a thread's stack is instrumented
@@ -428,7 +431,7 @@ class PyTracer:
         def value_id(value: object, state: ThreadState) -> int:
             return id_of(value, diverted, state)
 
-        def py_start(code: CodeType, offset: int) -> object:
+        def py_start(code: CodeType, offset: int) -> object:  # every call: one function, no helper calls on the common path
             entry = codes_get(id(code))
             if entry is None:
                 entry = instrument(code)

@@ -14,7 +14,10 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:  # only the annotations name them: importing them starts the tracer's imports
     from histeg.tracing.coverage import LineCoverage
+    from histeg.tracing.format import TraceWriter
     from histeg.tracing.monitor import Collector
+    from histeg.tracing.selection import Selector
+    from histeg.tracing.values import Abstraction
 
 CONFIG_ENV = "HISTEG_TRACE_CONFIG"
 CONFIG_VERSION = 3
@@ -40,50 +43,20 @@ def begin(settings: dict) -> Collector:
     if settings.get("select") and settings.get("selectParent") in (None, os.getppid()):
         _selection = settings["select"]
     from histeg.tracing.coverage import LineCoverage
-    from histeg.tracing.format import TraceWriter
     from histeg.tracing.monitor import TOOL_IDS, free_tool_id
     from histeg.tracing.native import make_collector, resolve
-    from histeg.tracing.selection import Selector
     from histeg.tracing.tracers import LINE_BUDGET, VALUE_BUDGET
-    from histeg.tracing.values import DEFAULT_REDACT, Abstraction
 
-    selector = Selector(
-        settings["root"],
-        settings["sources"],
-        settings["tests"],
-        settings.get("ignorePrefixes", ()),
-        settings.get("ignoreSuffixes", ()),
-        settings.get("ignoreDirectories", ()),
-        settings.get("ignoreFunctions", ()),
-    )
+    selector = _selector(settings)
     trace_dir = settings["traceDir"]
     mode = settings.get("values", "structural")
-    abstraction = None
-    if mode != "off":
-        abstraction = Abstraction(
-            mode,
-            settings.get("reprTypes", ()),
-            settings.get("redact", DEFAULT_REDACT),
-            settings["root"],
-            _redaction_key(settings.get("redactionKey")),
-        )
+    abstraction = _abstraction(settings, mode)
     implementation = resolve(settings.get("tracer", "auto"))
     os.makedirs(trace_dir, exist_ok=True)
     tool = free_tool_id()
 
     def new_writer() -> TraceWriter:
-        meta = {
-            "pid": os.getpid(),
-            "ppid": os.getppid(),
-            "python": sys.version.split()[0],
-            "root": settings["root"],
-            "label": settings.get("label"),
-            "argv": list(getattr(sys, "argv", [])),
-            "values": mode,
-            "tracer": implementation,
-            "toolId": tool,
-        }
-        return TraceWriter(trace_file_name(trace_dir), meta)
+        return _writer(settings, trace_dir, mode, implementation, tool)
 
     collector = make_collector(
         implementation,
@@ -106,6 +79,53 @@ def begin(settings: dict) -> Collector:
 
     os.register_at_fork(after_in_child=in_child)
     return collector
+
+
+def _selector(settings: dict) -> Selector:
+    from histeg.tracing.selection import Selector
+
+    return Selector(
+        settings["root"],
+        settings["sources"],
+        settings["tests"],
+        settings.get("ignorePrefixes", ()),
+        settings.get("ignoreSuffixes", ()),
+        settings.get("ignoreDirectories", ()),
+        settings.get("ignoreFunctions", ()),
+    )
+
+
+def _abstraction(settings: dict, mode: str) -> Abstraction | None:
+    """How values are recorded; none at all with values off."""
+    if mode == "off":
+        return None
+    from histeg.tracing.values import DEFAULT_REDACT, Abstraction
+
+    return Abstraction(
+        mode,
+        settings.get("reprTypes", ()),
+        settings.get("redact", DEFAULT_REDACT),
+        settings["root"],
+        _redaction_key(settings.get("redactionKey")),
+    )
+
+
+def _writer(settings: dict, trace_dir: str, mode: str, implementation: str, tool: int) -> TraceWriter:
+    """A trace file of this process (one more after a fork: the child writes its own)."""
+    from histeg.tracing.format import TraceWriter
+
+    meta = {
+        "pid": os.getpid(),
+        "ppid": os.getppid(),
+        "python": sys.version.split()[0],
+        "root": settings["root"],
+        "label": settings.get("label"),
+        "argv": list(getattr(sys, "argv", [])),
+        "values": mode,
+        "tracer": implementation,
+        "toolId": tool,
+    }
+    return TraceWriter(trace_file_name(trace_dir), meta)
 
 
 def _redaction_key(path: str | None) -> bytes | None:
