@@ -61,16 +61,24 @@ class ValueIds:
             found = self._by_object[key] = self.intern(self.abstraction.abstract(value))
         return found
 
-    def _tuple_key(self, value: tuple) -> tuple | None:
+    def _tuple_key(self, value: tuple, nested: bool = False) -> tuple | None:
         """A key equal for two tuples exactly when their abstractions are: each item a scalar cached by value
-        (its type kept: ``1`` is not ``True``) or an object a tuple shows by its type alone; else None."""
+        (its type kept: ``1`` is not ``True``), an object a tuple shows by its type alone, or (one level down) a
+        tuple subclass a tuple shows by its type and content (a lexer's token type); else None."""
         parts: list[object] = []
         for item in tuple.__iter__(value):
             item_cls = type(item)
             if item_cls in HASHED_EXACT and not ((item_cls is str or item_cls is bytes) and len(item) > MAX_KEY_LENGTH):
                 parts.append((item_cls, item))
-            elif type(item_cls) is type and self.abstraction.shown_by_type(item_cls):  # a plain class compares by identity
+            elif type(item_cls) is not type:  # a class with a metaclass of its own: its hash could run project code
+                return None
+            elif self.abstraction.shown_by_type(item_cls):  # a plain class compares by identity
                 parts.append(item_cls)
+            elif not nested and self.abstraction.shown_by_content(item_cls) and len(item) <= MAX_KEYED_TUPLE:
+                inner = self._tuple_key(item, nested=True)
+                if inner is None:
+                    return None
+                parts.append((item_cls, inner))
             else:
                 return None
         return tuple(parts)

@@ -291,6 +291,12 @@ class Abstraction:
         kind, _ = self._kinds.get(cls) or self._classify(cls)
         return kind is _OBJECT and self.type_name(cls) not in self.repr_types
 
+    def shown_by_content(self, cls: type) -> bool:
+        """Whether a value of ``cls`` held in a container shows as its type and builtin content alone: a subclass of
+        ``tuple`` (its fields show only at the top), not one the user asked to see by ``repr``."""
+        kind, base = self._kinds.get(cls) or self._classify(cls)
+        return kind is _SUBCLASS and base is tuple and self.type_name(cls) not in self.repr_types
+
     def keyed(self, cls: type) -> bool:
         """Whether values of ``cls`` may have a ``value_key``."""
         return self._standard.keyed(cls)

@@ -234,3 +234,28 @@ def test_tuples_cached_by_their_items_keep_apart_what_their_texts_keep_apart() -
     assert len({first, ids.id_of((True, node)), ids.id_of((1, Leaf())), ids.id_of((2, node)), ids.id_of((1, "a")), ids.id_of((1, [2]))}) == 6
     assert [text for _, _, text in written[-5:]] == [f"(True, {__name__}.Node)", f"(1, {__name__}.Leaf)", f"(2, {__name__}.Node)",
                                                       "(1, 'a')", "(1, [2])"]
+
+
+class TokenType(tuple):
+    """A lexer's token type: a tuple subclass with fields (shown only at the top), like sqlparse's."""
+
+    parent = None
+
+
+def test_tuples_holding_tuple_subclasses_are_cached_by_type_and_content() -> None:
+    """``(ttype, value)`` pairs of a lexer: a cached id for each distinct pair, equal to what a fresh abstraction writes."""
+    from histeg.tracing.value_ids import ValueIds
+
+    written: dict[int, tuple[str, str | None]] = {}
+    ids = ValueIds(lambda value_id, type_name, text: written.__setitem__(value_id, (type_name, text)), Abstraction())
+    keyword, name = TokenType(("Keyword",)), TokenType(("Name",))
+    keyword.parent = name  # a field: shown at the top only, never inside a pair
+    pairs = [(keyword, "select"), (TokenType(("Keyword",)), "select"), (name, "select"), (keyword, "from"), (keyword, 1), (keyword, True)]
+    found = [ids.id_of(pair) for pair in pairs]
+    assert found[0] == found[1] and len(set(found)) == 5
+    fresh = Abstraction()
+    for pair, value_id in zip(pairs, found, strict=True):
+        assert written[value_id] == fresh.abstract(pair)
+    assert written[found[0]] == ("tuple", f"({__name__}.TokenType(('Keyword',)), 'select')")
+    nested = (TokenType((TokenType(("Keyword",)),)), "x")  # two levels down: abstracted, not keyed
+    assert written[ids.id_of(nested)] == fresh.abstract(nested)
