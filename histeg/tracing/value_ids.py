@@ -34,6 +34,8 @@ class ValueIds:
         """Types whose values all abstract alike: one id per type (read by the C collector too)."""
         self._varying: set[type] = set()
         self._keyed: set[type] = set()
+        self._tuple_types: set[type] = set()
+        """Tuple subclasses: cached by a key of their content and fields when both have one."""
         """Types whose values are cached by ``Abstraction.value_key``."""
         self._by_object: dict[tuple[type, object], int] = {}
         self._values: dict[tuple[str, str | None], int] = {}
@@ -103,6 +105,11 @@ class ValueIds:
             tuple_key = self._tuple_key(value)
             if tuple_key is not None:
                 return self._by_key((tuple, tuple_key), value)
+        if cls in self._tuple_types and len(value) <= MAX_KEYED_TUPLE:  # a lexer's token type: content and fields
+            content = self._tuple_key(value, nested=True)
+            fields = self.abstraction.fields_key(value, cls) if content is not None else None
+            if fields is not None:
+                return self._by_key((cls, content, fields), value)
         if cls in self._keyed:  # a standard value type whose equal values abstract alike: once per value
             value_key = self.abstraction.value_key(value, cls)
             if value_key is not None:
@@ -114,6 +121,8 @@ class ValueIds:
             self._varying.add(cls)
             if self.abstraction.keyed(cls):
                 self._keyed.add(cls)
+            if type(cls) is type and self.abstraction.shown_by_content(cls):
+                self._tuple_types.add(cls)
         if divert is not None and self.abstraction.repr_types and type_name(cls) in self.abstraction.repr_types:
             return divert(state, lambda: self.intern(abstract(value)))
         return self.intern(abstract(value))

@@ -113,6 +113,8 @@ _SHOWN_IN_FIELDS = frozenset({_STR, _SCALAR, _ENUM, _FUNCTION, _MODULE, _STANDAR
 
 
 _STR_ONLY = frozenset({str})
+_MAX_KEYED_TEXT = 64
+"""Strings up to this length are part of a field key as they are (longer ones are abstracted each time)."""
 CONTAINERS = (list, tuple, dict, set, frozenset)
 BUILTIN_BASES = frozenset({*CONTAINERS, str, bytes, int, float, complex})
 """Bases whose content ``_builtin`` reads itself; other bases are standard-library value types."""
@@ -296,6 +298,35 @@ class Abstraction:
         ``tuple`` (its fields show only at the top), not one the user asked to see by ``repr``."""
         kind, base = self._kinds.get(cls) or self._classify(cls)
         return kind is _SUBCLASS and base is tuple and self.type_name(cls) not in self.repr_types
+
+    def fields_key(self, value: Any, cls: type) -> tuple | None:
+        """A key equal for two instances of ``cls`` exactly when ``_fields`` shows them alike: per field its name and a
+        string, bool, None or int by value, or an object shown by its type; None when a field is anything else or a
+        secret (its digest needs the value)."""
+        holder, slots = self._layout(cls)
+        if slots:
+            return None
+        try:
+            namespace = holder(value) if holder is not None else None
+        except Exception:  # noqa: BLE001  as in _fields: an instance without its dict is abstracted the long way
+            return None
+        if type(namespace) is not dict:
+            return None if holder is not None else ()
+        parts: list[object] = []
+        for name, item in dict.items(namespace):
+            if type(name) is not str or self.redacts(name):
+                return None
+            item_cls = type(item)
+            if item is None or item_cls is bool or item_cls is int or (item_cls is str and len(item) <= _MAX_KEYED_TEXT):
+                parts.append((name, item_cls, item))
+                continue
+            if type(item_cls) is not type:  # a metaclass of its own: hashing the class could run project code
+                return None
+            item_kind, item_base = self._kinds.get(item_cls) or self._classify(item_cls)
+            if item_kind in _SHOWN_IN_FIELDS or item_cls is item_base:
+                return None
+            parts.append((name, item_cls))
+        return tuple(parts)
 
     def keyed(self, cls: type) -> bool:
         """Whether values of ``cls`` may have a ``value_key``."""

@@ -259,3 +259,30 @@ def test_tuples_holding_tuple_subclasses_are_cached_by_type_and_content() -> Non
     assert written[found[0]] == ("tuple", f"({__name__}.TokenType(('Keyword',)), 'select')")
     nested = (TokenType((TokenType(("Keyword",)),)), "x")  # two levels down: abstracted, not keyed
     assert written[ids.id_of(nested)] == fresh.abstract(nested)
+
+
+def test_tuple_subclasses_are_cached_by_content_and_fields_exactly_when_their_texts_agree() -> None:
+    """A token type at the top shows its fields too: equal content and fields share an id, and every id's text is
+    what a fresh abstraction writes; a secret field or a container field is never keyed."""
+    from histeg.tracing.value_ids import ValueIds
+
+    written: dict[int, tuple[str, str | None]] = {}
+    ids = ValueIds(lambda value_id, type_name, text: written.__setitem__(value_id, (type_name, text)), Abstraction(key=b"k" * 32))
+
+    def token(*names: str, **fields: object) -> TokenType:
+        made = TokenType(names)
+        made.__dict__.update(fields)
+        return made
+
+    parent = token("Keyword")
+    values = [token("Keyword", "DML", parent=parent), token("Keyword", "DML", parent=token("Name")),  # parents show by type
+              token("Keyword", "DDL", parent=parent), token("Keyword", "DML", parent=None), token("Keyword", "DML", label="x"),
+              token("Keyword", "DML", label="y"), token("Keyword", "DML", count=1), token("Keyword", "DML", count=True),
+              token("Keyword", "DML", items=[1]), token("Keyword", "DML", items=[2]), token("Keyword", "DML", password="a"),
+              token("Keyword", "DML", password="b"), token("Keyword", "DML")]
+    found = [ids.id_of(value) for value in values]
+    assert found[0] == found[1]
+    assert len(set(found)) == len(values) - 1
+    fresh = Abstraction(key=b"k" * 32)
+    for value, value_id in zip(values, found, strict=True):
+        assert written[value_id] == fresh.abstract(value), value
