@@ -51,4 +51,6 @@ def read_comparison(store: OutputStore, index: int) -> VersionComparison:
     except FileNotFoundError:
         raise HistegError(f"{path} is missing: the compare step did not run on version {index}") from None
     except (msgspec.DecodeError, msgspec.ValidationError) as exc:
-        raise HistegError(f"{path} is damaged or from another histeg ({exc}): run the compare step again") from None
+        raise HistegError(
+            f"{path} is damaged or from another histeg ({exc}): remove it and run again, the comparison is made anew"
+        ) from None

@@ -304,6 +304,26 @@ def test_a_ranking_setting_changed_recomputes_the_targets_alone(tmp_path: Path) 
     assert validate_output(out / "1" / "settings.json")["targets"]["evidence-first"]["origin"] == "--no-evidence-first"
 
 
+def test_a_damaged_kept_comparison_is_one_line_and_removing_it_makes_the_comparison_anew(tmp_path: Path) -> None:
+    repo = GitRepo.create(tmp_path / "repo")
+    repo.commit("library", {"lib.py": LIB, "tests/test_lib.py": TEST})
+    repo.commit("faster", {"lib.py": LIB.replace("x + x", "2 * x")})
+    out = tmp_path / "out"
+    common = ("compute", "--repo", str(repo.path), "--all", "--out", str(out), "--confirm", "0")
+    assert run_histeg(*common).code == 0
+    kept = out / "1" / "comparison.msgpack"
+    targets = (out / "1" / "testingTargets.json").read_bytes()
+    kept.write_bytes(b"\x93not a comparison")
+    damaged = run_histeg(*common, "--no-evidence-first")  # a ranking setting: the targets step reads the kept comparison
+    assert damaged.code != 0
+    assert f"{kept} is damaged" in damaged.stderr and "remove it and run again" in damaged.stderr
+    assert (out / "1" / "testingTargets.json").read_bytes() == targets, "the earlier targets are left as they were"
+    kept.unlink()
+    again = run_histeg(*common, "--no-evidence-first")
+    assert again.code == 0, again.stderr
+    assert validate_output(out / "1" / "testingTargets.json")["options"]["evidenceFirst"] == []
+
+
 def test_settings_json_records_what_traces_and_targets_were_made_with(tmp_path: Path) -> None:
     repo = GitRepo.create(tmp_path / "repo")
     repo.commit("library", {"lib.py": LIB, "tests/test_lib.py": TEST})
