@@ -49,6 +49,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from histeg.runs.outcome import NO_TEST_REPORTED
+
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from ground_truth import Project, probe  # noqa: E402
@@ -213,7 +215,7 @@ class Case:
     """Why the version's own test environment runs no test on this interpreter (histeg's reason), if so: the case is set apart."""
 
 
-UNRUNNABLE = "before reporting any test"
+UNRUNNABLE = NO_TEST_REPORTED
 """In histeg's reason for a failed version: its own declared test tooling crashed before any test (an old pytest on a new Python)."""
 
 

@@ -26,6 +26,8 @@ PYTEST_ERRORS = {2: "pytest was interrupted", 3: "pytest hit an internal error",
 _SUMMARY = re.compile(r"^=*\s*((?:\d+ [a-z]+(?: [a-z]+)?(?:, )?)+|no tests ran)(?: in [\d.]+s)?(?: \([^)]*\))?\s*=*$")
 _COUNT = re.compile(r"(\d+) ([a-z]+(?: [a-z]+)?)")
 _KEYS = {"error": "errors", "warning": "warnings", "subtest": "subtests"}
+NO_TEST_REPORTED = "pytest exited with 1 before reporting any test"
+"""How a version's error begins when its pytest crashed before any test (an old pytest on a new Python)."""
 _COLOUR = re.compile(r"\x1b\[[0-9;]*m")
 """The terminal's select-graphic-rendition codes, which ``--color=yes`` puts around every part of the summary line."""
 
@@ -54,7 +56,7 @@ def judge(command: TraceCommand, result: ProcessResult, tally: Mapping[str, int]
         return Verdict("error", f"killed by signal {-code}", tests)
     if command.kind == "pytest":
         if code == 1 and tests is None:
-            return Verdict("error", f"pytest exited with 1 before reporting any test: {_last_line(result)}", tests)
+            return Verdict("error", f"{NO_TEST_REPORTED}: {_last_line(result)}", tests)
         if code == 1:
             return Verdict("failed", "tests failed", tests)
         return Verdict("error", PYTEST_ERRORS.get(code, f"pytest exited with {code}"), tests)
