@@ -31,6 +31,7 @@ from histeg.compare.entry_points import (
 )
 from histeg.compare.noise import NoiseMap, Unstable, merge, natures
 from histeg.compare.test_matching import read_renames
+from histeg.compare.unexplained import SECOND_ROUND_FACTOR, Explanations, explanations
 from histeg.errors import HistegError
 from histeg.records.divergences import (
     CompleteRuns,
@@ -93,12 +94,23 @@ class Confirmation:
     """Entry points of the new version that diverged and were re-run (with their old counterparts)."""
     complete: tuple[int, int] = (0, 0)
     """Complete re-runs available on the old and the new version."""
+    unexplained: int = 0
+    """Entry points re-run in a second round: a divergence survived the first and no changed code explains it."""
+    unexplained_complete: tuple[int, int] = (0, 0)
+    """Complete second-round re-runs on the old and the new version."""
     seconds: float = 0.0
     """Re-running the divergent entry points on both versions and comparing the re-runs."""
 
     def record(self) -> TargetedReruns:
         return TargetedReruns(
-            runs=self.runs, entry_points=self.entry_points, complete_runs=CompleteRuns(old=self.complete[0], new=self.complete[1])
+            runs=self.runs,
+            entry_points=self.entry_points,
+            complete_runs=CompleteRuns(old=self.complete[0], new=self.complete[1]),
+            unexplained_entry_points=self.unexplained,
+            unexplained_runs=SECOND_ROUND_FACTOR * self.runs if self.unexplained else 0,
+            unexplained_complete_runs=(
+                CompleteRuns(old=self.unexplained_complete[0], new=self.unexplained_complete[1]) if self.unexplained else None
+            ),
         )
 
 
@@ -262,10 +274,12 @@ class Comparer:
 
 
 Confirm = Callable[
-    [int, dict[str, set[str]], int, dict[str, set[str]]], tuple[list[dict[EntryKey, EntryRef]], list[dict[EntryKey, EntryRef]]]
+    [int, dict[str, set[str]], int, dict[str, set[str]], int, int],
+    tuple[list[dict[EntryKey, EntryRef]], list[dict[EntryKey, EntryRef]]],
 ]
-"""Re-runs of the old version and of the new one (their indices, each with the labels to cover per command), made for
-their comparison in the order ``histeg.runs.confirm.schedule`` gives, as loaded runs: the old version's, the new one's."""
+"""Re-runs of the old version and of the new one (their indices, each with the labels to cover per command; then the
+re-runs per version and the round), made for their comparison in the order ``histeg.runs.confirm.schedule`` gives, as
+loaded runs: the old version's, the new one's."""
 
 
 def irreproducible(
@@ -387,17 +401,30 @@ def compare_versions(
         if len(pair.old_runs) > 1:
             merge(unstable, comparer.unstable(pair.old_runs), pair.old_to_new)
         if confirm_runs > 0 and between:
-            confirm = confirm or (
-                lambda old, old_wanted, new, new_wanted: confirmed_runs(store, old, old_wanted, new, new_wanted, confirm_runs)
+            rerun: Confirm = confirm or (
+                lambda old, old_wanted, new, new_wanted, runs, round: confirmed_runs(store, old, old_wanted, new, new_wanted, runs, round)
             )
-            _confirm(
+            started_confirming = time.perf_counter()
+            confirmation.entry_points = len({divergence.entry for divergence in between})
+            confirmation.complete = _confirm(
                 comparer,
                 pair,
                 between,
                 unstable,
-                confirmation,
-                lambda old_wanted, new_wanted: confirm(against, old_wanted, index, new_wanted),
+                lambda old_wanted, new_wanted: rerun(against, old_wanted, index, new_wanted, confirm_runs, 1),
             )
+            # a merge's pairs are not the ones its syntax changes describe: only a version and its predecessor get round 2
+            doubtful = _unexplained(between, unstable, explanations(store.file(index, SYNTAX_CHANGES))) if hints else []
+            if doubtful:
+                confirmation.unexplained = len({divergence.entry for divergence in doubtful})
+                confirmation.unexplained_complete = _confirm(
+                    comparer,
+                    pair,
+                    doubtful,
+                    unstable,
+                    lambda old_wanted, new_wanted: rerun(against, old_wanted, index, new_wanted, SECOND_ROUND_FACTOR * confirm_runs, 2),
+                )
+            confirmation.seconds = time.perf_counter() - started_confirming  # re-running and comparing the re-runs
     result = VersionComparison(
         index,
         against,
@@ -413,22 +440,29 @@ def compare_versions(
     return result
 
 
+def _unexplained(between: list[Divergence], unstable: NoiseMap, explained: Explanations) -> list[Divergence]:
+    """The divergences some kind of which is not noise yet and that no changed code explains."""
+    left = []
+    for divergence in between:
+        found = unstable.get((divergence.entry, divergence.call.function))
+        if (found is None or set(divergence.call.kinds) - found.kinds) and not explained.explain(divergence.call):
+            left.append(divergence)
+    return left
+
+
 def _confirm(
     comparer: Comparer,
     pair: _Pair,
     between: list[Divergence],
     unstable: NoiseMap,
-    confirmation: Confirmation,
     rerun: Callable[[dict[str, set[str]], dict[str, set[str]]], tuple[list[dict[EntryKey, EntryRef]], list[dict[EntryKey, EntryRef]]]],
-) -> None:
-    """The divergent entry points re-run on both versions: what differs between re-runs of one version, or does not
-    show again between the versions' re-runs, joins ``unstable``."""
-    started = time.perf_counter()
+) -> tuple[int, int]:
+    """The entry points of ``between`` re-run on both versions: what differs between re-runs of one version, or does not
+    show again between the versions' re-runs, joins ``unstable``. Re-runs of one round are compared with each other
+    alone: another round ran another selection, after which a test may find other state. The complete re-runs of each side."""
     suspects = {divergence.entry for divergence in between}
     old_suspects = {pair.new_to_old[key] for key in suspects}
     old_again, new_again = rerun(_wanted(old_suspects, pair.old_runs[0]), _wanted(suspects, pair.new_runs[0]))
-    confirmation.entry_points = len(suspects)
-    confirmation.complete = (len(old_again), len(new_again))
     if len(new_again) > 1:
         merge(unstable, comparer.unstable(new_again, suspects))
     if len(old_again) > 1:
@@ -440,7 +474,7 @@ def _confirm(
         for old, new in zip(old_again, new_again, strict=False)
     ]  # as many pairs as both sides completed
     merge(unstable, irreproducible(between, cross, [set(new) for new in new_again], [set(old) for old in old_again], pair.new_to_old))
-    confirmation.seconds = time.perf_counter() - started  # re-running and comparing the re-runs
+    return len(old_again), len(new_again)
 
 
 def _set_noise_apart(result: VersionComparison, between: list[Divergence], changed_outcome: set[EntryKey]) -> None:
@@ -471,22 +505,31 @@ def _functions_under(ref: EntryRef) -> set[str]:
 
 
 def confirmed_runs(
-    store: OutputStore, old: int, old_wanted: dict[str, set[str]], new: int, new_wanted: dict[str, set[str]], runs: int
+    store: OutputStore,
+    old: int,
+    old_wanted: dict[str, set[str]],
+    new: int,
+    new_wanted: dict[str, set[str]],
+    runs: int,
+    round: int = 1,
 ) -> tuple[list[dict[EntryKey, EntryRef]], list[dict[EntryKey, EntryRef]]]:
     """Both versions' complete re-runs covering what each wants for their comparison, made now where missing, as loaded
     runs: the old version's, the new one's."""
     from histeg.runs.confirm import confirm_pair
 
-    found = confirm_pair(store, old, old_wanted, new, new_wanted, runs)
-    return _loaded(store, old, found[0], store.version(new).identifier), _loaded(store, new, found[1], store.version(old).identifier)
+    found = confirm_pair(store, old, old_wanted, new, new_wanted, runs, round)
+    return (
+        _loaded(store, old, found[0], store.version(new).identifier, round),
+        _loaded(store, new, found[1], store.version(old).identifier, round),
+    )
 
 
-def _loaded(store: OutputStore, index: int, confirmations: Confirmations, paired_with: str) -> list[dict[EntryKey, EntryRef]]:
+def _loaded(store: OutputStore, index: int, confirmations: Confirmations, paired_with: str, round: int) -> list[dict[EntryKey, EntryRef]]:
     """Per re-run number, the entry points of the version's re-runs; an entry point's newest batch wins."""
     from histeg.runs.confirm import usable_traces
 
     loaded = []
-    for batches in usable_traces(store, index, confirmations, paired_with):
+    for batches in usable_traces(store, index, confirmations, paired_with, round):
         merged: dict[EntryKey, EntryRef] = {}
         for files in batches:
             for key, ref in entry_points(TraceFile(path) for path in files).items():

@@ -133,6 +133,17 @@ class TargetedReruns(Part, kw_only=True):
         Count, msgspec.Meta(description="Divergent entry points of the new version re-run (with their old counterparts).")
     ]
     complete_runs: CompleteRuns
+    unexplained_entry_points: Annotated[
+        Count,
+        msgspec.Meta(
+            description=(
+                "Entry points re-run in a second round: a divergence of theirs survived the first and no changed function on its "
+                "call chain, nor a changed class- or module-level value, explains it (a version against its predecessor only)."
+            )
+        ),
+    ] = 0
+    unexplained_runs: Annotated[Count, msgspec.Meta(description="Second-round re-runs per version (0: no second round).")] = 0
+    unexplained_complete_runs: CompleteRuns | None = None
 
 
 class DivergenceSummary(Part, kw_only=True):

@@ -202,6 +202,17 @@ class Batch(Part, kw_only=True):
         dict[str, list[str] | None],
         msgspec.Meta(description=("Per trace command label: the pytest node ids re-run (sorted), or null for the whole command.")),
     ]
+    round: Annotated[
+        int,
+        msgspec.Meta(
+            ge=1,
+            le=2,
+            description=(
+                "1: the re-runs of every entry point that diverged; 2: more re-runs of those whose divergence survived round 1 "
+                "and that no changed code on their call chain explains, before they can become a target."
+            ),
+        ),
+    ] = 1
     runs: list[Rerun]
 
 

@@ -40,14 +40,14 @@ def _covers(batch: Batch, command: str, label: str) -> bool:
     return chosen is None or label == "" or label in chosen
 
 
-def paired(confirmations: Confirmations, paired_with: str) -> list[Batch]:
-    return [batch for batch in confirmations.batches if batch.paired_with == paired_with]
+def paired(confirmations: Confirmations, paired_with: str, round: int = 1) -> list[Batch]:
+    return [batch for batch in confirmations.batches if batch.paired_with == paired_with and batch.round == round]
 
 
-def missing(confirmations: Confirmations, wanted: Mapping[str, set[str]], paired_with: str) -> dict[str, set[str]]:
-    """Per command, the labels of ``wanted`` no batch made for this comparison has run."""
+def missing(confirmations: Confirmations, wanted: Mapping[str, set[str]], paired_with: str, round: int = 1) -> dict[str, set[str]]:
+    """Per command, the labels of ``wanted`` no batch made for this comparison, in this round, has run."""
     result: dict[str, set[str]] = {}
-    batches = paired(confirmations, paired_with)
+    batches = paired(confirmations, paired_with, round)
     for command, labels in wanted.items():
         left = {label for label in labels if not any(_covers(batch, command, label) for batch in batches)}
         if left:
@@ -76,6 +76,7 @@ class _Batch:
     index: int
     confirmations: Confirmations
     paired_with: str
+    round: int
     selection: Selection
     commands: dict[str, TraceCommand]
     launch: Launch
@@ -97,12 +98,14 @@ class _Batch:
         relative = self.directory.relative_to(self.store.version_dir(self.index)).as_posix()
         chosen = {label: None if ids is None else sorted(ids) for label, ids in sorted(self.selection.items())}
         runs = sorted(self.records, key=lambda run: (run.repetition, run.command.label))
-        self.confirmations.batches.append(Batch(directory=relative, paired_with=self.paired_with, selection=chosen, runs=runs))
+        self.confirmations.batches.append(
+            Batch(directory=relative, paired_with=self.paired_with, selection=chosen, round=self.round, runs=runs)
+        )
         self.confirmations.write(self.store.file(self.index, CONFIRMATIONS))
         return self.confirmations
 
 
-def _prepare(store: OutputStore, index: int, wanted: Mapping[str, set[str]], paired_with: str, stop: threading.Event) -> _Batch:
+def _prepare(store: OutputStore, index: int, wanted: Mapping[str, set[str]], paired_with: str, round: int, stop: threading.Event) -> _Batch:
     """A new batch of ``wanted`` on version ``index``, with the options, interpreter and timeout of its first runs."""
     confirmations = load_confirmations(store, index)
     recorded = Runs.read(store.file(index, RUNS))
@@ -127,7 +130,7 @@ def _prepare(store: OutputStore, index: int, wanted: Mapping[str, set[str]], pai
         if chosen is not None:
             select_files[label] = directory / f"{label}.select"
             select_files[label].write_text("".join(f"{nodeid}\n" for nodeid in sorted(chosen)), encoding="utf-8")
-    return _Batch(store, index, confirmations, paired_with, selection, commands, launch, directory, select_files)
+    return _Batch(store, index, confirmations, paired_with, round, selection, commands, launch, directory, select_files)
 
 
 def schedule(runs: int) -> list[list[tuple[str, int]]]:
@@ -146,18 +149,28 @@ def schedule(runs: int) -> list[list[tuple[str, int]]]:
 
 
 def confirm_pair(
-    store: OutputStore, old: int, old_wanted: Mapping[str, set[str]], new: int, new_wanted: Mapping[str, set[str]], runs: int
+    store: OutputStore,
+    old: int,
+    old_wanted: Mapping[str, set[str]],
+    new: int,
+    new_wanted: Mapping[str, set[str]],
+    runs: int,
+    round: int = 1,
 ) -> tuple[Confirmations, Confirmations]:
     """Re-run, ``runs`` times and in the order of ``schedule``, the entry points ``old_wanted`` on version ``old`` and
     ``new_wanted`` on version ``new`` (per command label: node ids, "" for the entry points no test owns) for their
     comparison. Batches made for it before are reused when they cover both; when either side lacks some, both sides are
-    re-run in full, so that every entry point's re-runs on the two sides were made in one schedule."""
+    re-run in full, so that every entry point's re-runs on the two sides were made in one schedule. ``round`` 2 are the
+    further re-runs of divergences that round 1 did not show to be noise and that no changed code explains."""
     old_identifier, new_identifier = store.version(old).identifier, store.version(new).identifier
     found = load_confirmations(store, old), load_confirmations(store, new)
-    if runs < 1 or not (missing(found[0], old_wanted, new_identifier) or missing(found[1], new_wanted, old_identifier)):
+    if runs < 1 or not (missing(found[0], old_wanted, new_identifier, round) or missing(found[1], new_wanted, old_identifier, round)):
         return found
     stop = threading.Event()
-    sides = {"old": _prepare(store, old, old_wanted, new_identifier, stop), "new": _prepare(store, new, new_wanted, old_identifier, stop)}
+    sides = {
+        "old": _prepare(store, old, old_wanted, new_identifier, round, stop),
+        "new": _prepare(store, new, new_wanted, old_identifier, round, stop),
+    }
     # the re-runs are independent processes in copies of their own: a stage's take the time of one on as many cores
     with ThreadPoolExecutor(max_workers=max(1, min(runs, len(os.sched_getaffinity(0))))) as pool:
         for stage in schedule(runs):
@@ -169,13 +182,13 @@ def confirm_pair(
     return sides["old"].write(), sides["new"].write()
 
 
-def usable_traces(store: OutputStore, index: int, confirmations: Confirmations, paired_with: str) -> list[list[list[Path]]]:
+def usable_traces(store: OutputStore, index: int, confirmations: Confirmations, paired_with: str, round: int = 1) -> list[list[list[Path]]]:
     """Per re-run number, per batch, newest batch first, the trace files of complete re-runs (a re-run that
     broke, timed out or was cut short confirms nothing; failed tests are tolerated as in any run). Batches
     stay apart: each counts its entry points' occurrences on its own. The newest batch that has an entry
     point is the one to read: it was made in one schedule with the other version's newest."""
     per_run: dict[int, list[list[Path]]] = {}
-    for batch in reversed(paired(confirmations, paired_with)):
+    for batch in reversed(paired(confirmations, paired_with, round)):
         files: dict[int, list[Path]] = {}
         for run in batch.runs:
             if run.complete:
