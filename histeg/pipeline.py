@@ -30,7 +30,15 @@ from histeg.engine.executor import (
 )
 from histeg.engine.runner import run_step
 from histeg.errors import EXIT_OK, EXIT_SOME_VERSIONS_FAILED, HistegError, WriteError
-from histeg.history.extract import ExtractResult, check_output_directory, extract
+from histeg.history.extract import (
+    ExtractedVersion,
+    ExtractResult,
+    check_output_directory,
+    extract_step,
+    plan_extraction,
+    record_merges,
+)
+from histeg.history.request import ExtractRequest
 from histeg.impact.step import TARGETS
 from histeg.merges.step import MERGES
 from histeg.processes.groups import end_orphans
@@ -175,8 +183,20 @@ class Context:
         return [result for index in usable for result in found.get(index, [])]
 
 
-def _extract_step(settings: Settings, console: Console) -> ExtractResult:
-    result = extract(settings, console)
+def _extract(context: Context) -> ExtractResult:
+    """The history read and the versions chosen, then each version's extract step, whose reuse the engine decides."""
+    console = context.console
+    plan = plan_extraction(ExtractRequest.of(context.settings), console)
+    step = extract_step(plan)
+    result = plan.result()
+    for index in console.progress(list(plan.versions), len(plan.versions), step.doing):
+        summary = run_step(step, context, index).summary
+        status = "reused" if summary.get("reused") else summary["status"]
+        planned = plan.versions[index]
+        console.detail(f"{status} version {index} ({planned.commit.identifier[:12]})")
+        predecessor = planned.predecessor.index if planned.predecessor is not None else None
+        result.versions.append(ExtractedVersion(index, planned.commit.identifier, predecessor, status))
+    record_merges(plan)
     reused = sum(1 for v in result.versions if v.status == "reused")
     console.info(
         f"extracted {len(result.versions) - reused} and reused {reused} version(s) of {result.repository} "
@@ -255,9 +275,10 @@ def run_pipeline(settings: Settings, console: Console, until: str = COMMANDS[-1]
             console.warn(f"ended {len(ended)} process group(s) that a killed histeg run left running: {', '.join(map(str, ended))}")
         steps = PIPELINE[until]
         with executor_for(settings, store.root, console) if steps else contextlib.nullcontext() as executor:
-            extracted = _extract_step(settings, console)
+            context = Context(settings, console, store, run, [], executor)
+            extracted = _extract(context)
             run.steps["extract"] = extracted.to_json()
-            context = Context(settings, console, store, run, [v.index for v in extracted.versions], executor)
+            context.versions = [v.index for v in extracted.versions]
             for step in steps:
                 run.steps[step.name] = context.each_step(step)
     run.seconds = time.perf_counter() - started

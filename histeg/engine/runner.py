@@ -23,9 +23,17 @@ def read_states(store: OutputStore, index: int) -> StepStates:
         return StepStates(steps={})
 
 
+EXTRACTION = "extract"
+"""Extraction's result is the version as recorded, which the steps reading it fingerprint by its content
+(``histeg.engine.inputs.snapshot_inputs``): its result id is no input of theirs, so that a folder adopted by the step
+(made before it had a state) or a version re-extracted to the same content keeps every later result."""
+
+
 def results(store: OutputStore, index: int) -> dict[str, str]:
     """The result id of each step that last succeeded on version ``index``: what a step reading them depends on."""
-    return {name: state.result for name, state in read_states(store, index).steps.items() if state.status == "ok"}
+    return {
+        name: state.result for name, state in read_states(store, index).steps.items() if state.status == "ok" and name != EXTRACTION
+    }
 
 
 def step_inputs(step: Step, context: StepContext, index: int, states: StepStates) -> dict[str, Any]:

@@ -1,19 +1,21 @@
-"""Pipeline step 1: history.json, one snapshot and version.json per selected version, fileChanges.json."""
+"""Pipeline step 1: ``history.json`` and the versions chosen (``plan_extraction``), then per version the extract step
+(``extract_step``): its snapshot, ``version.json`` and ``fileChanges.json``, reused by the engine like any step's results;
+``merge.json`` marks a version's part in merges."""
 
 from __future__ import annotations
 
 import datetime
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from histeg.console import Console
 from histeg.errors import HistegError
 from histeg.history.commits import list_commits
 from histeg.history.file_changes import file_changes
 from histeg.history.git import GitRepository
-from histeg.history.merges import extra_commits, merge_sections, merge_triples
+from histeg.history.merges import MergeTriple, extra_commits, merge_sections, merge_triples
+from histeg.history.request import ExtractRequest, Progress
 from histeg.history.revisions import first_parent_chain, resolve, select_versions
 from histeg.history.snapshot import write_snapshot
 from histeg.history.source import MIRROR_DIR, Source, open_source
@@ -22,6 +24,7 @@ from histeg.records.history import (
     Commit,
     FileChanges,
     History,
+    MergeMarks,
     Repository,
     SkippedEntry,
     Version,
@@ -29,9 +32,9 @@ from histeg.records.history import (
 )
 from histeg.records.registry import Registry
 from histeg.settings.files import read_toml_table
-from histeg.settings.model import Settings
 from histeg.settings.scope import Scope
-from histeg.store import FILE_CHANGES, LOCK_FILE, VERSION, OutputStore
+from histeg.step import Step, StepContext, StepResult
+from histeg.store import FILE_CHANGES, LOCK_FILE, SNAPSHOT_DIR, VERSION, OutputStore
 from histeg.version import __version__
 
 
@@ -150,22 +153,24 @@ def _stored(store: OutputStore, index: int) -> Version | None:
         return None
 
 
-def _is_current(store: OutputStore, stored: Version | None, commit: Commit, user: Settings) -> bool:
+def _is_current(store: OutputStore, stored: Version | None, commit: Commit, given: Mapping[str, Any]) -> bool:
     """The snapshot and the version's settings are as this run would make them; what it is compared with may differ."""
     if stored is None or stored.identifier != commit.identifier or not store.file(commit.index, FILE_CHANGES).is_file():
         return False
-    expected = resolve_version_settings(store.snapshot(commit.index), _project_table(store.snapshot(commit.index), commit.identifier), user)
+    expected = resolve_version_settings(
+        store.snapshot(commit.index), _project_table(store.snapshot(commit.index), commit.identifier), given
+    )
     return stored.settings == expected
 
 
 def _extract_version(
-    store: OutputStore, repo: GitRepository, commit: Commit, predecessor: Commit | None, user: Settings, replace: bool
+    store: OutputStore, repo: GitRepository, commit: Commit, predecessor: Commit | None, given: Mapping[str, Any], replace: bool
 ) -> None:
     with store.building_version(commit.index, replace=replace) as scratch:
         snapshot = scratch / "snapshot"
         snapshot.mkdir()
         report = write_snapshot(repo, commit.identifier, snapshot)
-        settings = resolve_version_settings(snapshot, _project_table(snapshot, commit.identifier), user)
+        settings = resolve_version_settings(snapshot, _project_table(snapshot, commit.identifier), given)
         _file_changes(repo, commit, predecessor).write(scratch / FILE_CHANGES)
         _version_document(commit, predecessor, settings, report.skipped, _git_version(repo, commit.identifier)).write(scratch / VERSION)
 
@@ -230,16 +235,42 @@ def _moment(text: str) -> datetime.datetime:
     return moment if moment.tzinfo is not None else moment.astimezone()
 
 
-def extract(settings: Settings, console: Console) -> ExtractResult:
-    """Extract the chosen versions; the caller holds the output directory's lock."""
-    store = OutputStore(settings.output())
+@dataclass(frozen=True)
+class Planned:
+    """A version to extract and the one it is compared with (None: the first of the list, or a merge's extra part)."""
+
+    commit: Commit
+    predecessor: Commit | None
+
+
+@dataclass
+class ExtractPlan:
+    """The history read and the versions chosen: what the extract step of each version needs."""
+
+    request: ExtractRequest
+    store: OutputStore
+    repo: GitRepository
+    location: str
+    branch: str
+    commits: int
+    versions: dict[int, Planned]
+    """By version number, selected versions first (in history order), then the extra parts of merges."""
+    triples: list[MergeTriple]
+
+    def result(self) -> ExtractResult:
+        return ExtractResult(self.store.root, self.location, self.branch, self.commits)
+
+
+def plan_extraction(request: ExtractRequest, progress: Progress) -> ExtractPlan:
+    """Read the history (``history.json``) and choose the versions; the caller holds the output directory's lock."""
+    store = OutputStore(request.output)
     store.prepare()
-    source = open_source(settings.repository(), store.root, accept=_ownership_check(store))
+    source = open_source(request.repository, store.root, accept=_ownership_check(store))
     repo = source.mirror
-    scope = settings.scope()
-    branch = settings.branch or repo.current_branch()
+    scope = request.scope
+    branch = request.branch or repo.current_branch()
     tip = resolve(repo, branch)
-    console.detail(f"reading the history of {branch} in {source.location}")
+    progress.detail(f"reading the history of {branch} in {source.location}")
     commits = _numbered(store, _known_history(store, branch, tip) or list_commits(repo, tip))
     _history_document(source, branch, tip, commits).write(store.history_path)
     by_id = {commit.identifier: commit for commit in commits}
@@ -249,56 +280,77 @@ def extract(settings: Settings, console: Console) -> ExtractResult:
     for identifier in identifiers:
         if identifier not in by_id:
             raise HistegError(f"revision {identifier[:12]} is not in the history of '{branch}'; choose the branch with --branch")
-    result = ExtractResult(store.root, source.location, branch, len(commits))
+    versions: dict[int, Planned] = {}
     previous: Commit | None = None
-    for identifier in console.progress(identifiers, len(identifiers), "extracting versions"):
+    for identifier in identifiers:
         commit = by_id[identifier]
-        stored = None if settings.override else _stored(store, commit.index)
         predecessor = previous
+        stored = None if request.override or previous is not None else _stored(store, commit.index)
         if (
-            previous is None
-            and stored is not None
+            stored is not None
             and stored.comparing_against_version in by_id
             and store.has_version(by_id[stored.comparing_against_version].index)
         ):
             predecessor = by_id[stored.comparing_against_version]  # a base keeps its own comparison, and its results
-        if stored is not None and _is_current(store, stored, commit, settings):
-            if stored.comparing_against_version != (predecessor.identifier if predecessor else None):
-                _compare_with(store, stored, repo, commit, predecessor)
-            status = "reused"
-        else:
-            _extract_version(store, repo, commit, predecessor, settings, replace=True)
-            status = "extracted"
-        console.detail(f"{status} version {commit.index} ({commit.identifier[:12]})")
-        result.versions.append(ExtractedVersion(commit.index, identifier, predecessor.index if predecessor else None, status))
+        versions[commit.index] = Planned(commit, predecessor)
         previous = commit
-    triples = merge_triples(repo, identifiers, by_id) if settings.merges else []
+    triples = merge_triples(repo, identifiers, by_id) if request.merges else []
     for commit in extra_commits(triples, identifiers):
-        result.versions.append(_extract_merge_part(store, repo, commit, settings))
-    _record_merges(store, result, triples)
-    return result
+        versions[commit.index] = Planned(commit, None)  # traced as a part of the merge, not ranked itself
+    return ExtractPlan(request, store, repo, source.location, branch, len(commits), versions, triples)
 
 
-def _extract_merge_part(store: OutputStore, repo: GitRepository, commit: Commit, settings: Settings) -> ExtractedVersion:
-    """A merge's parent or base outside the selection: extracted without a predecessor, so that it is traced but not ranked."""
-    stored = None if settings.override else _stored(store, commit.index)
-    if stored is not None and _is_current(store, stored, commit, settings):
-        if stored.comparing_against_version is not None:
-            _compare_with(store, stored, repo, commit, None)
-        status = "reused"
-    else:
-        _extract_version(store, repo, commit, None, settings, replace=True)
-        status = "extracted"
-    return ExtractedVersion(commit.index, commit.identifier, None, status)
+def extract_step(plan: ExtractPlan) -> Step:
+    """The extract step of the planned versions: the engine reuses a version's snapshot, ``version.json`` and
+    ``fileChanges.json`` while the commit, its predecessor, the per-version settings the user gave and histeg are the
+    ones they were made from. Run, it takes what is still valid of what it finds: an output folder made before this step
+    had a state, or a version now compared with another, keeps its snapshot and the results of every later step."""
+
+    def inputs(context: StepContext, index: int) -> dict[str, Any]:
+        planned = plan.versions[index]
+        return {
+            "commit": planned.commit.identifier,
+            "against": planned.predecessor.identifier if planned.predecessor is not None else None,
+            "perVersion": {
+                key: list(value) if isinstance(value, tuple) else value for key, value in sorted(plan.request.per_version.items())
+            },
+        }
+
+    def run(context: StepContext, index: int) -> StepResult:
+        planned = plan.versions[index]
+        store, commit, predecessor = plan.store, planned.commit, planned.predecessor
+        stored = None if context.override else _stored(store, index)
+        if stored is not None and _is_current(store, stored, commit, plan.request.per_version):
+            if stored.comparing_against_version != (predecessor.identifier if predecessor else None):
+                _compare_with(store, stored, plan.repo, commit, predecessor)
+            return StepResult({"status": "reused"})
+        _extract_version(store, plan.repo, commit, predecessor, plan.request.per_version, replace=True)
+        return StepResult({"status": "extracted"})
+
+    return Step(name="extract", doing="extracting versions", outputs=(SNAPSHOT_DIR, VERSION, FILE_CHANGES), inputs=inputs, run=run)
 
 
-def _record_merges(store: OutputStore, result: ExtractResult, triples: list[Any]) -> None:
-    """Each extracted version's ``merge`` and ``mergeRoles`` as this run sees them (none without --merges); written only
-    when they changed. No step reads them as an input, so writing them recomputes nothing."""
-    parents, roles = merge_sections(triples)
-    for extracted in result.versions:
-        version = store.version(extracted.index)
-        merge, merge_roles = parents.get(extracted.identifier), roles.get(extracted.identifier, [])
-        if version.merge != merge or version.merge_roles != merge_roles:
-            version.merge, version.merge_roles = merge, merge_roles
-            version.write(store.file(extracted.index, VERSION))
+def record_merges(plan: ExtractPlan) -> None:
+    """Each planned version's ``merge.json`` as this run sees its part in merges (none without --merges): written when
+    it changed, never ``version.json``. The merge step reads it; no other step does, so marking merges recomputes nothing."""
+    parents, roles = merge_sections(plan.triples)
+    for index, planned in plan.versions.items():
+        identifier = planned.commit.identifier
+        marks = MergeMarks(identifier=identifier, merge=parents.get(identifier), merge_roles=roles.get(identifier, []))
+        path = plan.store.file(index, MergeMarks.FILE)
+        if path.is_file():
+            if read_merge_marks(plan.store, index) != marks:
+                marks.write(path)
+        elif marks.merge is not None or marks.merge_roles:
+            marks.write(path)
+
+
+def read_merge_marks(store: OutputStore, index: int) -> MergeMarks:
+    """A version's ``merge.json``; no part in any merge when it is absent or was written for another commit."""
+    identifier = store.version(index).identifier
+    path = store.file(index, MergeMarks.FILE)
+    if path.is_file():
+        marks = MergeMarks.read(path)
+        if marks.identifier == identifier:
+            return marks
+    return MergeMarks(identifier=identifier)

@@ -15,18 +15,18 @@ from typing import Any
 
 from histeg.records.history import VersionSettings
 from histeg.settings.load import convert, option_for
-from histeg.settings.model import Settings
 from histeg.settings.table import PER_VERSION
 from histeg.tracing.selection import IgnoreRule
 
 
-def resolve_version_settings(snapshot: Path, project: tuple[str, Mapping[str, Any]], settings: Settings) -> VersionSettings:
+def resolve_version_settings(snapshot: Path, project: tuple[str, Mapping[str, Any]], given: Mapping[str, Any]) -> VersionSettings:
     """Settings of one extracted version: ``project`` is ``(origin, [tool.histeg] of its pyproject.toml)``.
 
     The project's table is checked against the same option table as the
     user's: an unknown key or a bad value is an error naming the key and the
     version's file. Run-wide keys there (``timeout``, ...) are the user's
     settings when they name that file with ``--config``, and are skipped here.
+    ``given``: the per-version settings the user set, by key (``ExtractRequest.per_version``).
     """
     values = {option.key: option.default for option in PER_VERSION}
     origin, table = project
@@ -34,9 +34,7 @@ def resolve_version_settings(snapshot: Path, project: tuple[str, Mapping[str, An
         option = option_for(key, origin)
         if option.per_version:
             values[key] = convert(option, raw, origin)
-    for option in PER_VERSION:
-        if settings.given(option.key):
-            values[option.key] = settings.value(option.key)
+    values.update(given)
     sources = values["sources"] if values["sources"] is not None else ["src"] if (snapshot / "src").is_dir() else ["."]
     tests = values["tests"] if values["tests"] is not None else [name for name in ("tests", "test") if (snapshot / name).is_dir()][:1]
     return VersionSettings(

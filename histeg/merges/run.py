@@ -9,6 +9,7 @@ from histeg.compare.entry_points import EntryKey
 from histeg.compare.version import compare_workers
 from histeg.engine.runner import results
 from histeg.errors import HistegError
+from histeg.history.extract import read_merge_marks
 from histeg.impact.ranking import Layout
 from histeg.impact.targets import function_table
 from histeg.merges.charge import ProjectCode, charged_to
@@ -37,7 +38,7 @@ from histeg.store import TESTING_TARGETS, OutputStore
 
 def compute_merge(store: OutputStore, index: int, settings: Settings) -> dict[str, Any]:
     """Compare the merge ``index`` with its parents and base, write ``mergeDivergences.json`` and mark its targets."""
-    parents = store.version(index).merge
+    parents = read_merge_marks(store, index).merge
     if parents is None:
         raise HistegError(f"version {index} is not a merge extracted in merge mode (--merges)")
     first, second = parents.first_parent.index, parents.second_parent.index

@@ -12,6 +12,7 @@ from typing import Any
 from histeg.engine.inputs import settings_values
 from histeg.engine.runner import results
 from histeg.errors import HistegError
+from histeg.history.extract import read_merge_marks
 from histeg.records.merges import MergeDivergences
 from histeg.step import Step, StepContext, StepResult
 
@@ -22,16 +23,17 @@ _ROLES = {"firstParent": "first parent", "secondParent": "second parent", "base"
 def _skip(context: StepContext, index: int) -> str | None:
     if not context.settings.merges:
         return "not in merge mode (--merges)"
-    return None if context.store.version(index).merge is not None else "not a merge"
+    return None if read_merge_marks(context.store, index).merge is not None else "not a merge"
 
 
 def _inputs(context: StepContext, index: int) -> dict[str, Any]:
     store = context.store
     version = store.version(index)
-    members = version.merge.members() if version.merge is not None else {}
+    merge = read_merge_marks(store, index).merge
+    members = merge.members() if merge is not None else {}
     return {
         "identifier": version.identifier,
-        "merge": version.merge,
+        "merge": merge,
         "members": {role: {"identifier": store.version(i).identifier, "results": results(store, i)} for role, i in members.items()},
         # it compares pairs and charges targets
         "settings": {key: value for step in ("compare", "targets") for key, value in settings_values(context.settings, step).items()},
@@ -40,7 +42,7 @@ def _inputs(context: StepContext, index: int) -> dict[str, Any]:
 
 def _run(context: StepContext, index: int) -> StepResult:
     store = context.store
-    parents = store.version(index).merge
+    parents = read_merge_marks(store, index).merge
     assert parents is not None  # skipped otherwise
     from histeg.merges.run import compute_merge
 

@@ -88,6 +88,24 @@ class MergeRole(Part, kw_only=True):
     merge: MergeVersion
 
 
+class MergeMarks(Record, kw_only=True):
+    """A version's part in merge mode (--merges), as the last extraction saw it. Extraction writes it beside
+    ``version.json`` instead of rewriting that file, so that marking merges recomputes nothing; absent: no part."""
+
+    FILE = "merge.json"
+    TITLE = "<index>/merge.json"
+    schema_version: Literal[1] = 1
+    identifier: CommitId
+    merge: Annotated[
+        MergeParents | None,
+        msgspec.Meta(description="Set on a merge: its parents and base, compared with it in mergeDivergences.json."),
+    ] = None
+    merge_roles: Annotated[
+        list[MergeRole],
+        msgspec.Meta(description="The merges this version is a parent or the base of; such a version is extracted even when not selected."),
+    ] = msgspec.field(default_factory=list)
+
+
 @dataclass(frozen=True)
 class VersionSettings:
     """Where a version keeps its code, how to build it and what its traces ignore: ``Version.settings``, the record's own
@@ -152,7 +170,7 @@ class Version(Record, kw_only=True):
         MergeParents | None,
         msgspec.Meta(
             description=(
-                "Set on a merge commit extracted in merge mode (--merges): its parents and base, compared in mergeDivergences.json."
+                "Read from files of earlier histeg versions only, null in new ones: a merge's parents and base are in its merge.json."
             )
         ),
     ] = None
@@ -160,7 +178,7 @@ class Version(Record, kw_only=True):
         list[MergeRole],
         msgspec.Meta(
             description=(
-                "The merges (in merge mode) this version is a parent or the base of; such a version is extracted even when not selected."
+                "Read from files of earlier histeg versions only, empty in new ones: a version's merge roles are in its merge.json."
             )
         ),
     ] = msgspec.field(default_factory=list)
@@ -210,6 +228,7 @@ __all__ = [
     "FileChangeType",
     "FileChanges",
     "History",
+    "MergeMarks",
     "MergeParents",
     "MergeRole",
     "MergeRoleName",

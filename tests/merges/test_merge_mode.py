@@ -77,13 +77,14 @@ def test_lost_and_introduced_behaviour_rank_first(merged: tuple[GitRepo, dict[st
     merge, second, base, first = (version_index(out, commits[name]) for name in ("merge", "feature", "base", "main"))
     summary = json.loads(result.stdout)
     assert {v["index"] for v in summary["versions"]} == {base, first, second, merge}  # the feature commit is off the first-parent line
-    version = validate_output(out / str(merge) / "version.json")
+    version = validate_output(out / str(merge) / "merge.json")
+    assert validate_output(out / str(merge) / "version.json")["merge"] is None  # extraction marks merges beside it, never in it
     assert version["merge"] == {"firstParent": {"index": first, "identifier": commits["main"]},
                                 "secondParent": {"index": second, "identifier": commits["feature"]},
                                 "base": {"index": base, "identifier": commits["base"]}}
-    roles = validate_output(out / str(second) / "version.json")
+    roles = validate_output(out / str(second) / "merge.json")
     assert roles["mergeRoles"] == [{"role": "secondParent", "merge": {"index": merge, "identifier": commits["merge"]}}]
-    assert roles["comparingAgainstIndex"] is None and not (out / str(second) / "testingTargets.json").exists()
+    assert validate_output(out / str(second) / "version.json")["comparingAgainstIndex"] is None and not (out / str(second) / "testingTargets.json").exists()
 
     document = validate_output(out / str(merge) / "mergeDivergences.json")
     MergeDivergences.read(out / str(merge) / "mergeDivergences.json")
