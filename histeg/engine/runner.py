@@ -31,9 +31,7 @@ EXTRACTION = "extract"
 
 def results(store: OutputStore, index: int) -> dict[str, str]:
     """The result id of each step that last succeeded on version ``index``: what a step reading them depends on."""
-    return {
-        name: state.result for name, state in read_states(store, index).steps.items() if state.status == "ok" and name != EXTRACTION
-    }
+    return {name: state.result for name, state in read_states(store, index).steps.items() if state.status == "ok" and name != EXTRACTION}
 
 
 def step_inputs(step: Step, context: StepContext, index: int, states: StepStates) -> dict[str, Any]:
