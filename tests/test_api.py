@@ -36,7 +36,7 @@ def test_a_project_computes_and_gives_typed_results(make_repo, tmp_path: Path) -
     targets = second.testing_targets
     assert isinstance(targets, TestingTargets) and [t.identifier for t in targets.targets] == ["lib:double"]
     assert second.runs is not None and second.runs.repeat == 1
-    assert second.steps is not None and set(second.steps.steps) == {"build", "statics", "traceConfig", "syntax", "traces", "compare", "targets"}
+    assert second.steps is not None and set(second.steps.steps) == {"extract", "build", "statics", "traceConfig", "syntax", "traces", "compare", "targets"}
     again = project.compute(["HEAD~1..HEAD"])
     assert all(item["reused"] for name, items in again.steps.items() if name != "extract" for item in items if "skipped" not in item)
     assert project.version(1).identifier == second.identifier

@@ -414,7 +414,7 @@ def compare_versions(
                 lambda old_wanted, new_wanted: rerun(against, old_wanted, index, new_wanted, confirm_runs, 1),
             )
             # a merge's pairs are not the ones its syntax changes describe: only a version and its predecessor get round 2
-            doubtful = _unexplained(between, unstable, explanations(store.file(index, SYNTAX_CHANGES))) if hints else []
+            doubtful = _unexplained(between, unstable, explanations(store.file(index, SYNTAX_CHANGES)), pair) if hints else []
             if doubtful:
                 confirmation.unexplained = len({divergence.entry for divergence in doubtful})
                 confirmation.unexplained_complete = _confirm(
@@ -440,12 +440,16 @@ def compare_versions(
     return result
 
 
-def _unexplained(between: list[Divergence], unstable: NoiseMap, explained: Explanations) -> list[Divergence]:
+def _unexplained(between: list[Divergence], unstable: NoiseMap, explained: Explanations, pair: _Pair) -> list[Divergence]:
     """The divergences some kind of which is not noise yet and that no changed code explains."""
     left = []
     for divergence in between:
         found = unstable.get((divergence.entry, divergence.call.function))
-        if (found is None or set(divergence.call.kinds) - found.kinds) and not explained.explain(divergence.call):
+        if found is not None and not set(divergence.call.kinds) - found.kinds:
+            continue
+        entry = divergence.entry
+        executed = _functions_under(pair.new_runs[0][entry]) | _functions_under(pair.old_runs[0][pair.new_to_old[entry]])
+        if not explained.explain(executed):
             left.append(divergence)
     return left
 

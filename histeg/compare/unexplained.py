@@ -1,9 +1,10 @@
 """Divergences no changed code explains: they need more evidence before they can become a target.
 
-A divergence whose function, and every function on its call chain, is unchanged, in a version
+A divergence under an entry point that ran no changed function, in either version, in a version
 without a changed class- or module-level value, has no cause in the code that histeg can name. It
-may still have one (a data file, state left by a changed function elsewhere), but it is also what a
-coin flip that happened to land alike on every re-run looks like. Such divergences that round 1 of
+may still have one (a data file the test reads), but it is also what a coin flip that happened to
+land alike on every re-run looks like. (Under an entry point that ran a changed function, any
+divergence may be its consequence: a caller sees another return value, a later call other state.) Such divergences that round 1 of
 the re-runs did not show to be noise get a second round of their own (``histeg.runs.confirm``,
 ``round`` 2) with twice the re-runs. A divergence of the code shows in every one of them, so the
 second round costs time only, never a real divergence; it is skipped when every survivor is explained.
@@ -14,7 +15,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from histeg.compare.calls import CallDivergence
 from histeg.records.syntax import SyntaxChanges
 
 SECOND_ROUND_FACTOR = 2
@@ -30,8 +30,9 @@ class Explanations:
     values: bool
     """A class- or module-level change with runtime meaning: a value any function may read."""
 
-    def explain(self, call: CallDivergence) -> bool:
-        return self.values or call.function in self.functions or any(caller in self.functions for caller in call.chain)
+    def explain(self, executed: set[str]) -> bool:
+        """``executed``: the functions the divergence's entry point ran, in either version."""
+        return self.values or not self.functions.isdisjoint(executed)
 
 
 def explanations(path: Path) -> Explanations:

@@ -137,8 +137,8 @@ class TargetedReruns(Part, kw_only=True):
         Count,
         msgspec.Meta(
             description=(
-                "Entry points re-run in a second round: a divergence of theirs survived the first and no changed function on its "
-                "call chain, nor a changed class- or module-level value, explains it (a version against its predecessor only)."
+                "Entry points re-run in a second round: a divergence of theirs survived the first and they ran no changed function "
+                "in either version, in a version without a changed class- or module-level value (a version against its predecessor only)."
             )
         ),
     ] = 0

@@ -209,7 +209,7 @@ class Batch(Part, kw_only=True):
             le=2,
             description=(
                 "1: the re-runs of every entry point that diverged; 2: more re-runs of those whose divergence survived round 1 "
-                "and that no changed code on their call chain explains, before they can become a target."
+                "under entry points that ran no changed code, before they can become a target."
             ),
         ),
     ] = 1
