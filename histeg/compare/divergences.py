@@ -405,25 +405,17 @@ def compare_versions(
                 lambda old, old_wanted, new, new_wanted, runs, round: confirmed_runs(store, old, old_wanted, new, new_wanted, runs, round)
             )
             started_confirming = time.perf_counter()
+
+            def confirm_round(divergences: list[Divergence], runs: int, number: int) -> tuple[int, int]:
+                return _confirm(comparer, pair, divergences, unstable, lambda old, new: rerun(against, old, index, new, runs, number))
+
             confirmation.entry_points = len({divergence.entry for divergence in between})
-            confirmation.complete = _confirm(
-                comparer,
-                pair,
-                between,
-                unstable,
-                lambda old_wanted, new_wanted: rerun(against, old_wanted, index, new_wanted, confirm_runs, 1),
-            )
+            confirmation.complete = confirm_round(between, confirm_runs, 1)
             # a merge's pairs are not the ones its syntax changes describe: only a version and its predecessor get round 2
             doubtful = _unexplained(between, unstable, explanations(store.file(index, SYNTAX_CHANGES)), pair) if hints else []
             if doubtful:
                 confirmation.unexplained = len({divergence.entry for divergence in doubtful})
-                confirmation.unexplained_complete = _confirm(
-                    comparer,
-                    pair,
-                    doubtful,
-                    unstable,
-                    lambda old_wanted, new_wanted: rerun(against, old_wanted, index, new_wanted, SECOND_ROUND_FACTOR * confirm_runs, 2),
-                )
+                confirmation.unexplained_complete = confirm_round(doubtful, SECOND_ROUND_FACTOR * confirm_runs, 2)
             confirmation.seconds = time.perf_counter() - started_confirming  # re-running and comparing the re-runs
     result = VersionComparison(
         index,
