@@ -152,6 +152,30 @@ class _Output:
         return out.text(), err.text()
 
 
+def _start(argv: list[str], cwd: Path, env: Mapping[str, str]) -> subprocess.Popen[bytes]:
+    """The command in a session (a process group) of its own, SIGINT at its default, no input, its output piped."""
+    return subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=dict(env),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+        preexec_fn=_default_interrupt,  # noqa: PLW1509  it only resets a signal handler: no lock, no import
+    )
+
+
+def _reap(process: subprocess.Popen[bytes], output: _Output | None, recorded: Path | None) -> None:
+    """Whatever the command left running killed, its output drained, its group's record released (signals deferred)."""
+    _signal_group(process.pid, signal.SIGKILL)
+    process.wait()
+    if output is not None:
+        output.drain(DRAIN_SECONDS)
+        output.close()
+    release(recorded)
+
+
 def run_process(
     argv: list[str],
     cwd: Path,
@@ -181,16 +205,7 @@ def run_process(
     try:
         with interrupt.deferred():  # a signal between the start and the record would leave a group nothing knows of
             try:
-                process = subprocess.Popen(
-                    argv,
-                    cwd=cwd,
-                    env=dict(env),
-                    stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE,
-                    stderr=subprocess.PIPE,
-                    start_new_session=True,
-                    preexec_fn=_default_interrupt,  # noqa: PLW1509  it only resets a signal handler: no lock, no import
-                )
+                process = _start(argv, cwd, env)
             except OSError as exc:
                 return ProcessResult(None, 0.0, False, "", "", f"cannot start {argv[0]}: {exc.strerror or exc}")
             output = _Output(process)
@@ -215,12 +230,7 @@ def run_process(
     finally:
         with interrupt.deferred():
             if process is not None:
-                _signal_group(process.pid, signal.SIGKILL)  # whatever the command left running
-                process.wait()
-                if output is not None:
-                    output.drain(DRAIN_SECONDS)
-                    output.close()
-                release(recorded)
+                _reap(process, output, recorded)
     (stdout, stdout_cut), (stderr, stderr_cut) = output.texts()
     return ProcessResult(process.returncode, duration, not exited, stdout, stderr, None, stdout_cut, stderr_cut)
 
