@@ -15,9 +15,12 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgspec
+
 from histeg.atomic import make_folders
 from histeg.console import Console
 from histeg.errors import HistegError
+from histeg.generate.carve import CALLS_PER_TARGET, CARVED, carve, function_source, judge
 from histeg.generate.coverage import GeneratedFunction, covered_targets, generated_tests
 from histeg.generate.pynguin_run import (
     ASSERTION_GENERATION,
@@ -38,6 +41,7 @@ from histeg.generate.verdicts import Role, SideRunResult, is_witness, run_tests,
 from histeg.processes.groups import end_orphans, records_folder
 from histeg.processes.workdir import fresh_copy
 from histeg.records.generation import (
+    Carving,
     GeneratedTest,
     Generation,
     GenerationSettings,
@@ -49,7 +53,7 @@ from histeg.records.generation import (
     TargetGeneration,
     Witness,
 )
-from histeg.records.targets import TestingTargets
+from histeg.records.targets import RankedTarget, TestingTargets
 from histeg.store import OutputStore, force_rmtree
 
 GENERATED = "generated"
@@ -65,6 +69,10 @@ class GenerateOptions:
     seed: int = 0
     runs: int = 2
     """pytest runs of the generated tests on each version: a witness needs every run of a side to agree."""
+    carve_only: bool = False
+    """Carving alone (``--carve``); otherwise carving first, then Pynguin for the targets still without a witness."""
+    calls: int = CALLS_PER_TARGET
+    """Distinct recorded calls carved per target at most."""
 
     def check(self) -> None:
         if self.top < 1:
@@ -73,6 +81,8 @@ class GenerateOptions:
             raise HistegError(f"--budget must be at least 1 second, not {self.budget:g}")
         if self.seed < 0:
             raise HistegError(f"--seed must be 0 or more, not {self.seed}")
+        if self.calls < 1:
+            raise HistegError(f"--calls must be at least 1, not {self.calls}")
 
 
 def resolve_version(store: OutputStore, given: str) -> int:
@@ -108,19 +118,93 @@ def generate(store: OutputStore, given: str, options: GenerateOptions, console: 
     if not ranked:
         raise HistegError(f"version {index} has no testing targets: nothing to generate tests for")
     old = built_side(store, new.version.comparing_against_index, f"version {index}'s predecessor")
-    selection = select(ranked, options.top, _module_scopes(new, {target.module for target in ranked}))
-    if not selection.chosen:
-        reasons = "; ".join(f"{p.identifier}: {p.reason}" for p in selection.passed[:3])
-        raise HistegError(f"none of version {index}'s top targets is a function, method or class Pynguin can cover ({reasons})")
-    tool = pynguin_tool(new.runtime.python)  # made once per interpreter; what uv cannot do stops here, before any work
+    top = ranked[: options.top]
+    selection = select(ranked, options.top, _module_scopes(new, {target.module for target in top}))
+    tool = None if options.carve_only else pynguin_tool(new.runtime.python)  # made once per interpreter, before any work
     with _private_files(), store.locked():
         ended = end_orphans(store.root)
         if ended:
             console.warn(f"ended {len(ended)} process group(s) that a killed histeg run left running: {', '.join(map(str, ended))}")
         with _scratch(new.directory / SCRATCH) as scratch:
-            record = _generate(new, old, selection, options, pynguin, tool, scratch, console, started)
+            carving, carved_witnesses = _carve(new, old, top, options, scratch, console)
+            remaining = Selection([t for t in selection.chosen if t.identifier not in carved_witnesses], selection.passed)
+            if tool is not None and not remaining.chosen and not selection.chosen and not carving.tests:
+                reasons = "; ".join(f"{p.identifier}: {p.reason}" for p in selection.passed[:3])
+                raise HistegError(
+                    f"none of version {index}'s top targets could be carved or is a function, method or class Pynguin can cover ({reasons})"
+                )
+            budget = max(float(len(remaining.modules())), options.budget - carving.seconds)  # carving never makes generate slower
+            pynguin_stage = tool is not None and bool(remaining.chosen)
+            record = _generate(
+                new,
+                old,
+                remaining if pynguin_stage else Selection([], selection.passed),
+                options,
+                budget,
+                pynguin,
+                tool,
+                scratch,
+                console,
+                started,
+            )
+            record = _with_carving(record, carving, carved_witnesses, top, "pynguin" if pynguin_stage else None)
+            if (scratch / "carving" / CARVED).is_dir():
+                os.replace(scratch / "carving" / CARVED, scratch / GENERATED / CARVED)
             _publish(new, scratch / GENERATED, record)
     return record
+
+
+def _carve(
+    new: VersionSide, old: VersionSide, top: list[RankedTarget], options: GenerateOptions, scratch: Path, console: Console
+) -> tuple[Carving, dict[str, list[Witness]]]:
+    """The carving stage: files written under ``generated/carved``, run ``options.runs`` times on each side."""
+    started = time.monotonic()
+    root = scratch / "carving"
+    made = carve(new, old.index, top, options.calls, root)
+    console.info(
+        f"version {new.index}: carved {len(made.test_ids())} test(s) from {made.candidates} changed result(s) under {len(top)} target(s)"
+    )
+    side_runs: list[SideRunResult] = []
+    if made.files:
+        for role, side in (("new", new), ("old", old)):
+            for number in range(1, options.runs + 1):
+                with _scratch(scratch / f"carved-{role}-{number}") as work:
+                    log = root / CARVED / f"pytest-{role}-{number}.log"
+                    side_runs.append(run_tests(side, role, number, root, work, log))  # type: ignore[arg-type]  # role is old or new
+    return judge(made, side_runs, options.calls, time.monotonic() - started)
+
+
+def _with_carving(
+    record: Generation, carving: Carving, carved: dict[str, list[Witness]], top: list[RankedTarget], pynguin: str | None
+) -> Generation:
+    """The Pynguin record with the carved tests' witnesses on their targets (a carved target Pynguin was not pointed at is
+    listed too), and the ``carved`` section."""
+    targets = list(record.targets)
+    listed = {target.identifier for target in targets}
+    for target in top:
+        if target.identifier in carved and target.identifier not in listed:
+            targets.append(
+                TargetGeneration(
+                    rank=target.rank or len(targets) + 1,
+                    identifier=target.identifier,
+                    kind=target.kind,
+                    module=target.module,
+                    qualname=target.qualname,
+                    cover="",
+                    tests=[],
+                    witnesses=[],
+                )
+            )
+    targets = [msgspec.structs.replace(target, witnesses=[*carved.get(target.identifier, []), *target.witnesses]) for target in targets]
+    targets.sort(key=lambda target: target.rank)
+    skipped = [s for s in record.skipped if s.identifier not in carved]
+    summary = msgspec.structs.replace(
+        record.summary,
+        witnesses=record.summary.witnesses + carving.witnesses,
+        targets_with_witnesses=sum(bool(target.witnesses) for target in targets),
+    )
+    settings = msgspec.structs.replace(record.settings, stages=["carve", *([pynguin] if pynguin else [])])
+    return msgspec.structs.replace(record, targets=targets, skipped=skipped, summary=summary, settings=settings, carved=carving)
 
 
 def _module_scopes(side: VersionSide, modules: set[str]) -> dict[str, dict[str, ScopeKind] | str]:
@@ -142,20 +226,23 @@ def _generate(
     old: VersionSide,
     selection: Selection,
     options: GenerateOptions,
+    budget: float,
     pynguin: str,
-    tool: Tool,
+    tool: Tool | None,
     scratch: Path,
     console: Console,
     started: float,
 ) -> Generation:
+    """The Pynguin stage, on the targets of ``selection``: none when carving witnessed them all (or ``--carve``)."""
     results = scratch / GENERATED
     make_folders(results)
     modules = selection.modules()
     positions = {module: [selection.chosen.index(target) + 1 for target in chosen] for module, chosen in modules.items()}
-    seconds = split_budget(positions, options.budget)
+    seconds = split_budget(positions, budget)
     import_path = _import_path(new)
     runs: list[PynguinRun] = []
     for module, chosen in modules.items():
+        assert tool is not None  # a selection with targets comes with Pynguin
         console.info(f"version {new.index}: Pynguin on {module} ({seconds[module]} s, covering {', '.join(t.cover for t in chosen)})")
         with fresh_copy(new.snapshot, scratch / "project") as project:
             new.runtime.prepare(project)
@@ -217,7 +304,7 @@ def _record(
     elapsed: float,
 ) -> Generation:
     modules = selection.modules()
-    generated, covering, witnesses = _judged_tests(selection, tests, side_runs)
+    generated, covering, witnesses = _judged_tests(selection, tests, side_runs, new.directory / SCRATCH / GENERATED)
     return Generation(
         index=new.index,
         identifier=new.version.identifier,
@@ -261,7 +348,7 @@ def _record(
 
 
 def _judged_tests(
-    selection: Selection, tests: dict[str, list[tuple[str, GeneratedFunction]]], side_runs: list[SideRunResult]
+    selection: Selection, tests: dict[str, list[tuple[str, GeneratedFunction]]], side_runs: list[SideRunResult], results: Path
 ) -> tuple[list[GeneratedTest], dict[str, list[str]], dict[str, list[Witness]]]:
     """Each generated test with its verdict on both sides; per target, the tests that cover it and those that witness it."""
     modules = selection.modules()
@@ -291,7 +378,14 @@ def _judged_tests(
                 covering[target.identifier].append(full_id)
                 if witness:
                     witnesses[target.identifier].append(
-                        Witness(test=full_id, old=before.outcome, new=after.outcome, old_failure=before.failure, new_failure=after.failure)
+                        Witness(
+                            test=full_id,
+                            old=before.outcome,
+                            new=after.outcome,
+                            old_failure=before.failure,
+                            new_failure=after.failure,
+                            source=function_source(results / test_id.partition("::")[0], function.name),
+                        )
                     )
     return generated, covering, witnesses
 

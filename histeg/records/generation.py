@@ -56,6 +56,10 @@ class GenerationSettings(Part, kw_only=True):
     assertion_generation: str
     runs_per_side: Annotated[int, msgspec.Meta(ge=1, description="pytest runs of the generated tests on each version.")]
     pynguin: Annotated[str, msgspec.Meta(description="Pynguin's version.")]
+    stages: Annotated[
+        list[Literal["carve", "pynguin"]],
+        msgspec.Meta(description="What ran: carving first, then Pynguin for the targets still without a witness (--carve: carving only)."),
+    ] = msgspec.field(default_factory=lambda: ["pynguin"])
 
 
 class ModuleGeneration(Part, kw_only=True):
@@ -106,6 +110,8 @@ class Witness(Part, kw_only=True):
     new: Outcome
     old_failure: FirstLine
     new_failure: FirstLine
+    carved: Annotated[bool, msgspec.Meta(description="Carved from a recorded call (generated/carved/), not found by Pynguin.")] = False
+    source: Annotated[str | None, msgspec.Meta(description="The test function's source, as a reviewer reads it.")] = None
 
 
 class TargetGeneration(Part, kw_only=True):
@@ -151,6 +157,62 @@ class GenerationSummary(Part, kw_only=True):
     targets_with_witnesses: Count
 
 
+CarvedOutcome = Annotated[
+    Literal["witness", "passes on both", "fails on both", "fails on the old version", "flaky", "no result"],
+    msgspec.Meta(
+        description=(
+            "witness: passes on the old version and fails on the new one in every run; passes on both: the call repeated alone "
+            "keeps its old result on the new version (what changed was its context); fails on both: the rebuilt call does not "
+            "repeat the recorded one; fails on the old version: nor does it there, though it passes on the new one; flaky: runs of a side disagree; no result: pytest reported nothing for it."
+        )
+    ),
+]
+
+
+class CarvedTest(Part, kw_only=True):
+    """A test carved from one recorded call whose result changed, with its verdicts."""
+
+    __test__ = False
+    """A record, not a pytest class."""
+
+    id: TestId
+    target: Identifier
+    function: Identifier
+    entry_point: Annotated[str, msgspec.Meta(description="The test (pytest node id) under which the call was recorded.")]
+    call_path: Annotated[list[Count], msgspec.Meta(description="Child positions from the entry point down to the call (new trace).")]
+    expects: Annotated[Literal["result", "exception"], msgspec.Meta(description="What the test asserts of the old version.")]
+    old: Side
+    new: Side
+    outcome: CarvedOutcome
+
+
+class Uncarved(Part, kw_only=True):
+    """Divergences charged to a target that no test was carved from, grouped by function and reason."""
+
+    target: Identifier
+    function: Identifier
+    reason: str
+    detail: Annotated[str, msgspec.Meta(description="The first value or name the reason is about; empty when none.")]
+    divergences: Annotated[int, msgspec.Meta(ge=1)]
+    example: Annotated[str, msgspec.Meta(description="One test under which such a divergence was recorded.")]
+
+
+class Carving(Part, kw_only=True):
+    """Tests carved from the traces: recorded calls whose result changed, repeated with the old version's result asserted."""
+
+    calls_per_target: Annotated[int, msgspec.Meta(ge=1, description="Distinct calls carved per target at most.")]
+    targets: Annotated[list[Identifier], msgspec.Meta(description="The targets carving looked at, best rank first.")]
+    candidates: Annotated[Count, msgspec.Meta(description="Divergences under them whose result changed.")]
+    tests: list[CarvedTest]
+    uncarved: list[Uncarved]
+    reasons: Annotated[
+        dict[str, Count],
+        msgspec.Meta(description="Divergences not carved and carved tests not kept as witnesses, counted by reason."),
+    ]
+    witnesses: Count
+    seconds: Annotated[Seconds, msgspec.Meta(description="Carving and the carved tests' runs.")]
+
+
 class Generation(Record, kw_only=True):
     """Tests Pynguin generated for a version's top testing targets (one run per module, in the version's environment), run on the version and on its predecessor: per target the tests covering it and the witnesses of the behaviour change."""
 
@@ -169,6 +231,7 @@ class Generation(Record, kw_only=True):
     runs: list[SideRun]
     summary: GenerationSummary
     seconds: Seconds
+    carved: Annotated[Carving | None, msgspec.Meta(description="Null when carving did not run (files made before it existed).")] = None
 
 
 __all__ = [
