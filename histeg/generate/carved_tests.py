@@ -48,7 +48,7 @@ def carved_file(target: str, rank: int, calls: Sequence[CarvedCall], header: str
     lines = [f'"""{header}"""', "", *plain, *([""] if plain and project else []), *project, "", "", ""]
     if any("_type_name(" in body for body in bodies):
         bodies.insert(0, TYPE_NAME.rstrip())
-    source = "\n".join(lines) + "\n\n\n".join(bodies)
+    source = "\n".join(lines) + "\n\n\n".join(body.rstrip("\n") for body in bodies) + "\n"
     compile(source, f"carved test of {target}", "exec")
     stem = re.sub(r"\W", "_", target.replace(":", "_")).strip("_").lower()
     return CarvedFile(f"test_{rank:02d}_{stem}.py", source, tests)
