@@ -54,6 +54,7 @@ _SCALAR_TYPES = frozenset({"int", "bool", "NoneType", "str", "bytes", "float", "
 _CONTAINER_TYPES = frozenset({"list", "tuple", "dict", "set", "frozenset"})
 _NUMBER = re.compile(r"-?(?:\d[\d_]*\.?\d*(?:[eE][+-]?\d+)?j?|\.\d+(?:[eE][+-]?\d+)?j?|inf|nan)")
 _NAME = re.compile(r"[A-Za-z_][\w.]*(?:\.<locals>\.[\w.]+)*")
+_KEYWORD = re.compile(r"[A-Za-z_]\w*=")
 _LITERAL_NODES = (ast.Expression, ast.Constant, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Load, ast.UnaryOp, ast.USub, ast.UAdd)
 
 
@@ -97,6 +98,8 @@ def object_fields(text: str | None, types: TypeReference) -> tuple[dict[str, Exp
         name = match.group(1)
         parser.pos = match.end()
         start = parser.pos
+        if _KEYWORD.match(parser.text, start):  # a standard-library value written by its fields (a timedelta): no type to read
+            raise Uncarvable(UNREADABLE, f"the attribute {name} holds a value written without its type")
         try:
             rebuilt[name] = parser.item()
         except Uncarvable as refusal:
@@ -111,9 +114,8 @@ def exception_arguments(text: str | None, types: TypeReference) -> Expression | 
     """An exception's ``args`` as recorded (its text starts with them), or None when they cannot be rebuilt."""
     if not text or not text.startswith("("):
         return None
-    end = _skip_item(text, 0)
     try:
-        return _Parser(text[:end], types).whole()
+        return _Parser(text[: _closing(text, 0) + 1], types).whole()
     except Uncarvable:
         return None
 
@@ -180,6 +182,24 @@ def _skip_item(text: str, pos: int) -> int:
             return pos
         pos += 1
     return pos
+
+
+def _closing(text: str, pos: int) -> int:
+    """The position of the bracket that closes the one at ``pos``, outside string literals."""
+    depth = 0
+    while pos < len(text):
+        char = text[pos]
+        if char in "'\"":
+            pos = _string_end(text, pos)
+            continue
+        if char in "([{":
+            depth += 1
+        elif char in ")]}":
+            depth -= 1
+            if depth == 0:
+                return pos
+        pos += 1
+    raise Uncarvable(UNREADABLE, f"an unclosed bracket in {text[:40]}")
 
 
 def _string_end(text: str, pos: int) -> int:
@@ -252,9 +272,7 @@ class _Parser:
             self.pos = after + 2
             return Expression(f"{name}()")
         if after < len(self.text) and self.text[after] == "(":
-            close = _skip_item(self.text, after + 1)
-            if close >= len(self.text) or self.text[close] != ")":
-                raise Uncarvable(UNREADABLE, self.text[self.pos : self.pos + 40])
+            close = _closing(self.text, after)
             inner = self.text[after + 1 : close]
             self.pos = close + 1
             standard = standard_value(name, inner)
@@ -343,8 +361,10 @@ def _datetime_value(text: str, name: str) -> tuple[str, set[str]]:
         return repr(datetime.date.fromisoformat(words[0])), imports
     value: datetime.datetime | datetime.time = (datetime.datetime if name == "datetime" else datetime.time).fromisoformat(words[0])
     if len(words) > 1 and zone is None and value.tzinfo is not None:
-        value = value.replace(tzinfo=datetime.timezone(value.utcoffset() or datetime.timedelta(0), " ".join(words[1:])))
-        if value.tzinfo == datetime.UTC and " ".join(words[1:]) == "UTC":
+        offset, zone_name = value.utcoffset() or datetime.timedelta(0), " ".join(words[1:])
+        unnamed = datetime.timezone(offset)
+        value = value.replace(tzinfo=unnamed if zone_name == unnamed.tzname(None) else datetime.timezone(offset, zone_name))
+        if offset == datetime.timedelta(0) and zone_name == "UTC":
             value = value.replace(tzinfo=datetime.UTC)
     if zone is not None:
         value = value.replace(tzinfo=zone)

@@ -47,6 +47,19 @@ def _untested(untested: list[UntestedChange], top: int) -> list[str]:
     return [*lines, *([cut] if cut else [])]
 
 
+def _witnesses(targets: list[TargetReport], top: int) -> list[str]:
+    """Each witness of the top targets as its test's source: what a reviewer runs to see the change."""
+    lines: list[str] = []
+    for target in targets[:top]:
+        for witness in target.witnesses:
+            how = "carved from a recorded call" if witness.carved else "found by Pynguin"
+            failure = f" ({_cell(witness.failure)})" if witness.failure else ""
+            lines += [f"- {_code(witness.test)} for {_code(target.identifier)}, {how}: old {witness.old}, new {witness.new}{failure}"]
+            if witness.source:
+                lines += ["", "  ```python", *(f"  {line}" for line in witness.source.splitlines()), "  ```", ""]
+    return ["#### Witnesses", "", *lines, ""] if lines else []
+
+
 def render_version(report: VersionReport, top: int = TOP) -> str:
     summary, counts = report.summary, report.summary.counts
     title = f"### histeg: version {summary.index} `{summary.short_commit}` {_cell(summary.subject)}"
@@ -66,6 +79,7 @@ def render_version(report: VersionReport, top: int = TOP) -> str:
             "",
         ]
     lines += ["#### Top targets", "", *_targets(report.targets, top), ""]
+    lines += _witnesses(report.targets, top)
     lines += ["#### Changed code no test ran", ""]
     lines += _untested(report.untested, top) or ["None: every changed executable line ran."]
     if report.noise.functions:

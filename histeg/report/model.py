@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -27,6 +27,7 @@ from histeg.records.divergences import (
     TargetedReruns,
     TraceDivergences,
 )
+from histeg.records.generation import Generation
 from histeg.records.history import FileChange, FileChanges, History, Version
 from histeg.records.statics import FunctionRecord, Functions
 from histeg.records.targets import (
@@ -166,6 +167,38 @@ class TargetReport:
     classes: DivergenceCounts
     notes: list[str]
     first_divergence: FirstDivergence | None
+    witnesses: list[WitnessView] = field(default_factory=list)
+    """Tests that pass on one version and fail on the other (``histeg generate``), with their source."""
+
+
+@dataclass(frozen=True)
+class WitnessView:
+    """A witness of ``generation.json`` as a report shows it: the test, its outcomes and its source."""
+
+    test: str
+    old: str
+    new: str
+    failure: str | None
+    carved: bool
+    source: str | None
+
+
+def _witnesses(results: VersionResults) -> dict[str, list[WitnessView]]:
+    """By target, the witnesses ``histeg generate`` found for this version (none when it was not run, or ran on another commit)."""
+    path = results.directory / Generation.FILE
+    if not path.is_file():
+        return {}
+    generation = Generation.read(path)
+    if generation.identifier != results.version.identifier:
+        return {}
+    return {
+        target.identifier: [
+            WitnessView(w.test, w.old, w.new, w.new_failure if w.new_failure is not None else w.old_failure, w.carved, w.source)
+            for w in target.witnesses
+        ]
+        for target in generation.targets
+        if target.witnesses
+    }
 
 
 @dataclass(frozen=True)
@@ -389,6 +422,7 @@ class _Context:
         self.removed = {f.old_path: set(f.removed_lines) for f in files if f.old_path is not None}
         self._functions: dict[int, dict[str, FunctionRecord]] = {}
         self._files: dict[tuple[int, str], list[str] | None] = {}
+        self.witnesses = _witnesses(results)
 
     def target(self, target: RankedTarget, section: Section) -> TargetReport:
         return TargetReport(
@@ -418,6 +452,7 @@ class _Context:
             classes=target.divergence_classes,
             notes=list(target.notes),
             first_divergence=self.first_divergence(target),
+            witnesses=self.witnesses.get(target.identifier, []),
         )
 
     def first_divergence(self, target: RankedTarget) -> FirstDivergence | None:

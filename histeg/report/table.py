@@ -7,6 +7,7 @@ from typing import IO
 
 from rich.console import Console as RichConsole
 from rich.console import JustifyMethod
+from rich.syntax import Syntax
 from rich.table import Table
 
 from histeg.report.model import RunReport, VersionReport
@@ -41,6 +42,16 @@ def _version(console: RichConsole, report: VersionReport, top: int) -> None:
     cut = left_out(min(top, len(report.targets)), len(report.targets), "targets")
     if cut:
         console.print(cut, highlight=False)
+    for target in report.targets[:top]:
+        for witness in target.witnesses:
+            how = "carved" if witness.carved else "Pynguin"
+            console.print(
+                f"witness of {target.identifier} ({how}): {witness.test}, old {witness.old}, new {witness.new}",
+                highlight=False,
+                markup=False,
+            )
+            if witness.source:
+                console.print(Syntax(witness.source, "python", theme="ansi_dark", background_color="default"))
     if report.untested:
         console.print("changed code no test ran:", highlight=False)
         for change in report.untested[:top]:
