@@ -39,6 +39,7 @@ def _table_option(key: str, metavar: str) -> Any:
     is_flag=True,
     help="Carve tests from the traces alone: the recorded calls whose result changed, with the old result asserted (no Pynguin).",
 )
+@click.option("--no-carve", is_flag=True, help="Pynguin alone, on every selected target: no test is carved from the traces.")
 @click.option(
     "--calls", type=click.IntRange(min=1), default=3, show_default=True, help="Distinct recorded calls carved per target at most."
 )
@@ -52,6 +53,7 @@ def generate(
     top: int,
     seed: int,
     carve_only: bool,
+    no_carve: bool,
     calls: int,
     as_json: bool,
     quiet: bool,
@@ -71,7 +73,7 @@ def generate(
     if not store.root.is_dir():
         raise HistegError(f"no output folder {store.root}: run histeg compute first (or give --out)")
     record = run_generate(
-        store, version, GenerateOptions(budget=budget, top=top, seed=seed, carve_only=carve_only, calls=calls), Console(0 if quiet else 1)
+        store, version, GenerateOptions(budget=budget, top=top, seed=seed, carve_only=carve_only, no_carve=no_carve, calls=calls), Console(0 if quiet else 1)
     )
     if as_json:
         emit_json(record.to_builtins())

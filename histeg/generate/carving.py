@@ -42,6 +42,7 @@ NOT_IN_SOURCES = "not a module of the sources directories (test code or another 
 IN_TESTS = "test code (a helper of the project's tests)"
 TEST_CODE = ast.Module(body=[], type_ignores=[])
 """Stands for a module found in a test folder."""
+THE_TEST = "the test itself (its own outcome changed): it already is the test"
 NESTED = "a nested function: nothing can import it"
 GENERATOR = "a generator or coroutine: its result is what it yields"
 NO_DEFINITION = "its definition is not in its module's file"
@@ -197,6 +198,8 @@ class Carver:
             raise Uncarvable(NO_DEFINITION, qualname)
         if isinstance(definition, ast.AsyncFunctionDef) or _is_generator(definition):
             raise Uncarvable(GENERATOR)
+        if not candidate.call_path:
+            raise Uncarvable(THE_TEST, qualname)
         call = self.calls.call(candidate.entry_point, candidate.call_path)
         if call is None or call.function.ident != candidate.function:
             raise Uncarvable(NOT_RECORDED, "the call is not in the first run's trace")

@@ -54,6 +54,8 @@ _SCALAR_TYPES = frozenset({"int", "bool", "NoneType", "str", "bytes", "float", "
 _CONTAINER_TYPES = frozenset({"list", "tuple", "dict", "set", "frozenset"})
 _NUMBER = re.compile(r"-?(?:\d[\d_]*\.?\d*(?:[eE][+-]?\d+)?j?|\.\d+(?:[eE][+-]?\d+)?j?|inf|nan)")
 _NAME = re.compile(r"[A-Za-z_][\w.]*(?:\.<locals>\.[\w.]+)*")
+_FIELD = re.compile(r"([^=,{}]+)=")
+_CAPPED_TAIL = re.compile("\u2026\\[len=\\d+ hash=[0-9a-f]+\\]$")
 _KEYWORD = re.compile(r"[A-Za-z_]\w*=")
 _LITERAL_NODES = (ast.Expression, ast.Constant, ast.List, ast.Tuple, ast.Set, ast.Dict, ast.Load, ast.UnaryOp, ast.USub, ast.UAdd)
 
@@ -79,34 +81,45 @@ def literal(type_name: str, text: str | None, types: TypeReference) -> Expressio
 
 
 def object_fields(text: str | None, types: TypeReference) -> tuple[dict[str, Expression], dict[str, str]]:
-    """An object's recorded attributes (``{name=value, ...}``): those rebuilt, and why each other one is not."""
+    """An object's recorded attributes (``{name=value, ...}``): those rebuilt, and why each other one is not. A text the
+    tracer capped keeps the attributes written whole before the cut; the rest are refused as capped (``…``)."""
     if not text:
         return {}, {}
-    if not (text.startswith("{") and text.endswith("}")):
+    capped = _CAPPED_TAIL.search(text)
+    if capped is not None:
+        text = text[: capped.start()]
+    elif not text.endswith("}"):
+        raise Uncarvable(UNREADABLE, text[:40])
+    if not text.startswith("{"):
         raise Uncarvable(UNREADABLE, text[:40])
     rebuilt: dict[str, Expression] = {}
     refused: dict[str, str] = {}
     parser = _Parser(text, types)
     parser.pos = 1
-    while parser.peek() != "}":
+    while parser.peek() not in ("}", ""):
         if parser.text.startswith(ELLIPSIS, parser.pos):
-            refused["\u2026"] = CAPPED
+            refused[ELLIPSIS] = CAPPED
             break
-        match = re.compile(r"([^=,{}]+)=").match(parser.text, parser.pos)
+        match = _FIELD.match(parser.text, parser.pos)
         if match is None:
             raise Uncarvable(UNREADABLE, text[:40])
         name = match.group(1)
-        parser.pos = match.end()
-        start = parser.pos
+        parser.pos = start = match.end()
         if _KEYWORD.match(parser.text, start):  # a standard-library value written by its fields (a timedelta): no type to read
             raise Uncarvable(UNREADABLE, f"the attribute {name} holds a value written without its type")
+        end = _skip_item(parser.text, start)
+        if end >= len(parser.text) and capped is not None:  # cut by the cap: neither it nor anything after it was written
+            refused[name] = refused[ELLIPSIS] = CAPPED
+            break
         try:
             rebuilt[name] = parser.item()
         except Uncarvable as refusal:
             refused[name] = refusal.reason
-            parser.pos = _skip_item(parser.text, start)
+            parser.pos = end
         if parser.peek() == ",":
             parser.pos += 2
+    if capped is not None:
+        refused.setdefault(ELLIPSIS, CAPPED)
     return rebuilt, refused
 
 

@@ -74,6 +74,8 @@ class GenerateOptions:
     """pytest runs of the generated tests on each version: a witness needs every run of a side to agree."""
     carve_only: bool = False
     """Carving alone (``--carve``); otherwise carving first, then Pynguin for the targets still without a witness."""
+    no_carve: bool = False
+    """Pynguin alone (``--no-carve``), on every selected target."""
     calls: int = CALLS_PER_TARGET
     """Distinct recorded calls carved per target at most."""
 
@@ -84,6 +86,8 @@ class GenerateOptions:
             raise HistegError(f"--budget must be at least 1 second, not {self.budget:g}")
         if self.seed < 0:
             raise HistegError(f"--seed must be 0 or more, not {self.seed}")
+        if self.carve_only and self.no_carve:
+            raise HistegError("--carve and --no-carve exclude each other")
         if self.calls < 1:
             raise HistegError(f"--calls must be at least 1, not {self.calls}")
 
@@ -129,14 +133,15 @@ def generate(store: OutputStore, given: str, options: GenerateOptions, console: 
         if ended:
             console.warn(f"ended {len(ended)} process group(s) that a killed histeg run left running: {', '.join(map(str, ended))}")
         with _scratch(new.directory / SCRATCH) as scratch:
-            carving, carved_witnesses = _carve(new, old, top, options, scratch, console)
+            carving, carved_witnesses = (None, {}) if options.no_carve else _carve(new, old, top, options, scratch, console)
             remaining = Selection([t for t in selection.chosen if t.identifier not in carved_witnesses], selection.passed)
-            if tool is not None and not remaining.chosen and not selection.chosen and not carving.tests:
+            if tool is not None and not selection.chosen and (carving is None or not carving.tests):
                 reasons = "; ".join(f"{p.identifier}: {p.reason}" for p in selection.passed[:3])
                 raise HistegError(
                     f"none of version {index}'s top targets could be carved or is a function, method or class Pynguin can cover ({reasons})"
                 )
-            budget = max(float(len(remaining.modules())), options.budget - carving.seconds)  # carving never makes generate slower
+            spent = carving.seconds if carving is not None else 0.0
+            budget = max(float(len(remaining.modules())), options.budget - spent)  # carving never makes generate slower
             pynguin_stage = tool is not None and bool(remaining.chosen)
             record = _generate(
                 new,
@@ -150,7 +155,8 @@ def generate(store: OutputStore, given: str, options: GenerateOptions, console: 
                 console,
                 started,
             )
-            record = _with_carving(record, carving, carved_witnesses, top, "pynguin" if pynguin_stage else None)
+            if carving is not None:
+                record = _with_carving(record, carving, carved_witnesses, top, "pynguin" if pynguin_stage else None)
             if (scratch / "carving" / CARVED).is_dir():
                 os.replace(scratch / "carving" / CARVED, scratch / GENERATED / CARVED)
             _publish(new, scratch / GENERATED, record)

@@ -53,7 +53,7 @@ def carved(casino: tuple[Path, dict[str, int], list[str]], step: int) -> tuple[i
 
 @pytest.mark.parametrize("step", [RAISE_THE_BET, GAMBLERS_KEEP_MORE])
 def test_a_changed_result_is_witnessed_by_a_carved_test(casino: tuple[Path, dict[str, int], list[str]], step: int) -> None:
-    index, document = carved(casino, step)
+    _, document = carved(casino, step)
     target = document["targets"][0]
     witnesses = [w for w in target["witnesses"] if w["carved"]]
     assert witnesses, document["carved"]
@@ -83,7 +83,12 @@ def test_a_carved_witness_passes_alone_with_plain_pytest_on_the_old_version(
         env = {**os.environ, "PYTHONPATH": str(work), "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
         python = runtime_of(out / str(version)).python
         run = subprocess.run(
-            [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_carved.py"], cwd=work, env=env, capture_output=True, text=True
+            [python, "-m", "pytest", "-q", "-p", "no:cacheprovider", "test_carved.py"],
+            check=False,
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
         )
         assert run.returncode == expected, run.stdout + run.stderr
 
@@ -108,3 +113,19 @@ def test_a_version_whose_changes_alter_no_result_gets_no_carved_test(casino: tup
     _, document = carved(casino, SMALL_TALK)
     assert document["carved"]["candidates"] == 0 and document["carved"]["tests"] == []
     assert document["summary"]["witnesses"] == 0
+
+
+def test_reports_show_each_witness_as_its_source(casino: tuple[Path, dict[str, int], list[str]]) -> None:
+    """The Markdown comment, the HTML target page and the terminal tables each show the carved witness's test source."""
+    index, document = carved(casino, GAMBLERS_KEEP_MORE)
+    out = casino[0]
+    witness = next(w for t in document["targets"] for w in t["witnesses"] if w["carved"])
+    first_line = witness["source"].splitlines()[0]
+    markdown = run_histeg("report", "--out", str(out), "--format", "markdown")
+    assert markdown.code == 0, markdown.stderr
+    assert "#### Witnesses" in markdown.stdout and first_line in markdown.stdout and "```python" in markdown.stdout
+    terminal = run_histeg("report", "--out", str(out), "--format", "terminal")
+    assert "witness of casino.casino:Casino.new_gambler (carved)" in terminal.stdout and "Casino.new_gambler()" in terminal.stdout
+    assert run_histeg("report", "--out", str(out)).code == 0
+    page = (out / "report" / f"{index}.html").read_text()
+    assert "Witnesses (" in page and "def test_casino_new_gambler_keeps_old_result_1() -&gt; None:" in page

@@ -25,8 +25,9 @@ def casino(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, in
     """The output folder, the version index of each commit computed, and the commits in history order."""
     base = tmp_path_factory.mktemp("casino-generate")
     repo = build_sample("casino", base / "casino")
-    commits = subprocess.run(["git", "-C", str(repo), "rev-list", "--reverse", "main"], capture_output=True, text=True,
-                             check=True).stdout.split()
+    commits = subprocess.run(
+        ["git", "-C", str(repo), "rev-list", "--reverse", "main"], capture_output=True, text=True, check=True
+    ).stdout.split()
     project = histeg.Project(repo, out=base / "out", repeat=1, verbosity=0, read_config=False)
     for step in (RAISE_THE_BET, GAMBLERS_KEEP_MORE):
         run = project.compute([f"{commits[step - 1]}..{commits[step]}"])
@@ -38,7 +39,7 @@ def casino(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, in
 def generated(casino: tuple[Path, dict[str, int], list[str]], step: int) -> dict:
     out, indices, commits = casino
     index = indices[commits[step]]
-    result = run_histeg("generate", commits[step][:12], "--out", str(out), "--budget", "20", "--top", "3", "--seed", "1")
+    result = run_histeg("generate", commits[step][:12], "--out", str(out), "--budget", "20", "--top", "3", "--seed", "1", "--no-carve")
     assert result.code == 0, result.stderr
     document = validate_output(out / str(index) / "generation.json")
     assert document["index"] == index

@@ -41,7 +41,7 @@ def computed(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 def test_the_bad_module_fails_in_one_line_and_the_good_one_gets_a_witness(computed: Path) -> None:
     snapshots = {index: _listing(computed / index / "snapshot") for index in ("0", "1")}
-    result = run_histeg("generate", "1", "--out", str(computed), "--budget", "4", "--top", "2", "--seed", "7")
+    result = run_histeg("generate", "1", "--out", str(computed), "--budget", "4", "--top", "2", "--seed", "7", "--no-carve")
     assert result.code == 0, result.stderr
     document = validate_output(computed / "1" / "generation.json")
     modules = {m["module"]: m for m in document["modules"]}
@@ -67,12 +67,15 @@ def _listing(folder: Path) -> list[tuple[str, int]]:
     return sorted((str(path.relative_to(folder)), path.stat().st_mtime_ns) for path in folder.rglob("*"))
 
 
-@pytest.mark.parametrize(("version", "message"), [
-    ("0", "version 0 has no predecessor to compare with"),
-    ("2", "version 2 has no testing targets"),
-    ("3", "version 3 cannot be run: its build failed"),
-    ("9", "no version 9 in"),
-])
+@pytest.mark.parametrize(
+    ("version", "message"),
+    [
+        ("0", "version 0 has no predecessor to compare with"),
+        ("2", "version 2 has no testing targets"),
+        ("3", "version 3 cannot be run: its build failed"),
+        ("9", "no version 9 in"),
+    ],
+)
 def test_bad_versions_are_one_line_errors_and_leave_results_intact(computed: Path, version: str, message: str) -> None:
     earlier = {path: path.read_bytes() for path in computed.glob("*/generation.json")}
     result = run_histeg("generate", version, "--out", str(computed))
@@ -88,7 +91,7 @@ def test_an_output_folder_that_does_not_exist_is_one_line(tmp_path: Path) -> Non
 
 
 def test_json_is_the_record(computed: Path) -> None:
-    result = run_histeg("generate", "1", "--out", str(computed), "--budget", "2", "--top", "1", "--json", "-q")
+    result = run_histeg("generate", "1", "--out", str(computed), "--budget", "2", "--top", "1", "--json", "-q", "--no-carve")
     assert result.code == 0, result.stderr
     printed = orjson.loads(result.stdout)
     assert printed == orjson.loads((computed / "1" / "generation.json").read_bytes())
@@ -96,12 +99,31 @@ def test_json_is_the_record(computed: Path) -> None:
     assert result.stderr == ""
 
 
+def test_carving_comes_first_and_pynguin_runs_only_for_the_target_left_without_a_witness(computed: Path) -> None:
+    """double's recorded call (2 -> 4) is carved and witnesses its change; the module that raises at import was never
+    traced, so Pynguin is pointed at it alone, on the budget carving left."""
+    result = run_histeg("generate", "1", "--out", str(computed), "--budget", "4", "--top", "2", "--seed", "7", "--json", "-q")
+    document = validate_output(computed / "1" / "generation.json")
+    assert result.code == 0, result.stderr
+    assert document["settings"]["stages"] == ["carve", "pynguin"]
+    assert [m["module"] for m in document["modules"]] == ["pkg.bad"]
+    good = next(t for t in document["targets"] if t["identifier"] == "pkg.good:double")
+    assert [w["carved"] for w in good["witnesses"]] == [True]
+    assert "double(x=2)" in good["witnesses"][0]["source"] and "assert result == 4" in good["witnesses"][0]["source"]
+    assert (computed / "1" / good["witnesses"][0]["test"].partition("::")[0]).is_file()
+    assert document["carved"]["witnesses"] == 1 and document["summary"]["witnesses"] >= 1
+
+
 def test_an_interrupted_generation_leaves_the_earlier_results(computed: Path) -> None:
-    assert run_histeg("generate", "1", "--out", str(computed), "--budget", "2", "--top", "1").code == 0
+    assert run_histeg("generate", "1", "--out", str(computed), "--budget", "2", "--top", "1", "--no-carve").code == 0
     version = computed / "1"
     earlier = (version / "generation.json").read_bytes(), _listing(version / "generated")
-    process = subprocess.Popen([sys.executable, "-m", "histeg", "generate", "1", "--out", str(computed), "--budget", "60", "--seed", "5"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [sys.executable, "-m", "histeg", "generate", "1", "--out", str(computed), "--budget", "60", "--seed", "5", "--no-carve"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     deadline = time.monotonic() + 120
     while not (version / ".run-generate" / "pynguin").is_dir():  # Pynguin is running
         assert process.poll() is None and time.monotonic() < deadline, process.communicate()
@@ -119,9 +141,19 @@ def test_without_pynguin_generate_is_one_line(computed: Path, tmp_path: Path) ->
     """Pynguin's environment cannot be made (uv offline, no cache, a fresh environments root): one line, results kept."""
     earlier = _listing(computed)
     env = {**os.environ, "UV_OFFLINE": "1", "UV_NO_CACHE": "1", "HISTEG_ENVIRONMENTS": str(tmp_path / "environments")}
-    result = subprocess.run([sys.executable, "-m", "histeg", "generate", "1", "--out", str(computed)], capture_output=True, text=True,
-                            timeout=300, check=False, env=env)
+    result = subprocess.run(
+        [sys.executable, "-m", "histeg", "generate", "1", "--out", str(computed)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        env=env,
+    )
     assert result.returncode == 2, result.stderr
     [line] = result.stderr.strip().splitlines()[-1:]
-    assert line.startswith("histeg: error: cannot install pynguin==0.48.0 with uv: ") and str(tmp_path / "environments" / "tools") in line and line.endswith(".log)")
+    assert (
+        line.startswith("histeg: error: cannot install pynguin==0.48.0 with uv: ")
+        and str(tmp_path / "environments" / "tools") in line
+        and line.endswith(".log)")
+    )
     assert _listing(computed) == earlier

@@ -188,3 +188,11 @@ def test_object_fields_never_misread_a_decimal() -> None:
     rebuilt, refused = literals.object_fields(TRACER.abstract(thing)[1], types)
     assert set(rebuilt) | set(refused) == set(fields)
     assert all(repr(evaluate(expression)) == repr(fields[name]) for name, expression in rebuilt.items())
+
+
+def test_a_capped_object_keeps_the_attributes_written_whole_before_the_cut() -> None:
+    """The tracer caps a whole object's text: what was written in full is kept, the cut attribute and the rest are capped."""
+    vars(thing := Plain()).update({"a_count": 57, "b_alphabet": [str(n) for n in range(57)], "c_zeta": 1})
+    rebuilt, refused = literals.object_fields(TRACER.abstract(thing)[1], types)
+    assert {name: evaluate(expression) for name, expression in rebuilt.items()} == {"a_count": 57}
+    assert refused == {"b_alphabet": literals.CAPPED, "\u2026": literals.CAPPED}

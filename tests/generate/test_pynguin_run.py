@@ -13,12 +13,24 @@ def test_a_module_raising_at_import_fails_with_one_line(tmp_path: Path) -> None:
     project = tmp_path / "project"
     (project / "pkg").mkdir(parents=True)
     (project / "pkg" / "__init__.py").write_text("")
-    (project / "pkg" / "bad.py").write_text('raise RuntimeError("the bad module cannot be imported")\n\n\ndef f(x: int) -> int:\n'
-                                            "    return x\n")
+    (project / "pkg" / "bad.py").write_text(
+        'raise RuntimeError("the bad module cannot be imported")\n\n\ndef f(x: int) -> int:\n    return x\n'
+    )
     before = sorted(p.relative_to(project) for p in project.rglob("*"))
     tool = pynguin_tool(sys.executable)  # made once per interpreter, then reused
-    run = run_pynguin(tool.python, project, [], "pkg.bad", ["f"], 2, 0, output=tmp_path / "out", work=tmp_path / "work", log=tmp_path / "bad.log",
-                      groups=tmp_path / "groups")
+    run = run_pynguin(
+        tool.python,
+        project,
+        [],
+        "pkg.bad",
+        ["f"],
+        2,
+        0,
+        output=tmp_path / "out",
+        work=tmp_path / "work",
+        log=tmp_path / "bad.log",
+        groups=tmp_path / "groups",
+    )
     assert run.status == "failed"
     assert run.reason is not None and "\n" not in run.reason
     assert "the bad module cannot be imported" in run.reason

@@ -19,7 +19,7 @@ from histeg.generate.verdicts import (
     verdict,
 )
 
-SOURCE = '''
+SOURCE = """
 LIMIT = 3
 
 
@@ -40,7 +40,7 @@ async def serve(): ...
 
 def outer():
     def inner(): ...
-'''
+"""
 
 
 @dataclass(frozen=True)
@@ -58,8 +58,14 @@ def target(rank: int, module: str, qualname: str, kind: str) -> Target:
 
 def test_scope_names_are_pynguins_qualified_names() -> None:
     assert scope_names(SOURCE) == {
-        "Casino": "class", "Casino.Rules": "class", "Casino.Rules.check": "function", "Casino.__init__": "function",
-        "Casino.new_gambler": "function", "serve": "function", "outer": "function", "outer.inner": "function",
+        "Casino": "class",
+        "Casino.Rules": "class",
+        "Casino.Rules.check": "function",
+        "Casino.__init__": "function",
+        "Casino.new_gambler": "function",
+        "serve": "function",
+        "outer": "function",
+        "outer.inner": "function",
     }
     assert scope_names("def broken(:\n") == {}
 
@@ -113,7 +119,7 @@ def test_the_split_spends_the_budget_and_follows_the_weights(modules_of: list[in
                 assert seconds[a] >= seconds[b], (positions, seconds)
 
 
-GENERATED = '''
+GENERATED = """
 import casino.casino as module_0
 
 
@@ -133,13 +139,15 @@ def test_case_2():
 
 def helper():
     pass
-'''
+"""
 
 
 def test_a_test_covers_the_targets_it_names_else_all_of_its_module() -> None:
-    chosen = [Chosen(1, "m:Casino.new_gambler", "method", "m", "Casino.new_gambler", "Casino.new_gambler"),
-              Chosen(2, "m:Casino.BET", "value", "m", "Casino.BET", "Casino"),
-              Chosen(3, "m:Dealer.__init__", "method", "m", "Dealer.__init__", "Dealer.__init__")]
+    chosen = [
+        Chosen(1, "m:Casino.new_gambler", "method", "m", "Casino.new_gambler", "Casino.new_gambler"),
+        Chosen(2, "m:Casino.BET", "value", "m", "Casino.BET", "Casino"),
+        Chosen(3, "m:Dealer.__init__", "method", "m", "Dealer.__init__", "Dealer.__init__"),
+    ]
     tests = generated_tests(GENERATED)
     assert [t.name for t in tests] == ["test_case_0", "test_case_1", "test_case_2"]
     assert [c.rank for c in covered_targets(tests[0], chosen)] == [1]
@@ -149,7 +157,7 @@ def test_a_test_covers_the_targets_it_names_else_all_of_its_module() -> None:
     assert covered_targets(tests[2], [*chosen, dealer]) == [dealer]  # a constructor by its class's name
 
 
-JUNIT = b'''<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="1" failures="1" skipped="2" tests="5">
+JUNIT = b"""<?xml version="1.0" encoding="utf-8"?><testsuites><testsuite name="pytest" errors="1" failures="1" skipped="2" tests="5">
 <testcase classname="casino.casino.test_casino" name="test_case_0" file="casino.casino/test_casino.py" line="3" time="0.1">
   <failure message="assert 4950 == 9750&#10; +  where 4950 = money">var_1 = ...
 &gt;       assert var_1.money == 9750
@@ -163,7 +171,7 @@ E        +  where 4950 = &lt;Gambler&gt;.money</failure></testcase>
 <testcase classname="casino.croupier.test_croupier" name="casino.croupier/test_croupier.py" file="casino.croupier/test_croupier.py" time="0.0">
   <error message="collection failure">ImportError while importing test module
 E   ModuleNotFoundError: No module named 'casino.croupier'</error></testcase>
-</testsuite></testsuites>'''
+</testsuite></testsuites>"""
 
 
 def test_junit_outcomes_and_collection_errors() -> None:
@@ -195,14 +203,17 @@ def test_a_witness_needs_every_run_of_each_side_to_agree() -> None:
 
 
 def test_pynguins_failure_is_one_line() -> None:
-    log = ("[22:00:18] [INFO] [Worker-1](pynguin.generator:_setup:190): Setting up\n"
-           "[22:00:18] [ERROR] [Worker-1](pynguin.generator:_load_sut:297): Failed to load SUT: boom at import\n"
-           "Traceback (most recent call last):\n  File \"x.py\", line 1\nRuntimeError: boom at import\n")
+    log = (
+        "[22:00:18] [INFO] [Worker-1](pynguin.generator:_setup:190): Setting up\n"
+        "[22:00:18] [ERROR] [Worker-1](pynguin.generator:_load_sut:297): Failed to load SUT: boom at import\n"
+        'Traceback (most recent call last):\n  File "x.py", line 1\nRuntimeError: boom at import\n'
+    )
     assert failure_reason(log, 1) == "Failed to load SUT: boom at import"
     assert failure_reason("Traceback (most recent call last):\nValueError: bad\n", 1) == "ValueError: bad"
     assert failure_reason("", 2) == "Pynguin generated no test"
     assert failure_reason("", 0) == "Pynguin wrote no test file"
-    argv = pynguin_argv("python", __import__("pathlib").Path("p"), "m", __import__("pathlib").Path("o"), __import__("pathlib").Path("r"), 7,
-                        ["A.f", "g"], 3)
-    assert argv[argv.index("--only_cover") + 1:] == ["A.f", "g"]
+    argv = pynguin_argv(
+        "python", __import__("pathlib").Path("p"), "m", __import__("pathlib").Path("o"), __import__("pathlib").Path("r"), 7, ["A.f", "g"], 3
+    )
+    assert argv[argv.index("--only_cover") + 1 :] == ["A.f", "g"]
     assert argv[argv.index("--seed") + 1] == "3" and argv[argv.index("--maximum-search-time") + 1] == "7"

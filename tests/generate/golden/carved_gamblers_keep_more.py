@@ -18,7 +18,7 @@ def test_casino_new_gambler_keeps_old_result_1() -> None:
     # recorded under tests/test_casino.py::test_new_gambler_has_gambled_until_his_conscience_stopped_him, call path [0]
     result = Casino.new_gambler()
     # the old result was an object: its type and its recorded attributes
-    assert _type_name(result) == 'casino.gambler.Gambler'
+    assert _type_name(result) == "casino.gambler.Gambler"
     assert result.kickout_timer == 63
     assert result.limit == 5000
     assert result.money == 4950
