@@ -73,7 +73,10 @@ def generate(
     if not store.root.is_dir():
         raise HistegError(f"no output folder {store.root}: run histeg compute first (or give --out)")
     record = run_generate(
-        store, version, GenerateOptions(budget=budget, top=top, seed=seed, carve_only=carve_only, no_carve=no_carve, calls=calls), Console(0 if quiet else 1)
+        store,
+        version,
+        GenerateOptions(budget=budget, top=top, seed=seed, carve_only=carve_only, no_carve=no_carve, calls=calls),
+        Console(0 if quiet else 1),
     )
     if as_json:
         emit_json(record.to_builtins())

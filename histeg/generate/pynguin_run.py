@@ -45,10 +45,20 @@ class PynguinRun:
 
 
 def pynguin_argv(
-    python: str, project: Path, module: str, output: Path, report: Path, seconds: int, cover: Sequence[str], seed: int
+    python: str,
+    project: Path,
+    module: str,
+    output: Path,
+    report: Path,
+    seconds: int,
+    cover: Sequence[str],
+    seed: int,
+    seeds: Path | None = None,
 ) -> list[str]:
     """The command line in Pynguin's environment ``python``; ``--only_cover`` takes the module-relative qualified names
-    as separate words. The launcher runs as a file (``-P``: its folder is not put on the import path)."""
+    as separate words. The launcher runs as a file (``-P``: its folder is not put on the import path). ``seeds``: a folder
+    with a ``test_<module>.py`` Pynguin starts its population from (carved tests)."""
+    seeding = ["--initial_population_seeding", "True", "--initial_population_data", str(seeds)] if seeds is not None else []
     return [
         python,
         "-P",
@@ -70,6 +80,7 @@ def pynguin_argv(
         "--create-coverage-report",
         "False",
         "--no-rich",
+        *seeding,
         "--only_cover",
         *cover,
     ]
@@ -88,13 +99,14 @@ def run_pynguin(
     work: Path,
     log: Path,
     groups: Path,
+    seeds: Path | None = None,
 ) -> PynguinRun:
     """Run Pynguin on ``module`` in ``project`` (also importable: ``import_path``); its tests go to ``output``
     and what it said to ``log``. A failure is a result with a reason, never an exception."""
     work, output = work.resolve(), output.resolve()
     work.mkdir(parents=True, exist_ok=True)
     output.mkdir(parents=True, exist_ok=True)
-    argv = pynguin_argv(python, project, module, output, work / "pynguin-report", seconds, cover, seed)
+    argv = pynguin_argv(python, project, module, output, work / "pynguin-report", seconds, cover, seed, seeds)
     env = pinned_environment()
     env.update({"PYNGUIN_DANGER_AWARE": "1", "PYTHONDONTWRITEBYTECODE": "1", PATH_VARIABLE: os.pathsep.join(import_path)})
     result = run_process(argv, work, env, seconds + OVERHEAD_SECONDS, groups=groups)

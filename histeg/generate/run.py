@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shutil
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -133,7 +134,7 @@ def generate(store: OutputStore, given: str, options: GenerateOptions, console: 
         if ended:
             console.warn(f"ended {len(ended)} process group(s) that a killed histeg run left running: {', '.join(map(str, ended))}")
         with _scratch(new.directory / SCRATCH) as scratch:
-            carving, carved_witnesses = (None, {}) if options.no_carve else _carve(new, old, top, options, scratch, console)
+            carving, carved_witnesses, seeds = (None, {}, {}) if options.no_carve else _carve(new, old, top, options, scratch, console)
             remaining = Selection([t for t in selection.chosen if t.identifier not in carved_witnesses], selection.passed)
             if tool is not None and not selection.chosen and (carving is None or not carving.tests):
                 reasons = "; ".join(f"{p.identifier}: {p.reason}" for p in selection.passed[:3])
@@ -154,6 +155,7 @@ def generate(store: OutputStore, given: str, options: GenerateOptions, console: 
                 scratch,
                 console,
                 started,
+                seeds,
             )
             if carving is not None:
                 record = _with_carving(record, carving, carved_witnesses, top, "pynguin" if pynguin_stage else None)
@@ -165,8 +167,9 @@ def generate(store: OutputStore, given: str, options: GenerateOptions, console: 
 
 def _carve(
     new: VersionSide, old: VersionSide, top: list[RankedTarget], options: GenerateOptions, scratch: Path, console: Console
-) -> tuple[Carving, dict[str, list[Witness]]]:
-    """The carving stage: files written under ``generated/carved``, run ``options.runs`` times on each side."""
+) -> tuple[Carving, dict[str, list[Witness]], dict[str, str]]:
+    """The carving stage: files written under ``generated/carved``, run ``options.runs`` times on each side; per module, the
+    first carved file of its functions (Pynguin's seeds)."""
     started = time.monotonic()
     root = scratch / "carving"
     made = carve(new, old.index, top, options.calls, root)
@@ -184,7 +187,11 @@ def _carve(
         with ThreadPoolExecutor(max_workers=CARVED_RUNS_AT_ONCE) as pool:  # the runs are processes: two at once halve the wait
             runs = [pool.submit(run, role, side, number) for role, side in sides for number in range(1, options.runs + 1)]
             side_runs = [future.result() for future in runs]
-    return judge(made, side_runs, options.calls, time.monotonic() - started)
+    seeds: dict[str, str] = {}
+    for file in made.files:
+        for _, call in file.tests:
+            seeds.setdefault(call.module, file.name)
+    return (*judge(made, side_runs, options.calls, time.monotonic() - started), seeds)
 
 
 def _with_carving(
@@ -245,10 +252,13 @@ def _generate(
     scratch: Path,
     console: Console,
     started: float,
+    seeds: dict[str, str] | None = None,
 ) -> Generation:
-    """The Pynguin stage, on the targets of ``selection``: none when carving witnessed them all (or ``--carve``)."""
+    """The Pynguin stage, on the targets of ``selection``: none when carving witnessed them all (or ``--carve``).
+    ``seeds``: per module, the carved file of its functions that Pynguin starts from."""
     results = scratch / GENERATED
     make_folders(results)
+    seeds = seeds or {}
     modules = selection.modules()
     positions = {module: [selection.chosen.index(target) + 1 for target in chosen] for module, chosen in modules.items()}
     seconds = split_budget(positions, budget)
@@ -272,6 +282,7 @@ def _generate(
                 work=scratch / "pynguin",
                 log=results / module / "pynguin.log",
                 groups=records_folder(new.store.root),
+                seeds=_seeds(seeds.get(module), module, scratch / "seeds"),
             )
         force_rmtree(scratch / "pynguin")
         console.info(f"version {new.index}: {module}: {run.status}" + (f" ({run.reason})" if run.reason else ""))
@@ -295,7 +306,25 @@ def _generate(
                 console.info(f"version {new.index}: generated tests on the {role} version {side.index}, run {number}/{options.runs}")
                 with _scratch(scratch / f"pytest-{role}-{number}") as work:
                     side_runs.append(run_tests(side, role, number, results, work, results / f"pytest-{role}-{number}.log"))
-    return _record(new, old, selection, options, pynguin, seconds, runs, tests, side_runs, time.monotonic() - started)
+    record = _record(new, old, selection, options, pynguin, seconds, runs, tests, side_runs, time.monotonic() - started)
+    return msgspec.structs.replace(
+        record,
+        modules=[
+            msgspec.structs.replace(m, seeded_with=f"{GENERATED}/{CARVED}/{seeds[m.module]}" if m.module in seeds else None)
+            for m in record.modules
+        ],
+    )
+
+
+def _seeds(carved: str | None, module: str, folder: Path) -> Path | None:
+    """A folder holding the carved file as ``test_<module's last name>.py``, the name Pynguin's seeding looks for."""
+    if carved is None:
+        return None
+    source = folder.parent / "carving" / CARVED / carved
+    target = folder / module / f"test_{module.rpartition('.')[2]}.py"
+    make_folders(target.parent)
+    shutil.copyfile(source, target)
+    return target.parent
 
 
 def _import_path(side: VersionSide) -> list[str]:

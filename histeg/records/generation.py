@@ -75,6 +75,10 @@ class ModuleGeneration(Part, kw_only=True):
     test_files: list[GeneratedPath]
     tests: Annotated[Count, msgspec.Meta(description="Test functions in the test files.")]
     log: GeneratedPath
+    seeded_with: Annotated[
+        GeneratedPath | None,
+        msgspec.Meta(description="The carved file Pynguin started its population from (--initial_population_data); null when none."),
+    ] = None
 
 
 class Side(Part, kw_only=True):
