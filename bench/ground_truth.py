@@ -289,7 +289,7 @@ def probe(clone: Path, base: str, scratch: Path, python: str | None, extra: list
 def overlay_generated(folder: Path, build: dict[str, Any], clone: Path) -> None:
     """Files the build generates in the sources (``_version.py``) go into the clone's work tree, untracked, as histeg does per run."""
     for relative in (build.get("project") or {}).get("generated", []):
-        source = folder / "generated" / relative
+        source = folder / "build-generated" / relative
         if source.is_file() and not (clone / relative).exists():
             (clone / relative).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(source, clone / relative)

@@ -30,7 +30,7 @@ from histeg.envs.environment import (
     ensure_environment,
 )
 from histeg.envs.interpreter import choose, user_interpreter
-from histeg.envs.project import install_project
+from histeg.envs.project import GENERATED_BY_BUILD, install_project
 from histeg.envs.runtime import BUILD, SHIMS
 from histeg.envs.scm import pretend_environment, scm_version
 from histeg.errors import HistegError
@@ -69,6 +69,7 @@ def _inputs(version: VersionSettings, settings: Settings, declarations: Declarat
             (
                 __version__,
                 Build.schema_version_expected(),
+                GENERATED_BY_BUILD,  # where the generated files are kept: a build that kept them elsewhere is made again
                 version.build_command,
                 user_python(settings),
                 settings.environments_root(),

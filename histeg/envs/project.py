@@ -25,6 +25,8 @@ from histeg.processes.workdir import copy_snapshot
 from histeg.store import force_rmtree
 
 BUILD_LEFTOVERS = {"build", "dist", ".eggs", "__pycache__"}
+GENERATED_BY_BUILD = "build-generated"
+"""The version folder's copy of the files the build generated in the sources (``generated/`` is ``histeg generate``'s)."""
 
 
 @dataclass(frozen=True)
@@ -44,7 +46,7 @@ def install_project(
     environment: dict[str, str] | None = None,
     groups: Path | None = None,
 ) -> ProjectInstall:
-    site, generated_dir = version_dir / "site", version_dir / "generated"
+    site, generated_dir = version_dir / "site", version_dir / GENERATED_BY_BUILD
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix=".install-", dir=version_dir) as scratch:
         copy, target = Path(scratch) / "source", Path(scratch) / "site"
@@ -90,7 +92,7 @@ def _generated(snapshot: Path, copy: Path, sources: list[str]) -> list[str]:
 def overlay_generated(version_dir: Path, generated: list[str], run_copy: Path) -> None:
     """Put the build's generated files into a run's fresh copy of the snapshot."""
     for relative in generated:
-        source = version_dir / "generated" / relative
+        source = version_dir / GENERATED_BY_BUILD / relative
         if source.is_file():
             destination = run_copy / relative
             destination.parent.mkdir(parents=True, exist_ok=True)

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from histeg.envs.interpreter import installed, own
+from histeg.envs.project import GENERATED_BY_BUILD
 from tests.conftest import validate_output
 
 pytestmark = pytest.mark.slow  # each test makes environments with uv and runs real builds
@@ -102,6 +103,16 @@ def test_a_git_derived_version_gets_its_describe_string(make_repo, histeg, tmp_p
     runs = validate_output(out / "1" / "runs.json")
     assert {run["outcome"] for run in runs["runs"]} == {"passed"}
     assert not (repo.path / "src" / "scmpkg" / "_version.py").exists() and not repo.git("status", "--porcelain")
+    generated = out / "1" / GENERATED_BY_BUILD / "src" / "scmpkg" / "_version.py"
+    assert generated.is_file()
+    repo.commit("three", {"src/scmpkg/__init__.py": "from scmpkg._version import version\n\n\ndef double(x):\n    return x * 3\n"})
+    assert histeg("compute", "--repo", str(repo.path), "--all", "--out", str(out), "--repeat", "1").code == 0  # a failing test is a trace too
+    carved = histeg("generate", "2", "--out", str(out), "--carve", "--json")
+    assert carved.code == 0, carved.stderr
+    assert validate_output(out / "2" / "generation.json")["carved"]["witnesses"] >= 1  # version 1 imports its _version.py
+    assert generated.is_file() and (out / "2" / GENERATED_BY_BUILD / "src" / "scmpkg" / "_version.py").is_file(), (
+        "histeg generate's generated/ is not the build's"
+    )
 
 
 def test_requires_python_picks_an_installed_interpreter_that_fits(make_repo, histeg, wheelhouse, tmp_path: Path) -> None:
