@@ -82,12 +82,19 @@ def _inputs(version: VersionSettings, settings: Settings, declarations: Declarat
 
 
 def environment_exists(store: OutputStore, index: int) -> bool:
-    """A successful build stays valid while its interpreter is there: shared environments may be removed by the user."""
+    """A successful build stays valid while its interpreter is there (shared environments may be removed by the user)
+    and every file it generated is kept where runs copy it from (a build made before ``build-generated/`` is made again)."""
     try:
         record = Build.read(store.file(index, BUILD))
     except HistegError:
         return False
-    return record.environment is not None and Path(record.environment.python).exists()
+    kept = store.version_dir(index) / GENERATED_BY_BUILD
+    generated = record.project.generated if record.project is not None else []
+    return (
+        record.environment is not None
+        and Path(record.environment.python).exists()
+        and all((kept / relative).is_file() for relative in generated)
+    )
 
 
 def build_version(store: OutputStore, index: int, user: Settings) -> Build:

@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -113,6 +114,11 @@ def test_a_git_derived_version_gets_its_describe_string(make_repo, histeg, tmp_p
     assert generated.is_file() and (out / "2" / GENERATED_BY_BUILD / "src" / "scmpkg" / "_version.py").is_file(), (
         "histeg generate's generated/ is not the build's"
     )
+    shutil.rmtree(out / "1" / GENERATED_BY_BUILD)  # as in a folder made when builds kept them in generated/
+    again = histeg("compute", "--repo", str(repo.path), "--all", "--out", str(out), "--repeat", "1", "--json")
+    assert again.code == 0, again.stderr
+    assert generated.is_file(), "a build whose generated files are not where runs copy them from is made again"
+    assert {run["outcome"] for run in validate_output(out / "1" / "runs.json")["runs"]} == {"passed"}
 
 
 def test_requires_python_picks_an_installed_interpreter_that_fits(make_repo, histeg, wheelhouse, tmp_path: Path) -> None:
