@@ -20,7 +20,7 @@ from histeg.generate.carved_tests import CarvedFile, carved_file
 from histeg.generate.carving import CarvedCall, Carver, Refusal, TraceCalls, candidates
 from histeg.generate.literals import Uncarvable
 from histeg.generate.sides import VersionSide
-from histeg.generate.verdicts import FAILING, PASSING, SideRunResult, Verdict, side_verdicts
+from histeg.generate.verdicts import FAILING, PASSING, SideRunResult, Verdict, side_verdicts, witness_record
 from histeg.records.generation import CarvedOutcome, CarvedTest, Carving, Side, Uncarved, Witness
 from histeg.records.targets import RankedTarget
 
@@ -129,15 +129,7 @@ def judge(
             )
             if outcome == "witness":
                 witnesses.setdefault(call.candidate.target, []).append(
-                    Witness(
-                        test=full_id,
-                        old=before.outcome,
-                        new=after.outcome,
-                        old_failure=before.failure,
-                        new_failure=after.failure,
-                        carved=True,
-                        source=sources.get(name),
-                    )
+                    witness_record(full_id, before, after, sources.get(name), carved=True)
                 )
     uncarved = [
         Uncarved(target=target, function=function, reason=reason, detail=detail, divergences=count, example=example)

@@ -178,8 +178,22 @@ def _pure_literal(span: str) -> bool:
 
 
 def _skip_item(text: str, pos: int) -> int:
-    """The end of the item starting at ``pos``: the next ``, `` or closing bracket outside brackets and string literals."""
-    depth = 0
+    """The end of the item starting at ``pos``: the next ``,`` or closing bracket outside brackets and string literals."""
+    return _scan(text, pos, 0)
+
+
+def _closing(text: str, pos: int) -> int:
+    """The position of the bracket that closes the one at ``pos``, outside string literals."""
+    end = _scan(text, pos + 1, 1)
+    if end >= len(text):
+        raise Uncarvable(UNREADABLE, f"an unclosed bracket in {text[:40]}")
+    return end
+
+
+def _scan(text: str, pos: int, depth: int) -> int:
+    """From ``pos``, ``depth`` brackets deep: the closing bracket that would take it below that depth, or a comma met
+    outside every bracket; string literals are skipped whole. The end of the text when neither comes."""
+    floor = depth
     while pos < len(text):
         char = text[pos]
         if char in "'\"":
@@ -188,31 +202,13 @@ def _skip_item(text: str, pos: int) -> int:
         if char in "([{":
             depth += 1
         elif char in ")]}":
-            if depth == 0:
+            if depth == floor:
                 return pos
             depth -= 1
         elif char == "," and depth == 0:
             return pos
         pos += 1
     return pos
-
-
-def _closing(text: str, pos: int) -> int:
-    """The position of the bracket that closes the one at ``pos``, outside string literals."""
-    depth = 0
-    while pos < len(text):
-        char = text[pos]
-        if char in "'\"":
-            pos = _string_end(text, pos)
-            continue
-        if char in "([{":
-            depth += 1
-        elif char in ")]}":
-            depth -= 1
-            if depth == 0:
-                return pos
-        pos += 1
-    raise Uncarvable(UNREADABLE, f"an unclosed bracket in {text[:40]}")
 
 
 def _string_end(text: str, pos: int) -> int:

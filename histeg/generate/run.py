@@ -39,7 +39,7 @@ from histeg.generate.selection import (
 )
 from histeg.generate.sides import VersionSide, built_side
 from histeg.generate.tool import PYNGUIN, Tool, pynguin_tool
-from histeg.generate.verdicts import Role, SideRunResult, is_witness, run_tests, side_verdicts
+from histeg.generate.verdicts import Role, SideRunResult, is_witness, run_tests, side_verdicts, witness_record
 from histeg.processes.groups import end_orphans, records_folder
 from histeg.processes.workdir import fresh_copy
 from histeg.records.generation import (
@@ -419,16 +419,8 @@ def _judged_tests(
             for target in targets:
                 covering[target.identifier].append(full_id)
                 if witness:
-                    witnesses[target.identifier].append(
-                        Witness(
-                            test=full_id,
-                            old=before.outcome,
-                            new=after.outcome,
-                            old_failure=before.failure,
-                            new_failure=after.failure,
-                            source=function_source(results / test_id.partition("::")[0], function.name),
-                        )
-                    )
+                    source = function_source(results / test_id.partition("::")[0], function.name)
+                    witnesses[target.identifier].append(witness_record(full_id, before, after, source))
     return generated, covering, witnesses
 
 

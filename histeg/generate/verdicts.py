@@ -22,7 +22,7 @@ from histeg.generate.sides import VersionSide
 from histeg.processes.groups import records_folder
 from histeg.processes.process import output_text, pinned_environment, run_process
 from histeg.processes.workdir import fresh_copy
-from histeg.records.generation import Outcome
+from histeg.records.generation import Outcome, Witness
 from histeg.runs.runner import base_environment
 
 Role = Literal["old", "new"]
@@ -180,6 +180,13 @@ def is_witness(old: Verdict, new: Verdict) -> bool:
     return (old.outcome in PASSING and new.outcome in FAILING) or (old.outcome in FAILING and new.outcome in PASSING)
 
 
+def witness_record(test: str, old: Verdict, new: Verdict, source: str | None, carved: bool = False) -> Witness:
+    """A witness as ``generation.json`` lists it under its targets."""
+    return Witness(
+        test=test, old=old.outcome, new=new.outcome, old_failure=old.failure, new_failure=new.failure, carved=carved, source=source
+    )
+
+
 def side_verdicts(tests: Sequence[str], runs: Sequence[SideRunResult]) -> dict[str, Verdict]:
     return {test: verdict(outcome_of(test, run.results) for run in runs) for test in tests}
 
@@ -197,4 +204,5 @@ __all__ = [
     "run_tests",
     "side_verdicts",
     "verdict",
+    "witness_record",
 ]
