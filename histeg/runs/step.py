@@ -10,6 +10,7 @@ from histeg.errors import HistegError
 from histeg.run_settings import record_settings
 from histeg.step import Step, StepContext, StepResult
 from histeg.tracing.format import FORMAT_VERSION
+from histeg.tracing.values import VALUES_FORMAT
 
 
 def _trace_config_inputs(context: StepContext, index: int) -> dict[str, Any]:
@@ -33,6 +34,7 @@ def _traces_inputs(context: StepContext, index: int) -> dict[str, Any]:
         "version": snapshot_inputs(context.store.version(index)),
         "settings": settings_values(context.settings, "traces"),
         "traceFormat": FORMAT_VERSION,
+        "values": VALUES_FORMAT,
         "redactionKey": file_digest(context.store.redaction_key()),
     }
 

@@ -34,6 +34,9 @@ from typing import Any
 from histeg.tracing.stdlib_values import StandardValues
 
 MODES = ("structural", "repr", "off")
+VALUES_FORMAT = 2
+"""How values are written; traces written another way do not compare with these (a traces step input). 2: a
+standard-library value held in an object's attribute is written with its type, as inside a container."""
 MAX_REPR = 120
 """Longest text kept verbatim; longer ones keep a prefix and a hash of the whole."""
 MAX_ITEMS = 64
@@ -601,7 +604,9 @@ class Abstraction:
                 shown.append(label + str(item))
                 continue
             item_kind, item_base = kinds.get(item_cls) or self._classify(item_cls)
-            if item_kind in _SHOWN_IN_FIELDS or item_cls is item_base:
+            if item_kind is _STANDARD:  # its text alone would not say what it is (1.5: a float or a Decimal?)
+                shown.append(f"{label}{self.type_name(item_cls)}({self._text(item, item_cls, budget, depth + 1)})")
+            elif item_kind in _SHOWN_IN_FIELDS or item_cls is item_base:
                 shown.append(f"{label}{self._text(item, item_cls, budget, depth + 1)}")
             else:
                 budget[0] -= 1
