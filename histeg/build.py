@@ -29,6 +29,7 @@ from histeg.envs.environment import (
     activated,
     ensure_environment,
 )
+from histeg.envs.install_reuse import copy_install, earlier_install, install_key
 from histeg.envs.interpreter import choose, user_interpreter
 from histeg.envs.project import GENERATED_BY_BUILD, install_project
 from histeg.envs.runtime import BUILD, SHIMS
@@ -47,7 +48,7 @@ from histeg.records.build import (
 from histeg.records.history import Version, VersionSettings
 from histeg.settings.model import Settings
 from histeg.step import Step, StepContext, StepResult
-from histeg.store import OutputStore
+from histeg.store import OutputStore, force_rmtree
 from histeg.version import __version__
 
 BUILD_LOG: Final = "build.log"
@@ -162,17 +163,7 @@ def _build(
     record.environment = environment
     record.project = Project(installed=False, version=None, generated=[], seconds=0.0)
     if declarations.installable:
-        pretend = scm_version(version.git_describe, version.git_commits, version.identifier) if declarations.scm else None
-        installed = install_project(
-            snapshot,
-            store.version_dir(index),
-            environment.python,
-            settings.sources,
-            log,
-            pretend_environment(pretend) if pretend else None,
-            groups=records_folder(store.root),
-        )
-        record.project = Project(installed=True, version=pretend, generated=installed.generated, seconds=round(installed.seconds, 3))
+        record.project = _install(store, index, version, settings, declarations, environment.python)
     record.pytest_args, record.neutralised = _neutralised(environment.python)
     if settings.build_command:
         env = activated(environment.python, pinned_environment(), store.version_dir(index) / SHIMS)
@@ -186,6 +177,35 @@ def _build(
             record.status, record.reason = TIMED_OUT, f"the build command timed out after {user.build_timeout:g} s"
         elif process.exit_code != 0:
             record.status, record.reason = FAILED, process.start_error or f"the build command exited with {process.exit_code}"
+
+
+def _install(
+    store: OutputStore, index: int, version: Version, settings: VersionSettings, declarations: Declarations, python: str
+) -> Project:
+    """The project installed into the version's ``site``: an earlier version's install when it cannot differ
+    (``install_reuse``), else built from a copy of the snapshot."""
+    snapshot, log = store.snapshot(index), store.file(index, BUILD_LOG)
+    key = install_key(snapshot, python, declarations)
+    earlier = earlier_install(store, index, key) if key is not None else None
+    if earlier is not None:
+        started = time.monotonic()
+        copy_install(store.version_dir(earlier) / "site", store.version_dir(index))
+        force_rmtree(store.version_dir(index) / GENERATED_BY_BUILD)
+        with log.open("a", encoding="utf-8") as handle:
+            handle.write(f"the project's install is version {earlier}'s: the same root files and interpreter (key {key})\n")
+        seconds = round(time.monotonic() - started, 3)
+        return Project(installed=True, version=None, generated=[], seconds=seconds, key=key, reused_from=earlier)
+    pretend = scm_version(version.git_describe, version.git_commits, version.identifier) if declarations.scm else None
+    installed = install_project(
+        snapshot,
+        store.version_dir(index),
+        python,
+        settings.sources,
+        log,
+        pretend_environment(pretend) if pretend else None,
+        groups=records_folder(store.root),
+    )
+    return Project(installed=True, version=pretend, generated=installed.generated, seconds=round(installed.seconds, 3), key=key)
 
 
 _PLUGINS = "import importlib.util as u; print(u.find_spec('pytest_cov') is not None)"

@@ -54,6 +54,18 @@ class Project(Part, kw_only=True):
         msgspec.Meta(description=("Files the build generated in the source directories, copied into every run's copy of the snapshot.")),
     ]
     seconds: Seconds
+    key: Annotated[
+        str | None,
+        msgspec.Meta(
+            description=(
+                "What the install depends on (the files at the snapshot's root and the interpreter): equal keys, equal installs. Null "
+                "when it may depend on more: a setup.py, a version from git or from the sources, a backend that compiles."
+            )
+        ),
+    ] = None
+    reused_from: Annotated[
+        Index | None, msgspec.Meta(description="The version whose install, with the same key, was copied instead of building again.")
+    ] = None
 
 
 class Neutralised(Part, kw_only=True):

@@ -100,6 +100,7 @@ def test_a_git_derived_version_gets_its_describe_string(make_repo, histeg, tmp_p
     builds = [validate_output(out / str(index) / "build.json") for index in (0, 1)]
     assert [b["project"]["version"] for b in builds] == ["1.0.0", f"1.0.1.dev1+g{second[:7]}"]
     assert builds[1]["project"]["generated"] == ["src/scmpkg/_version.py"] and builds[1]["declarations"]["scm"] == "setuptools-scm"
+    assert builds[1]["project"]["key"] is None and builds[1]["project"]["reusedFrom"] is None  # its version comes from git
     assert not (out / "1" / "snapshot" / "src" / "scmpkg" / "_version.py").exists(), "the snapshot stays as extracted"
     runs = validate_output(out / "1" / "runs.json")
     assert {run["outcome"] for run in runs["runs"]} == {"passed"}
@@ -194,3 +195,40 @@ def test_traces_are_reused_only_with_the_build_they_were_made_with(make_repo, hi
     assert traced() == [True]
     assert traced("--build", "python -c 'print(1)'") == [False], "another build: another environment, traces made again"
     assert validate_output(tmp_path / "out" / "0" / "runs.json")["build"] == validate_output(tmp_path / "out" / "0" / "build.json")["inputs"]
+
+
+STATIC = (
+    '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n'
+    '[project]\nname = "staticpkg"\nversion = "{version}"\n'
+    '[project.entry-points."staticpkg.shapes"]\nsquare = "staticpkg:area"\n'
+)
+STATIC_TEST = (
+    "import importlib.metadata\nimport staticpkg\n\n\ndef test_metadata():\n"
+    "    assert importlib.metadata.version('staticpkg') == staticpkg.__version__\n"
+    "    assert [e.name for e in importlib.metadata.entry_points(group='staticpkg.shapes')] == ['square']\n"
+    "    assert staticpkg.area(2, 3) >= 6\n"
+)
+
+
+def test_an_install_that_cannot_differ_is_reused_and_one_that_can_is_made(make_repo, histeg, tmp_path: Path) -> None:
+    """A static version and the same root files: the earlier install is copied; a new version string: built anew."""
+    repo = make_repo()
+    code = "__version__ = '{version}'\n\n\ndef area(width, height):\n    return width * height{extra}\n"
+    repo.commit("one", {
+        "pyproject.toml": STATIC.format(version="1.0.0"),
+        "src/staticpkg/__init__.py": code.format(version="1.0.0", extra=""),
+        "tests/test_meta.py": STATIC_TEST,
+    })
+    repo.commit("two", {"src/staticpkg/__init__.py": code.format(version="1.0.0", extra=" + 0")})
+    repo.commit("three", {"src/staticpkg/extra.py": "VALUE = 1\n"})
+    repo.commit("four", {"pyproject.toml": STATIC.format(version="1.1.0"), "src/staticpkg/__init__.py": code.format(version="1.1.0", extra="")})
+    out = tmp_path / "out"
+    result = histeg("compute", "--repo", str(repo.path), "--all", "--out", str(out), "--repeat", "1", "--json")
+    assert result.code == 0, result.stderr
+    projects = [validate_output(out / str(index) / "build.json")["project"] for index in range(4)]
+    assert [p["reusedFrom"] for p in projects] == [None, 0, 0, None]
+    assert projects[0]["key"] == projects[1]["key"] == projects[2]["key"] != projects[3]["key"]
+    assert all(p["seconds"] < 0.5 for p in projects[1:3]), projects
+    for index in range(4):
+        runs = validate_output(out / str(index) / "runs.json")["runs"]
+        assert {run["outcome"] for run in runs} == {"passed"}, (index, runs)
