@@ -5,7 +5,8 @@ version, and histeg's own environment before and after.
 
 Runs ``histeg compute`` on each repository into ``WORK/<name>`` and prints, per project, the versions,
 the environments created and reused, the build seconds per version (median and maximum), the project
-install seconds, the git-derived version strings, the targets and the total wall time. ``--fresh`` starts
+install seconds (installs made and installs reused from an earlier version, with why an install could not be), the
+git-derived version strings, the targets and the total wall time. ``--fresh`` starts
 from an empty environments folder (``WORK/environments``) so that every environment is made here; the
 uv cache is left as it is. Ends with whether ``pip freeze`` of histeg's environment is unchanged.
 """
@@ -52,6 +53,12 @@ def measure(repo: Path, versions: str, work: Path, environments: Path) -> dict[s
         "build_max": max((b.seconds for b in builds), default=0.0),
         "install_median": statistics.median(b.project.seconds if b.project else 0.0 for b in builds) if builds else 0.0,
         "scm_versions": [project.version for project in projects if project.version],
+        "installs_reused": sum(1 for project in projects if project.reused_from is not None),
+        "installs_made": sum(1 for project in projects if project.installed and project.reused_from is None),
+        "install_made_median": statistics.median([p.seconds for p in projects if p.installed and p.reused_from is None] or [0.0]),
+        "install_reused_median": statistics.median([p.seconds for p in projects if p.reused_from is not None] or [0.0]),
+        "no_key": sorted({"git-derived version" if p.version else "setup.py, a version from the sources or a compiling backend"
+                          for p in projects if p.installed and p.key is None}),
         "reasons": sorted({b.reason for b in builds if b.reason}),
         "targets": targets, "wall": wall, "stderr": done.stderr.strip().splitlines()[-1:] if done.returncode else [],
     }
@@ -75,6 +82,9 @@ def main() -> None:
     for row in rows:
         print(f"{row['project']:<16} {row['exit']:>4} {row['versions']:>8} {row['succeeded']:>3} {row['environments']:>4} {row['created']:>4} "
               f"{row['build_median']:>7.1f}/{row['build_max']:<8.1f} {row['install_median']:>13.1f} {row['wall']:>7.1f}  {row['targets']}")
+        print(f"{'':<16} installs made {row['installs_made']} (median {row['install_made_median']:.2f} s), reused "
+              f"{row['installs_reused']} (median {row['install_reused_median']:.3f} s)"
+              + (f"; not reusable: {', '.join(row['no_key'])}" if row["no_key"] else ""))
         if row["scm_versions"]:
             print(f"{'':<16} git-derived versions: {', '.join(row['scm_versions'])}")
         for reason in row["reasons"]:
