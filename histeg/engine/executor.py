@@ -20,6 +20,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
+import secrets
 import signal
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
@@ -30,6 +31,7 @@ from histeg.console import Console
 from histeg.errors import HistegError
 from histeg.processes.groups import end_orphans
 from histeg.settings.model import Settings
+from histeg.version import __version__
 
 CONNECT_SECONDS = 10.0
 """How long connecting to a ``--scheduler`` may take before it is an error."""
@@ -182,6 +184,12 @@ def executor_for(settings: Settings, out: Path, console: Console) -> Iterator[Da
         except (OSError, ValueError, TypeError) as exc:
             raise HistegError(f"cannot reach the Dask scheduler at {settings.scheduler}: {exc}") from None
         cap = settings.jobs if settings.given("jobs") else None
+        try:
+            _check_workers(client, out, settings.environments_root(), str(settings.scheduler))
+        except BaseException:
+            with contextlib.suppress(Exception):
+                client.close()
+            raise
         console.detail(f"connected to the Dask scheduler at {settings.scheduler} ({len(client.nthreads())} workers)")
     interrupted = True
     try:
@@ -195,6 +203,50 @@ def executor_for(settings: Settings, out: Path, console: Console) -> Iterator[Da
                 cluster.close()
             if interrupted:
                 end_orphans(out)
+
+
+def _check_workers(client: Any, out: Path, environments: Path, scheduler: str) -> None:
+    """One line instead of a run that waits forever or fails every version: the scheduler has a worker, and every
+    worker runs this histeg and sees the output and environments folders at the same paths (a shared file system)."""
+    try:
+        client.wait_for_workers(1, timeout=CONNECT_SECONDS)
+    except (TimeoutError, OSError) as exc:
+        raise HistegError(
+            f"the Dask scheduler at {scheduler} has no worker (waited {CONNECT_SECONDS:g} s): start one with dask worker {scheduler}"
+        ) from exc
+    marker = out / ".histeg" / f"worker-probe-{os.getpid()}-{secrets.token_hex(4)}"
+    nonce = secrets.token_hex(8)
+    marker.parent.mkdir(parents=True, exist_ok=True)
+    environments.mkdir(parents=True, exist_ok=True)  # made by the first build otherwise: a worker must see it all the same
+    marker.write_text(nonce, encoding="utf-8")
+    try:
+        answers = client.run(worker_sees, str(marker), nonce, str(environments), __version__, on_error="return")
+    finally:
+        marker.unlink(missing_ok=True)
+    for worker, answer in sorted(answers.items()):
+        if isinstance(answer, BaseException):
+            raise HistegError(
+                f"worker {worker} of {scheduler} cannot run histeg's check: {type(answer).__name__}: {answer} (is histeg installed there?)"
+            )
+        if answer:
+            raise HistegError(f"worker {worker} of {scheduler} {answer}")
+
+
+def worker_sees(marker: str, nonce: str, environments: str, version: str) -> str:
+    """Run on a worker: what it lacks, in a few words ('' when nothing)."""
+    from histeg.version import __version__ as own
+
+    if own != version:
+        return f"runs histeg {own}, not {version}: every worker needs the same histeg"
+    try:
+        seen = Path(marker).read_text(encoding="utf-8")
+    except OSError:
+        seen = None
+    if seen != nonce:
+        return f"does not see the output folder at {Path(marker).parent.parent}: it must be on a file system every worker shares, at the same path"
+    if not Path(environments).is_dir():
+        return f"does not see the environments folder {environments}: it must be shared too (--environments)"
+    return ""
 
 
 __all__ = ["DaskExecutor", "KeptConsole", "Outcome", "WorkerJob", "executor_for"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import json
+import os
 import subprocess
 import sys
 import time
@@ -140,3 +141,52 @@ def test_comparisons_sharing_a_version_never_run_at_once(tmp_path: Path) -> None
     for index in range(1, 6):
         assert spans[index][0] >= spans[index - 1][1] or spans[index - 1][0] >= spans[index][1], (index, spans)
     assert any(spans[a][0] < spans[b][1] and spans[b][0] < spans[a][1] for a in range(6) for b in range(a + 2, 6))  # some ran at once
+
+
+def _free_port() -> int:
+    import socket
+
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+def _dask(*args: str, cwd: Path, prefix: tuple[str, ...] = ()) -> subprocess.Popen[str]:
+    """A Dask process started apart, in ``cwd`` with a TMPDIR of its own there."""
+    command = [*prefix, str(Path(sys.executable).parent / "dask"), *args]
+    (cwd / "tmp").mkdir(exist_ok=True)
+    env = {**os.environ, "TMPDIR": str(cwd / "tmp")}
+    return subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, text=True)
+
+
+@pytest.mark.slow
+def test_a_scheduler_without_workers_or_a_worker_that_does_not_share_the_folder_is_one_line(tmp_path: Path) -> None:
+    """A scheduler and workers started apart, as the README shows, each worker in its own working directory and TMPDIR:
+    no worker, then a worker with its own view of the output folder, are one line each instead of a wait or failures."""
+    repo = GitRepo.create(tmp_path / "repo")
+    repo.commit("library", {"lib.py": LIB, "tests/test_lib.py": TEST})
+    shared = tmp_path / "shared"
+    out = shared / "out"
+    address = f"tcp://127.0.0.1:{_free_port()}"
+    scheduler = _dask("scheduler", "--host", "127.0.0.1", "--port", address.rpartition(":")[2], "--dashboard-address", ":0", cwd=tmp_path)
+    workers: list[subprocess.Popen[str]] = []
+    try:
+        time.sleep(3)
+        lonely = run_histeg("compute", "--repo", str(repo.path), "--all", "--out", str(out), "--scheduler", address, timeout=120)
+        assert lonely.code == 2 and lonely.stderr.strip().splitlines() == [lonely.stderr.strip()], lonely.stderr
+        assert "has no worker" in lonely.stderr
+
+        apart = shared  # the worker sees an empty folder of its own at the same path: no shared file system
+        view = ("unshare", "-m", "--propagation", "private", "sh", "-c", f'mount -t tmpfs none "{apart}" && exec "$0" "$@"')
+        if subprocess.run([*view[:-1], "true"], capture_output=True, check=False).returncode != 0:
+            pytest.skip("this machine does not let a process have a mount namespace of its own")
+        (tmp_path / "w1").mkdir()
+        workers.append(_dask("worker", address, "--nthreads", "1", "--local-directory", str(tmp_path / "w1"), cwd=tmp_path / "w1", prefix=view))
+        time.sleep(3)
+        blind = run_histeg("compute", "--repo", str(repo.path), "--all", "--out", str(out), "--scheduler", address, timeout=120)
+        assert blind.code == 2 and blind.stderr.strip().splitlines() == [blind.stderr.strip()], blind.stderr
+        assert "does not see the output folder" in blind.stderr and "shares" in blind.stderr
+    finally:
+        for process in (*workers, scheduler):
+            process.terminate()
+            process.wait(timeout=30)
