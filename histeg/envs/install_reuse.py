@@ -3,11 +3,11 @@
 Runs import the project's code from their copy of the snapshot; the install in
 the version's ``site`` folder gives its metadata (version, entry points, pytest
 plugins). That metadata is made by the build backend from the files at the
-snapshot's root (``pyproject.toml``, ``setup.cfg``, a build hook's script),
+snapshot's root (``pyproject.toml``, ``setup.cfg``, a build hook's script, the readme and licence files),
 unless the build can read more: a ``setup.py`` runs any code, a version derived
 from git or read from the sources (``dynamic``) changes with every commit, and
 a backend that compiles builds from every source. Only when none of that holds
-is an install keyed by those root files and the interpreter, and a version with
+is an install keyed by those root files (a changelog nothing names is not one) and the interpreter, and a version with
 the key of a finished install (that generated no file in the sources) gets a
 hard-linked copy of it: the same files, made in milliseconds.
 """
@@ -25,12 +25,15 @@ from histeg.errors import HistegError
 from histeg.records.build import Build, Declarations
 from histeg.store import OutputStore, force_rmtree
 
-KEY_FORMAT = 1
+KEY_FORMAT = 2
 """Part of every key: a change of what a key covers makes every earlier key another."""
 PURE_PYTHON_BACKENDS = frozenset(
     {"hatchling.build", "flit_core.buildapi", "setuptools.build_meta", "poetry.core.masonry.api", "pdm.backend", "uv_build"}
 )
 """Backends that copy Python files and write metadata; others (meson-python, scikit-build-core, maturin) compile."""
+CONFIGURATION_FILES = frozenset({"pyproject.toml", "setup.cfg", "MANIFEST.in"})
+NAMED_BY_BACKENDS = ("README", "LICENSE", "LICENCE", "COPYING", "NOTICE", "AUTHORS")
+"""Root files backends take by their names alone (a readme, licence files), whether or not the configuration names them."""
 
 
 def install_key(snapshot: Path, python: str, declarations: Declarations) -> str | None:
@@ -51,10 +54,25 @@ def install_key(snapshot: Path, python: str, declarations: Declarations) -> str 
     if not static or "version" in project.get("dynamic", []):
         return None
     digest = hashlib.sha256(f"{KEY_FORMAT}\n{python}\n".encode())
-    for path in sorted(snapshot.iterdir()):
-        if path.is_file() and not path.is_symlink():
-            digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for path in _read_by_the_build(snapshot):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
     return digest.hexdigest()[:16]
+
+
+def _read_by_the_build(snapshot: Path) -> list[Path]:
+    """The root files a pure-Python backend may read: its configuration, build hook scripts, the files backends take
+    by their names (readme, licence, notice, authors) and every file the configuration names. A changelog or a CI file
+    nothing names is not one of them: a commit touching only those keeps the install."""
+    files = [path for path in sorted(snapshot.iterdir()) if path.is_file() and not path.is_symlink()]
+    configuration = " ".join(path.read_text(encoding="utf-8", errors="replace") for path in files if path.name in CONFIGURATION_FILES)
+    return [
+        path
+        for path in files
+        if path.name in CONFIGURATION_FILES
+        or path.suffix == ".py"
+        or path.name.upper().startswith(NAMED_BY_BACKENDS)
+        or path.name in configuration
+    ]
 
 
 def earlier_install(store: OutputStore, index: int, key: str) -> int | None:

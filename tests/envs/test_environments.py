@@ -199,7 +199,7 @@ def test_traces_are_reused_only_with_the_build_they_were_made_with(make_repo, hi
 
 STATIC = (
     '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n'
-    '[project]\nname = "staticpkg"\nversion = "{version}"\n'
+    '[project]\nname = "staticpkg"\nversion = "{version}"\nreadme = "README.md"\n'
     '[project.entry-points."staticpkg.shapes"]\nsquare = "staticpkg:area"\n'
 )
 STATIC_TEST = (
@@ -211,24 +211,27 @@ STATIC_TEST = (
 
 
 def test_an_install_that_cannot_differ_is_reused_and_one_that_can_is_made(make_repo, histeg, tmp_path: Path) -> None:
-    """A static version and the same root files: the earlier install is copied; a new version string: built anew."""
+    """A static version and the same root files the build reads: the earlier install is copied (a changelog nothing names
+    is not read); a changed readme or version string: built anew."""
     repo = make_repo()
     code = "__version__ = '{version}'\n\n\ndef area(width, height):\n    return width * height{extra}\n"
     repo.commit("one", {
         "pyproject.toml": STATIC.format(version="1.0.0"),
+        "README.md": "# staticpkg\n",
         "src/staticpkg/__init__.py": code.format(version="1.0.0", extra=""),
         "tests/test_meta.py": STATIC_TEST,
     })
     repo.commit("two", {"src/staticpkg/__init__.py": code.format(version="1.0.0", extra=" + 0")})
-    repo.commit("three", {"src/staticpkg/extra.py": "VALUE = 1\n"})
-    repo.commit("four", {"pyproject.toml": STATIC.format(version="1.1.0"), "src/staticpkg/__init__.py": code.format(version="1.1.0", extra="")})
+    repo.commit("three", {"src/staticpkg/extra.py": "VALUE = 1\n", "CHANGELOG.md": "- extra\n"})
+    repo.commit("four", {"README.md": "# staticpkg\n\nAreas.\n"})
+    repo.commit("five", {"pyproject.toml": STATIC.format(version="1.1.0"), "src/staticpkg/__init__.py": code.format(version="1.1.0", extra="")})
     out = tmp_path / "out"
     result = histeg("compute", "--repo", str(repo.path), "--all", "--out", str(out), "--repeat", "1", "--json")
     assert result.code == 0, result.stderr
-    projects = [validate_output(out / str(index) / "build.json")["project"] for index in range(4)]
-    assert [p["reusedFrom"] for p in projects] == [None, 0, 0, None]
-    assert projects[0]["key"] == projects[1]["key"] == projects[2]["key"] != projects[3]["key"]
+    projects = [validate_output(out / str(index) / "build.json")["project"] for index in range(5)]
+    assert [p["reusedFrom"] for p in projects] == [None, 0, 0, None, None]
+    assert projects[0]["key"] == projects[1]["key"] == projects[2]["key"] != projects[3]["key"] != projects[4]["key"]
     assert all(p["seconds"] < 0.5 for p in projects[1:3]), projects
-    for index in range(4):
+    for index in range(5):
         runs = validate_output(out / str(index) / "runs.json")["runs"]
         assert {run["outcome"] for run in runs} == {"passed"}, (index, runs)
