@@ -32,8 +32,8 @@ from histeg.generate.literals import (
 from histeg.records.divergences import EntryKey
 from histeg.records.targets import RankedTarget
 from histeg.store import OutputStore
-from histeg.traces.call_tree import Call
-from histeg.traces.records import Value
+from histeg.traces.events import Columns
+from histeg.traces.records import Function, Value
 
 CARVED_KINDS = frozenset({"return"})
 """Divergence kinds a carved test asserts: a changed result, returned or raised (``details.return``)."""
@@ -151,26 +151,37 @@ def candidates(target: RankedTarget, comparison: VersionComparison) -> Iterator[
     yield from passed_on
 
 
+@dataclass(frozen=True)
+class RecordedCall:
+    """What carving reads of one recorded call: its function and the values it was called with."""
+
+    function: Function
+    params: list[Value | None]
+
+
 class TraceCalls:
-    """The new version's first traced run, decoded one entry point at a time."""
+    """The new version's first traced run, decoded one entry point at a time, and only along the path asked for."""
 
     def __init__(self, store: OutputStore, index: int) -> None:
         self.entries = load_run(run_directories(store, index)[0])
-        self._roots: dict[EntryKey, Call] = {}
+        self._columns: dict[EntryKey, Columns] = {}
 
-    def call(self, entry: EntryKey, path: Sequence[int]) -> Call | None:
+    def call(self, entry: EntryKey, path: Sequence[int]) -> RecordedCall | None:
         ref = self.entries.get(entry)
         if ref is None:
             return None
-        root = self._roots.get(entry)
-        if root is None:
-            root = self._roots[entry] = ref.file.call(ref.index)
-        call = root
+        columns = self._columns.get(entry)
+        if columns is None:
+            columns = self._columns[entry] = ref.file.columns(ref.index)
+        call = 0
         for position in path:
-            if position >= len(call.children):
+            children = columns.children[columns.child_start[call] : columns.child_start[call + 1]]
+            if position >= len(children):
                 return None
-            call = call.children[position][1]
-        return call
+            call = int(children[position])
+        definitions = ref.file.definitions
+        params = columns.params[columns.param_start[call] : columns.param_start[call + 1]]
+        return RecordedCall(definitions.functions[columns.function[call]], [definitions.value(value) for value in params])
 
 
 class Carver:
@@ -183,27 +194,25 @@ class Carver:
         """Test folders below the snapshot's root: a function defined there is test code, not a target's behaviour."""
         self.calls = calls
         self._trees: dict[str, ast.Module | None] = {}
+        self._definitions: dict[str, tuple[Signature, bool] | Uncarvable] = {}
 
     def carve(self, candidate: Candidate) -> CarvedCall:
         module, _, qualname = candidate.function.partition(":")
-        if "<locals>" in qualname or "<lambda>" in qualname:
-            raise Uncarvable(NESTED)
-        tree = self._module_tree(module)
-        if tree is None:
-            raise Uncarvable(NOT_IN_SOURCES, module)
-        if tree is TEST_CODE:
-            raise Uncarvable(IN_TESTS, module)
-        definition, in_class = _definition(tree, qualname)
-        if definition is None:
-            raise Uncarvable(NO_DEFINITION, qualname)
-        if isinstance(definition, ast.AsyncFunctionDef) or _is_generator(definition):
-            raise Uncarvable(GENERATOR)
+        found = self._definitions.get(candidate.function)
+        if found is None:
+            try:
+                found = self._definition(module, qualname)
+            except Uncarvable as refusal:
+                found = refusal
+            self._definitions[candidate.function] = found
+        if isinstance(found, Uncarvable):
+            raise Uncarvable(found.reason, found.detail)
+        signature, in_class = found
         if not candidate.call_path:
             raise Uncarvable(THE_TEST, qualname)
         call = self.calls.call(candidate.entry_point, candidate.call_path)
         if call is None or call.function.ident != candidate.function:
             raise Uncarvable(NOT_RECORDED, "the call is not in the first run's trace")
-        signature = _signature(definition.args)
         if tuple(call.function.params) != signature.names[: len(call.function.params)] or len(call.params) != len(signature.names):
             raise Uncarvable(SIGNATURE)
         types = _TypeReferences(module)
@@ -240,6 +249,22 @@ class Carver:
             raises,
             raised_args,
         )
+
+    def _definition(self, module: str, qualname: str) -> tuple[Signature, bool]:
+        """The function's signature and whether a class holds it, or why it cannot be carved (the same for all its calls)."""
+        if "<locals>" in qualname or "<lambda>" in qualname:
+            raise Uncarvable(NESTED)
+        tree = self._module_tree(module)
+        if tree is None:
+            raise Uncarvable(NOT_IN_SOURCES, module)
+        if tree is TEST_CODE:
+            raise Uncarvable(IN_TESTS, module)
+        definition, in_class = _definition(tree, qualname)
+        if definition is None:
+            raise Uncarvable(NO_DEFINITION, qualname)
+        if isinstance(definition, ast.AsyncFunctionDef) or _is_generator(definition):
+            raise Uncarvable(GENERATOR)
+        return _signature(definition.args), in_class
 
     def _receiver(
         self, qualname: str, in_class: bool, signature: Signature, values: Mapping[str, Value | None], types: _TypeReferences
