@@ -131,3 +131,18 @@ def run_histeg(*args: str, cwd: Path | None = None, timeout: float = 300) -> Cli
 @pytest.fixture
 def histeg() -> Callable[..., CliResult]:
     return run_histeg
+
+
+def computed_casino(base: Path, pairs: list[tuple[int, int]]) -> tuple[Path, dict[str, int], list[str]]:
+    """The casino sample built under ``base`` and computed over each (first, last) range of its commit numbers: the
+    output folder, the version index of each commit computed, and the commits in history order."""
+    import histeg
+    from histeg.samples import build_sample
+
+    repo = build_sample("casino", base / "casino")
+    commits = subprocess.run(["git", "-C", str(repo), "rev-list", "--reverse", "main"], capture_output=True, text=True,
+                             check=True).stdout.split()
+    project = histeg.Project(repo, out=base / "out", repeat=1, verbosity=0, read_config=False)
+    for first, last in pairs:
+        assert project.compute([f"{commits[first]}..{commits[last]}"]).exit_code == 0
+    return base / "out", {version.identifier: version.index for version in project.versions()}, commits

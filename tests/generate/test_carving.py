@@ -16,10 +16,8 @@ from pathlib import Path
 
 import pytest
 
-import histeg
 from histeg.envs.runtime import runtime_of
-from histeg.samples import build_sample
-from tests.conftest import run_histeg, validate_output
+from tests.conftest import computed_casino, run_histeg, validate_output
 
 pytestmark = pytest.mark.slow  # six casino versions built, traced and compared, then carving and its pytest runs
 
@@ -29,16 +27,7 @@ GOLDEN = Path(__file__).parent / "golden" / "carved_gamblers_keep_more.txt"  # n
 
 @pytest.fixture(scope="module")
 def casino(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, int], list[str]]:
-    base = tmp_path_factory.mktemp("casino-carve")
-    repo = build_sample("casino", base / "casino")
-    commits = subprocess.run(
-        ["git", "-C", str(repo), "rev-list", "--reverse", "main"], capture_output=True, text=True, check=True
-    ).stdout.split()
-    project = histeg.Project(repo, out=base / "out", verbosity=0, read_config=False)
-    for first, last in ((RAISE_THE_BET - 1, RAISE_THE_BET), (GAMBLERS_KEEP_MORE - 1, SMALL_TALK)):
-        assert project.compute([f"{commits[first]}..{commits[last]}"]).exit_code == 0
-    indices = {version.identifier: version.index for version in project.versions()}
-    return base / "out", indices, commits
+    return computed_casino(tmp_path_factory.mktemp("casino-carve"), [(RAISE_THE_BET - 1, RAISE_THE_BET), (GAMBLERS_KEEP_MORE - 1, SMALL_TALK)])
 
 
 def carved(casino: tuple[Path, dict[str, int], list[str]], step: int) -> tuple[int, dict]:

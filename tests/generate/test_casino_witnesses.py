@@ -4,15 +4,12 @@ and the gamblers who keep more (a change whose effect shows in an unchanged call
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
-import histeg
 from histeg.generate.verdicts import FAILING, PASSING
-from histeg.samples import build_sample
-from tests.conftest import run_histeg, validate_output
+from tests.conftest import computed_casino, run_histeg, validate_output
 
 pytestmark = pytest.mark.slow  # four casino versions built, traced and ranked, then Pynguin on two of them
 
@@ -24,16 +21,7 @@ RAISE_THE_BET, GAMBLERS_KEEP_MORE = 1, 5
 def casino(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, int], list[str]]:
     """The output folder, the version index of each commit computed, and the commits in history order."""
     base = tmp_path_factory.mktemp("casino-generate")
-    repo = build_sample("casino", base / "casino")
-    commits = subprocess.run(
-        ["git", "-C", str(repo), "rev-list", "--reverse", "main"], capture_output=True, text=True, check=True
-    ).stdout.split()
-    project = histeg.Project(repo, out=base / "out", repeat=1, verbosity=0, read_config=False)
-    for step in (RAISE_THE_BET, GAMBLERS_KEEP_MORE):
-        run = project.compute([f"{commits[step - 1]}..{commits[step]}"])
-        assert run.exit_code == 0
-    indices = {version.identifier: version.index for version in project.versions()}
-    return base / "out", indices, commits
+    return computed_casino(base, [(step - 1, step) for step in (RAISE_THE_BET, GAMBLERS_KEEP_MORE)])
 
 
 def generated(casino: tuple[Path, dict[str, int], list[str]], step: int) -> dict:
