@@ -7,6 +7,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from histeg import __version__
 from histeg.samples import load_steps
 from tests.conftest import validate_output
@@ -31,6 +33,7 @@ def test_unknown_option_is_a_usage_error(histeg) -> None:
     assert "No such option" in result.stderr
 
 
+@pytest.mark.slow  # the whole demo (50 s), also what make demo runs: run by make test-slow
 def test_demo_builds_the_casino_sample_and_extracts_it(histeg, tmp_path: Path) -> None:
     result = histeg("demo", "--dir", str(tmp_path), "--json")
     assert result.code == 0, result.stderr

@@ -11,6 +11,8 @@ import pytest
 from histeg.records import targets as records
 from tests.conftest import GitRepo, run_histeg, validate_output
 
+pytestmark = pytest.mark.slow  # each test computes a small history end to end (about 10 s each, 100 s in all): run by make test-slow
+
 LIB = '''LIMIT = 10
 
 

@@ -15,6 +15,8 @@ import pytest
 
 from tests.conftest import GitRepo, run_histeg, validate_output
 
+pytestmark = pytest.mark.slow  # two computes with re-runs (20 s): run by make test-slow
+
 LIB = '''class Lexer:
     KEYWORDS = {"if": "IF", "else": "ELSE", "while": "WHILE", "for": "FOR", "def": "DEF"}
     OPERATORS = {"+": "PLUS", "-": "MINUS", "*": "TIMES", "/": "DIVIDE"}

@@ -16,6 +16,8 @@ import pytest
 
 from tests.conftest import GitRepo, run_histeg, validate_output
 
+pytestmark = pytest.mark.slow  # histories traced with re-runs (40 s in all): run by make test-slow
+
 LIB = '''import time
 
 

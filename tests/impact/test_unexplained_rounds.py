@@ -17,6 +17,8 @@ import pytest
 
 from tests.conftest import GitRepo, run_histeg, validate_output
 
+pytestmark = pytest.mark.slow  # two rounds of re-runs on a computed history (16 s): run by make test-slow
+
 LIB = '''import fcntl
 import os
 
