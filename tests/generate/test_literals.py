@@ -32,7 +32,6 @@ DAY = datetime.date(2024, 1, 1)
 PARIS = zoneinfo.ZoneInfo("Europe/Paris")
 EST = datetime.timezone(datetime.timedelta(hours=-5), "EST")
 PLUS_TWO = datetime.timezone(datetime.timedelta(hours=2))
-xfail = pytest.mark.xfail
 
 
 def stable_id(value: object) -> str:
