@@ -50,7 +50,7 @@ class CarvedSet:
 def carve(new: VersionSide, old_index: int, ranked: Sequence[RankedTarget], calls_per_target: int, folder: Path) -> CarvedSet:
     """Carved files for ``ranked`` (the top targets) written to ``folder``; what could not be carved, with why."""
     comparison = read_comparison(new.store, new.index)
-    carver = Carver(new.snapshot, new.settings.sources, new.settings.tests, TraceCalls(new.store, new.index))
+    carver = Carver(new.snapshot, new.source_file, new.settings.tests, TraceCalls(new.store, new.index))
     made = CarvedSet([target.identifier for target in ranked])
     header = _header(new, old_index)
     for target in ranked:

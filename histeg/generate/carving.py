@@ -1,8 +1,8 @@
 """Which recorded calls a carved test repeats: the calls whose result changed, under the top targets.
 
-For each of the top targets, the divergences charged to it (the functions its
-local and non-local divergences name) whose kind is a return value or an
-exception are candidates; each is found in the new version's first traced
+For each of the top targets, the divergences charged to it (the target and
+its affected functions) whose result changed (returned or raised) are
+candidates; each is found in the new version's first traced
 run by its entry point and call path. Its arguments are the new run's, with
 the old values of those that differed, so that the call is the old version's
 call. Up to ``calls`` distinct calls are kept per target, shortest call chains
@@ -15,10 +15,11 @@ import ast
 import builtins
 import contextlib
 import importlib.util
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from histeg.compare.calls import Tree
 from histeg.compare.divergences import VersionComparison, load_run, run_directories
 from histeg.generate.literals import (
     NOT_RECORDED,
@@ -32,7 +33,6 @@ from histeg.generate.literals import (
 from histeg.records.divergences import EntryKey
 from histeg.records.targets import RankedTarget
 from histeg.store import OutputStore
-from histeg.traces.events import Columns
 from histeg.traces.records import Function, Value
 
 CARVED_KINDS = frozenset({"return"})
@@ -164,22 +164,22 @@ class TraceCalls:
 
     def __init__(self, store: OutputStore, index: int) -> None:
         self.entries = load_run(run_directories(store, index)[0])
-        self._columns: dict[EntryKey, Columns] = {}
+        self._trees: dict[EntryKey, Tree] = {}
 
     def call(self, entry: EntryKey, path: Sequence[int]) -> RecordedCall | None:
         ref = self.entries.get(entry)
         if ref is None:
             return None
-        columns = self._columns.get(entry)
-        if columns is None:
-            columns = self._columns[entry] = ref.file.columns(ref.index)
+        tree = self._trees.get(entry)
+        if tree is None:
+            tree = self._trees[entry] = Tree(ref.file.columns(ref.index), ref.file.definitions)
         call = 0
         for position in path:
-            children = columns.children[columns.child_start[call] : columns.child_start[call + 1]]
+            children = tree.children(call)
             if position >= len(children):
                 return None
-            call = int(children[position])
-        definitions = ref.file.definitions
+            call = children[position]
+        columns, definitions = tree.columns, tree.definitions
         params = columns.params[columns.param_start[call] : columns.param_start[call + 1]]
         return RecordedCall(definitions.functions[columns.function[call]], [definitions.value(value) for value in params])
 
@@ -187,9 +187,10 @@ class TraceCalls:
 class Carver:
     """Turns candidates into carved calls, reading definitions from one version's snapshot."""
 
-    def __init__(self, snapshot: Path, sources: Sequence[str], tests: Sequence[str], calls: TraceCalls) -> None:
+    def __init__(self, snapshot: Path, source_file: Callable[[str], Path | None], tests: Sequence[str], calls: TraceCalls) -> None:
         self.snapshot = snapshot
-        self.sources = sources
+        self.source_file = source_file
+        """A module's file in the sources directories (``VersionSide.source_file``)."""
         self.tests = [Path(folder).parts for folder in tests if Path(folder).parts not in ((), (".",))]
         """Test folders below the snapshot's root: a function defined there is test code, not a target's behaviour."""
         self.calls = calls
@@ -289,21 +290,14 @@ class Carver:
 
     def _module_tree(self, module: str) -> ast.Module | None:
         if module not in self._trees:
-            self._trees[module] = None
-            parts = module.split(".")
-            for source in self.sources:
-                base = self.snapshot / source
-                for candidate in (base.joinpath(*parts).with_suffix(".py"), base.joinpath(*parts, "__init__.py")):
-                    if candidate.is_file() and all(part.isidentifier() for part in parts):
-                        where = candidate.relative_to(self.snapshot).parts
-                        if any(where[: len(folder)] == folder for folder in self.tests):
-                            self._trees[module] = TEST_CODE
-                            break
-                        with contextlib.suppress(SyntaxError, ValueError):  # a file that does not parse has no definitions
-                            self._trees[module] = ast.parse(candidate.read_bytes())
-                        break
-                if self._trees[module] is not None:
-                    break
+            path = self.source_file(module)
+            tree = None
+            if path is not None and any(path.relative_to(self.snapshot).parts[: len(folder)] == folder for folder in self.tests):
+                tree = TEST_CODE
+            elif path is not None:
+                with contextlib.suppress(SyntaxError, ValueError):  # a file that does not parse has no definitions
+                    tree = ast.parse(path.read_bytes())
+            self._trees[module] = tree
         return self._trees[module]
 
 

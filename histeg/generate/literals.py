@@ -190,9 +190,10 @@ def _closing(text: str, pos: int) -> int:
     return end
 
 
-def _scan(text: str, pos: int, depth: int) -> int:
-    """From ``pos``, ``depth`` brackets deep: the closing bracket that would take it below that depth, or a comma met
-    outside every bracket; string literals are skipped whole. The end of the text when neither comes."""
+def _scan(text: str, pos: int, depth: int, colon: bool = False) -> int:
+    """From ``pos``, ``depth`` brackets deep: the closing bracket that would take it below that depth, or a comma (with
+    ``colon``, also a ``: ``) met outside every bracket; string literals are skipped whole. The end of the text when
+    none comes."""
     floor = depth
     while pos < len(text):
         char = text[pos]
@@ -205,7 +206,7 @@ def _scan(text: str, pos: int, depth: int) -> int:
             if depth == floor:
                 return pos
             depth -= 1
-        elif char == "," and depth == 0:
+        elif depth == 0 and (char == "," or (colon and text.startswith(": ", pos))):
             return pos
         pos += 1
     return pos
@@ -251,9 +252,9 @@ class _Parser:
             return Expression(span)
         char = self.peek()
         if char == "[":
-            return self._sequence("[", "]", lambda items: "[" + ", ".join(items) + "]")
+            return self._sequence("]", lambda items: "[" + ", ".join(items) + "]")
         if char == "(":
-            return self._sequence("(", ")", lambda items: "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")")
+            return self._sequence(")", lambda items: "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")")
         if char == "{":
             return self._braces()
         if char == "<":
@@ -292,7 +293,7 @@ class _Parser:
             raise Uncarvable(BY_TYPE, name)
         raise Uncarvable(BY_TYPE, name)
 
-    def _sequence(self, opening: str, closing: str, write: Callable[[list[str]], str]) -> Expression:
+    def _sequence(self, closing: str, write: Callable[[list[str]], str]) -> Expression:
         self.pos += 1
         items: list[Expression] = []
         while self.peek() != closing:
@@ -331,26 +332,9 @@ class _Parser:
 
     def _key(self) -> Expression:
         """A dict key ends at ``: `` (``_skip_item`` would stop at the first comma only)."""
-        start = self.pos
-        depth = 0
-        pos = start
-        while pos < len(self.text):
-            char = self.text[pos]
-            if char in "'\"":
-                pos = _string_end(self.text, pos)
-                continue
-            if char in "([{":
-                depth += 1
-            elif char in ")]}":
-                if depth == 0:
-                    break
-                depth -= 1
-            elif depth == 0 and (self.text.startswith(": ", pos) or char == ","):
-                break
-            pos += 1
-        sub = _Parser(self.text[start:pos], self.types)
-        found = sub.whole()
-        self.pos = pos
+        end = _scan(self.text, self.pos, 0, colon=True)
+        found = _Parser(self.text[self.pos : end], self.types).whole()
+        self.pos = end
         return found
 
 

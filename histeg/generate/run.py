@@ -61,6 +61,8 @@ from histeg.store import OutputStore, force_rmtree
 GENERATED = "generated"
 CARVED_RUNS_AT_ONCE = 2
 """pytest runs of the carved tests at once: small files, where starting pytest is most of the time."""
+CARVING = "carving"
+"""In the scratch folder: the carved files (``carving/carved``), moved into ``generated/`` once the generation is complete."""
 SCRATCH = ".run-generate"
 """Inside the version directory; a ``.run-*`` folder, so a run after a killed histeg removes it."""
 
@@ -159,19 +161,19 @@ def generate(store: OutputStore, given: str, options: GenerateOptions, console: 
             )
             if carving is not None:
                 record = _with_carving(record, carving, carved_witnesses, top, "pynguin" if pynguin_stage else None)
-            if (scratch / "carving" / CARVED).is_dir():
-                os.replace(scratch / "carving" / CARVED, scratch / GENERATED / CARVED)
+            if (scratch / CARVING / CARVED).is_dir():
+                os.replace(scratch / CARVING / CARVED, scratch / GENERATED / CARVED)
             _publish(new, scratch / GENERATED, record)
     return record
 
 
 def _carve(
     new: VersionSide, old: VersionSide, top: list[RankedTarget], options: GenerateOptions, scratch: Path, console: Console
-) -> tuple[Carving, dict[str, list[Witness]], dict[str, str]]:
+) -> tuple[Carving, dict[str, list[Witness]], dict[str, Path]]:
     """The carving stage: files written under ``generated/carved``, run ``options.runs`` times on each side; per module, the
     first carved file of its functions (Pynguin's seeds)."""
     started = time.monotonic()
-    root = scratch / "carving"
+    root = scratch / CARVING
     made = carve(new, old.index, top, options.calls, root)
     console.info(
         f"version {new.index}: carved {len(made.test_ids())} test(s) from {made.candidates} changed result(s) under {len(top)} target(s)"
@@ -187,10 +189,10 @@ def _carve(
         with ThreadPoolExecutor(max_workers=CARVED_RUNS_AT_ONCE) as pool:  # the runs are processes: two at once halve the wait
             runs = [pool.submit(run, role, side, number) for role, side in sides for number in range(1, options.runs + 1)]
             side_runs = [future.result() for future in runs]
-    seeds: dict[str, str] = {}
+    seeds: dict[str, Path] = {}
     for file in made.files:
         for _, call in file.tests:
-            seeds.setdefault(call.module, file.name)
+            seeds.setdefault(call.module, root / CARVED / file.name)
     return (*judge(made, side_runs, options.calls, time.monotonic() - started), seeds)
 
 
@@ -252,7 +254,7 @@ def _generate(
     scratch: Path,
     console: Console,
     started: float,
-    seeds: dict[str, str] | None = None,
+    seeds: dict[str, Path] | None = None,
 ) -> Generation:
     """The Pynguin stage, on the targets of ``selection``: none when carving witnessed them all (or ``--carve``).
     ``seeds``: per module, the carved file of its functions that Pynguin starts from."""
@@ -310,20 +312,19 @@ def _generate(
     return msgspec.structs.replace(
         record,
         modules=[
-            msgspec.structs.replace(m, seeded_with=f"{GENERATED}/{CARVED}/{seeds[m.module]}" if m.module in seeds else None)
+            msgspec.structs.replace(m, seeded_with=f"{GENERATED}/{CARVED}/{seeds[m.module].name}" if m.module in seeds else None)
             for m in record.modules
         ],
     )
 
 
-def _seeds(carved: str | None, module: str, folder: Path) -> Path | None:
+def _seeds(carved: Path | None, module: str, folder: Path) -> Path | None:
     """A folder holding the carved file as ``test_<module's last name>.py``, the name Pynguin's seeding looks for."""
     if carved is None:
         return None
-    source = folder.parent / "carving" / CARVED / carved
     target = folder / module / f"test_{module.rpartition('.')[2]}.py"
     make_folders(target.parent)
-    shutil.copyfile(source, target)
+    shutil.copyfile(carved, target)
     return target.parent
 
 
