@@ -30,11 +30,13 @@ from histeg.compare.entry_points import (
     read_manual_matching,
 )
 from histeg.compare.noise import NoiseMap, Unstable, merge, natures
+from histeg.compare.sampling import DEFAULT_PER_GROUP, SampleReport, choose, groups, unsettled
 from histeg.compare.test_matching import read_renames
 from histeg.compare.unexplained import SECOND_ROUND_FACTOR, Explanations, explanations
 from histeg.errors import HistegError
 from histeg.records.divergences import (
     CompleteRuns,
+    ConfirmationSample,
     DivergenceClass,
     DivergenceSummary,
     EntryPoints,
@@ -44,7 +46,7 @@ from histeg.records.divergences import (
     TargetedReruns,
     TraceDivergences,
 )
-from histeg.records.runs import Confirmations
+from histeg.records.runs import Confirmations, Purpose
 from histeg.store import SYNTAX_CHANGES, TRACE_DIVERGENCES, TRACE_MATCHING, OutputStore
 from histeg.traces.reader import TraceFile, trace_files
 
@@ -100,8 +102,11 @@ class Confirmation:
     """Complete second-round re-runs on the old and the new version."""
     seconds: float = 0.0
     """Re-running the divergent entry points on both versions and comparing the re-runs."""
+    sample: SampleReport | None = None
+    """What round 1 re-ran of each (function, kind) of divergence."""
 
     def record(self) -> TargetedReruns:
+        sample = self.sample
         return TargetedReruns(
             runs=self.runs,
             entry_points=self.entry_points,
@@ -110,6 +115,15 @@ class Confirmation:
             unexplained_runs=SECOND_ROUND_FACTOR * self.runs if self.unexplained else 0,
             unexplained_complete_runs=(
                 CompleteRuns(old=self.unexplained_complete[0], new=self.unexplained_complete[1]) if self.unexplained else None
+            ),
+            sample=None
+            if sample is None
+            else ConfirmationSample(
+                per_group=sample.per_group,
+                groups=sample.groups,
+                sampled_entry_points=sample.sampled,
+                widened_entry_points=sample.widened,
+                widened_groups=sample.widened_groups,
             ),
         )
 
@@ -274,12 +288,12 @@ class Comparer:
 
 
 Confirm = Callable[
-    [int, dict[str, set[str]], int, dict[str, set[str]], int, int],
+    [int, dict[str, set[str]], int, dict[str, set[str]], int, int, Purpose],
     tuple[list[dict[EntryKey, EntryRef]], list[dict[EntryKey, EntryRef]]],
 ]
 """Re-runs of the old version and of the new one (their indices, each with the labels to cover per command; then the
 re-runs per version and the round), made for their comparison in the order ``histeg.runs.confirm.schedule`` gives, as
-loaded runs: the old version's, the new one's."""
+loaded runs: the old version's, the new one's. Last, what the batches are for (``Batch.purpose``)."""
 
 
 def irreproducible(
@@ -334,14 +348,28 @@ def _wanted(keys: Iterable[EntryKey], run: dict[EntryKey, EntryRef]) -> dict[str
 
 
 def compare_with_predecessor(
-    store: OutputStore, index: int, with_sections: bool = True, jobs: int = 1, confirm_runs: int = 0, confirm: Confirm | None = None
+    store: OutputStore,
+    index: int,
+    with_sections: bool = True,
+    jobs: int = 1,
+    confirm_runs: int = 0,
+    confirm: Confirm | None = None,
+    sample: int = DEFAULT_PER_GROUP,
 ) -> VersionComparison:
     """Version ``index`` against the version it is compared with, with its matching hints."""
     against = store.version(index).comparing_against_index
     if against is None:
         raise HistegError(f"version {index} has no predecessor to compare with")
     return compare_versions(
-        store, against, index, hints=True, with_sections=with_sections, jobs=jobs, confirm_runs=confirm_runs, confirm=confirm
+        store,
+        against,
+        index,
+        hints=True,
+        with_sections=with_sections,
+        jobs=jobs,
+        confirm_runs=confirm_runs,
+        confirm=confirm,
+        sample=sample,
     )
 
 
@@ -379,11 +407,13 @@ def compare_versions(
     jobs: int = 1,
     confirm_runs: int = 0,
     confirm: Confirm | None = None,
+    sample: int = DEFAULT_PER_GROUP,
 ) -> VersionComparison:
     """Version ``index`` against version ``against``, any pair. ``hints``: the new version's matching hints
     (``traceMatching.json``, the renames of its ``syntaxChanges.json``) apply; they are about its own predecessor, so
     any other pair is matched by entry point keys alone. ``confirm`` re-runs entry points of both versions
-    (``confirmed_runs`` by default) when ``confirm_runs`` > 0; the divergent entry points of run 1 are re-run on both."""
+    (``confirmed_runs`` by default) when ``confirm_runs`` > 0; the divergent entry points of run 1 are re-run on both,
+    ``sample`` of them per (function, kind) at first (``histeg.compare.sampling``; 0: all)."""
     started = time.perf_counter()
     manual_path = store.file(index, TRACE_MATCHING)
     pair = _Pair(
@@ -402,20 +432,24 @@ def compare_versions(
             merge(unstable, comparer.unstable(pair.old_runs), pair.old_to_new)
         if confirm_runs > 0 and between:
             rerun: Confirm = confirm or (
-                lambda old, old_wanted, new, new_wanted, runs, round: confirmed_runs(store, old, old_wanted, new, new_wanted, runs, round)
+                lambda old, old_wanted, new, new_wanted, runs, round, purpose: confirmed_runs(
+                    store, old, old_wanted, new, new_wanted, runs, round, purpose
+                )
             )
             started_confirming = time.perf_counter()
 
-            def confirm_round(divergences: list[Divergence], runs: int, number: int) -> tuple[int, int]:
-                return _confirm(comparer, pair, divergences, unstable, lambda old, new: rerun(against, old, index, new, runs, number))
+            def confirm_round(divergences: list[Divergence], runs: int, number: int, purpose: Purpose) -> tuple[int, int]:
+                return _confirm(
+                    comparer, pair, divergences, unstable, lambda old, new: rerun(against, old, index, new, runs, number, purpose)
+                )
 
             confirmation.entry_points = len({divergence.entry for divergence in between})
-            confirmation.complete = confirm_round(between, confirm_runs, 1)
+            confirmation.complete, confirmation.sample = _confirm_sampled(between, unstable, sample, confirm_runs, confirm_round)
             # a merge's pairs are not the ones its syntax changes describe: only a version and its predecessor get round 2
             doubtful = _unexplained(between, unstable, explanations(store.file(index, SYNTAX_CHANGES)), pair) if hints else []
-            if doubtful:
+            if doubtful:  # every one of them: no change explains them, a sample of them would prove nothing of the others
                 confirmation.unexplained = len({divergence.entry for divergence in doubtful})
-                confirmation.unexplained_complete = confirm_round(doubtful, SECOND_ROUND_FACTOR * confirm_runs, 2)
+                confirmation.unexplained_complete = confirm_round(doubtful, SECOND_ROUND_FACTOR * confirm_runs, 2, "all")
             confirmation.seconds = time.perf_counter() - started_confirming  # re-running and comparing the re-runs
     result = VersionComparison(
         index,
@@ -430,6 +464,33 @@ def compare_versions(
     _record_functions(result, pair)
     result.compare_seconds = time.perf_counter() - started - confirmation.seconds
     return result
+
+
+def _confirm_sampled(
+    between: list[Divergence],
+    unstable: NoiseMap,
+    per_group: int,
+    runs: int,
+    confirm_round: Callable[[list[Divergence], int, int, Purpose], tuple[int, int]],
+) -> tuple[tuple[int, int], SampleReport | None]:
+    """Round 1: the sample of each (function, kind), then every entry point of the groups whose sample showed
+    instability (``histeg.compare.sampling``). The complete re-runs per side (the fewer of the two batches) and the report."""
+    by_group = groups((divergence.entry, divergence.call.function, divergence.call.kinds) for divergence in between)
+    chosen = choose(by_group, per_group)
+    diverging = {divergence.entry for divergence in between}
+    if per_group <= 0 or chosen == diverging:
+        complete = confirm_round(between, runs, 1, "all")
+        return complete, None if per_group <= 0 else SampleReport(per_group, len(by_group), len(diverging), len(chosen))
+    report = SampleReport(per_group, len(by_group), len(diverging), len(chosen))
+    complete = confirm_round([divergence for divergence in between if divergence.entry in chosen], runs, 1, "sample")
+    unstable_groups = unsettled(by_group, chosen, unstable)
+    wider = set().union(*(by_group[group] for group in unstable_groups)) - chosen if unstable_groups else set()
+    if wider:
+        report.widened = len(wider)
+        report.widened_groups = sorted(f"{function} {kind}" for function, kind in unstable_groups)
+        more = confirm_round([divergence for divergence in between if divergence.entry in wider], runs, 1, "widened")
+        complete = (min(complete[0], more[0]), min(complete[1], more[1]))
+    return complete, report
 
 
 def _unexplained(between: list[Divergence], unstable: NoiseMap, explained: Explanations, pair: _Pair) -> list[Divergence]:
@@ -508,12 +569,13 @@ def confirmed_runs(
     new_wanted: dict[str, set[str]],
     runs: int,
     round: int = 1,
+    purpose: Purpose = "all",
 ) -> tuple[list[dict[EntryKey, EntryRef]], list[dict[EntryKey, EntryRef]]]:
     """Both versions' complete re-runs covering what each wants for their comparison, made now where missing, as loaded
     runs: the old version's, the new one's."""
     from histeg.runs.confirm import confirm_pair
 
-    found = confirm_pair(store, old, old_wanted, new, new_wanted, runs, round)
+    found = confirm_pair(store, old, old_wanted, new, new_wanted, runs, round, purpose)
     return (
         _loaded(store, old, found[0], store.version(new).identifier, round),
         _loaded(store, new, found[1], store.version(old).identifier, round),

@@ -32,7 +32,12 @@ def compare_workers(settings: Settings) -> int:
 def compare_version(store: OutputStore, index: int, settings: Settings) -> dict[str, Any]:
     """Divergent sections are computed only for the sections metric, which ranks by them; ``confirm``: the re-runs."""
     comparison = compare_with_predecessor(
-        store, index, with_sections="sections" in settings.metric, jobs=compare_workers(settings), confirm_runs=settings.confirm
+        store,
+        index,
+        with_sections="sections" in settings.metric,
+        jobs=compare_workers(settings),
+        confirm_runs=settings.confirm,
+        sample=settings.confirm_sample,
     )
     write_divergences(store, comparison, settings.export_flat)
     write_bytes(store.file(index, COMPARISON), msgspec.msgpack.encode(comparison))

@@ -24,10 +24,10 @@ Place = tuple[EntryKey, str, Kind]
 """(entry point, function, kind of divergence)."""
 
 
-def compare_pair(store: OutputStore, new: int, old: int, jobs: int, confirm: int) -> VersionComparison:
+def compare_pair(store: OutputStore, new: int, old: int, jobs: int, confirm: int, sample: int) -> VersionComparison:
     """``new`` against ``old``; the new version's matching hints apply only when ``old`` is its own predecessor."""
     hints = store.version(new).comparing_against_index == old
-    return compare_versions(store, old, new, hints=hints, with_sections=False, jobs=jobs, confirm_runs=confirm)
+    return compare_versions(store, old, new, hints=hints, with_sections=False, jobs=jobs, confirm_runs=confirm, sample=sample)
 
 
 @dataclass

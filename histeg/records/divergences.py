@@ -125,12 +125,28 @@ class CompleteRuns(Part, kw_only=True):
     new: Count
 
 
+class ConfirmationSample(Part, kw_only=True):
+    """Round 1 re-runs a bounded sample of the entry points of each (function, kind) of divergence, and all of a group's
+    entry points only when its sample showed instability; a stable sample's group keeps its other divergences."""
+
+    per_group: Annotated[Count, msgspec.Meta(description="Entry points re-run per (function, kind) group at first (0: every one).")]
+    groups: Annotated[Count, msgspec.Meta(description="(function, kind) groups of divergences.")]
+    sampled_entry_points: Annotated[Count, msgspec.Meta(description="Entry points re-run as the groups' samples.")]
+    widened_entry_points: Annotated[
+        Count, msgspec.Meta(description="Further entry points re-run because a sample of one of their groups showed instability.")
+    ]
+    widened_groups: Annotated[list[str], msgspec.Meta(description="'function kind' of each group whose sample showed instability.")]
+
+
 class TargetedReruns(Part, kw_only=True):
     """Targeted re-runs: the entry points that diverged between the versions, re-run alone on both versions to tell noise from a change."""
 
     runs: Annotated[Count, msgspec.Meta(description="Re-runs per version (0: none).")]
     entry_points: Annotated[
-        Count, msgspec.Meta(description="Divergent entry points of the new version re-run (with their old counterparts).")
+        Count,
+        msgspec.Meta(
+            description="Divergent entry points of the new version; re-run with their old counterparts as sample says (all without one)."
+        ),
     ]
     complete_runs: CompleteRuns
     unexplained_entry_points: Annotated[
@@ -144,6 +160,7 @@ class TargetedReruns(Part, kw_only=True):
     ] = 0
     unexplained_runs: Annotated[Count, msgspec.Meta(description="Second-round re-runs per version (0: no second round).")] = 0
     unexplained_complete_runs: CompleteRuns | None = None
+    sample: ConfirmationSample | None = None
 
 
 class DivergenceSummary(Part, kw_only=True):

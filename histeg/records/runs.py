@@ -30,6 +30,8 @@ Outcome = Annotated[
 NOT_COMPLETE: frozenset[str] = frozenset({"error", "timeout", "truncated", "broken"})
 """Outcomes whose runs fail their version and are never reused as good."""
 CommandKind = Literal["pytest", "main", "shell"]
+Purpose = Literal["all", "sample", "widened"]
+"""What a batch of re-runs is for (``Batch.purpose``)."""
 ValueMode = Annotated[
     Literal["structural", "repr", "off"],
     msgspec.Meta(
@@ -213,6 +215,15 @@ class Batch(Part, kw_only=True):
             ),
         ),
     ] = 1
+    purpose: Annotated[
+        Purpose,
+        msgspec.Meta(
+            description=(
+                "all: every diverging entry point asked for; sample: at most a few entry points per (function, kind) of divergence; "
+                "widened: the other entry points of the groups whose sample showed instability."
+            )
+        ),
+    ] = "all"
     runs: list[Rerun]
 
 

@@ -23,7 +23,7 @@ from pathlib import Path
 
 from histeg.envs.runtime import runtime_of
 from histeg.errors import HistegError
-from histeg.records.runs import Batch, Confirmations, Rerun, Runs, TraceCommand
+from histeg.records.runs import Batch, Confirmations, Purpose, Rerun, Runs, TraceCommand
 from histeg.runs.runner import CONFIRMATIONS, RUN_DIR, RUNS, Launch, version_settings
 from histeg.store import OutputStore, force_rmtree
 
@@ -77,6 +77,7 @@ class _Batch:
     confirmations: Confirmations
     paired_with: str
     round: int
+    purpose: Purpose
     selection: Selection
     commands: dict[str, TraceCommand]
     launch: Launch
@@ -99,13 +100,15 @@ class _Batch:
         chosen = {label: None if ids is None else sorted(ids) for label, ids in sorted(self.selection.items())}
         runs = sorted(self.records, key=lambda run: (run.repetition, run.command.label))
         self.confirmations.batches.append(
-            Batch(directory=relative, paired_with=self.paired_with, selection=chosen, round=self.round, runs=runs)
+            Batch(directory=relative, paired_with=self.paired_with, selection=chosen, round=self.round, purpose=self.purpose, runs=runs)
         )
         self.confirmations.write(self.store.file(self.index, CONFIRMATIONS))
         return self.confirmations
 
 
-def _prepare(store: OutputStore, index: int, wanted: Mapping[str, set[str]], paired_with: str, round: int, stop: threading.Event) -> _Batch:
+def _prepare(
+    store: OutputStore, index: int, wanted: Mapping[str, set[str]], paired_with: str, round: int, purpose: Purpose, stop: threading.Event
+) -> _Batch:
     """A new batch of ``wanted`` on version ``index``, with the options, interpreter and timeout of its first runs."""
     confirmations = load_confirmations(store, index)
     recorded = Runs.read(store.file(index, RUNS))
@@ -130,7 +133,7 @@ def _prepare(store: OutputStore, index: int, wanted: Mapping[str, set[str]], pai
         if chosen is not None:
             select_files[label] = directory / f"{label}.select"
             select_files[label].write_text("".join(f"{nodeid}\n" for nodeid in sorted(chosen)), encoding="utf-8")
-    return _Batch(store, index, confirmations, paired_with, round, selection, commands, launch, directory, select_files)
+    return _Batch(store, index, confirmations, paired_with, round, purpose, selection, commands, launch, directory, select_files)
 
 
 def schedule(runs: int) -> list[list[tuple[str, int]]]:
@@ -156,20 +159,22 @@ def confirm_pair(
     new_wanted: Mapping[str, set[str]],
     runs: int,
     round: int = 1,
+    purpose: Purpose = "all",
 ) -> tuple[Confirmations, Confirmations]:
     """Re-run, ``runs`` times and in the order of ``schedule``, the entry points ``old_wanted`` on version ``old`` and
     ``new_wanted`` on version ``new`` (per command label: node ids, "" for the entry points no test owns) for their
     comparison. Batches made for it before are reused when they cover both; when either side lacks some, both sides are
     re-run in full, so that every entry point's re-runs on the two sides were made in one schedule. ``round`` 2 are the
-    further re-runs of divergences that round 1 did not show to be noise and that no changed code explains."""
+    further re-runs of divergences that round 1 did not show to be noise and that no changed code explains. ``purpose``:
+    what the batches are for, as ``Batch.purpose`` says."""
     old_identifier, new_identifier = store.version(old).identifier, store.version(new).identifier
     found = load_confirmations(store, old), load_confirmations(store, new)
     if runs < 1 or not (missing(found[0], old_wanted, new_identifier, round) or missing(found[1], new_wanted, old_identifier, round)):
         return found
     stop = threading.Event()
     sides = {
-        "old": _prepare(store, old, old_wanted, new_identifier, round, stop),
-        "new": _prepare(store, new, new_wanted, old_identifier, round, stop),
+        "old": _prepare(store, old, old_wanted, new_identifier, round, purpose, stop),
+        "new": _prepare(store, new, new_wanted, old_identifier, round, purpose, stop),
     }
     # the re-runs are independent processes in copies of their own: a stage's take the time of one on as many cores
     with ThreadPoolExecutor(max_workers=max(1, min(runs, len(os.sched_getaffinity(0))))) as pool:

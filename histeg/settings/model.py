@@ -69,6 +69,7 @@ class Settings:
     generate_for_syntax: bool
     generate_for_divergence: bool
     confirm: int
+    confirm_sample: int
     merges: bool
     merge_distance: int
     compare_jobs: int

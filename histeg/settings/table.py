@@ -107,6 +107,9 @@ def _target(key: str, kind: Kind, default: Any, help: str, **more: Any) -> Optio
     return Option(key, kind, default, help, "target", **{"step": "targets", **more})
 
 
+CONFIRM_SAMPLE = 4
+"""Entry points re-run per (function, kind) of divergence before their sample has shown noise (``histeg.compare.sampling``)."""
+
 OPTIONS: tuple[Option, ...] = (
     _run(
         "repo",
@@ -315,6 +318,15 @@ OPTIONS: tuple[Option, ...] = (
         "Re-run the entry points that diverged K more times on both versions; what differs between "
         "runs of one version is noise (0: no re-runs).",
         metavar="K",
+        step="compare",
+    ),
+    _target(
+        "confirm-sample",
+        Whole(0),
+        CONFIRM_SAMPLE,
+        "Re-run at most N of the entry points in which one function diverged in one way, and all of them only when "
+        "those N show noise (0: re-run every divergent entry point).",
+        metavar="N",
         step="compare",
     ),
     _run(

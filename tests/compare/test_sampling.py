@@ -1,0 +1,36 @@
+"""The confirmation sample: a few entry points per (function, kind), widened where the sample shows noise."""
+
+from __future__ import annotations
+
+from histeg.compare.noise import Unstable
+from histeg.compare.sampling import choose, groups, unsettled
+from histeg.records.divergences import EntryKey
+
+
+def key(name: str) -> EntryKey:
+    return EntryKey("pytest", f"tests/test_x.py::{name}", "call", f"tests.test_x:{name}", 0)
+
+
+def test_each_group_gets_its_quota_and_one_test_serves_every_function_it_saw_diverge() -> None:
+    wide = [key(f"wide{i}") for i in range(3)]  # diverged in both functions
+    narrow = [key(f"narrow{i:02}") for i in range(20)]
+    by_group = groups(
+        [(entry, "lib:core", ["return", "lines"]) for entry in wide + narrow] + [(entry, "lib:leaf", ["return"]) for entry in wide]
+    )
+    assert set(by_group) == {("lib:core", "return"), ("lib:core", "lines"), ("lib:leaf", "return")}
+    chosen = choose(by_group, 4)
+    assert set(wide) <= chosen and len(chosen) == 4  # the three wide ones cover the leaf, one narrow one fills the core's quota
+    assert chosen == choose(by_group, 4), "the same divergences give the same sample"
+    assert choose(by_group, 0) == set(wide + narrow)
+    assert choose(by_group, 100) == set(wide + narrow)
+
+
+def test_a_group_is_unsettled_only_by_instability_of_its_own_kind_under_a_sampled_entry_point() -> None:
+    entries = [key(f"t{i}") for i in range(8)]
+    by_group = groups([(entry, "lib:f", ["return", "lines"]) for entry in entries])
+    chosen = choose(by_group, 2)
+    sampled, other = sorted(chosen)[0], next(entry for entry in entries if entry not in chosen)
+    assert unsettled(by_group, chosen, {}) == set()
+    assert unsettled(by_group, chosen, {(other, "lib:f"): Unstable(kinds={"return"})}) == set(), "not sampled: says nothing"
+    assert unsettled(by_group, chosen, {(sampled, "lib:g"): Unstable(kinds={"return"})}) == set(), "another function"
+    assert unsettled(by_group, chosen, {(sampled, "lib:f"): Unstable(kinds={"return"})}) == {("lib:f", "return")}
