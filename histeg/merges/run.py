@@ -47,7 +47,9 @@ def compute_merge(store: OutputStore, index: int, settings: Settings) -> dict[st
     if base is not None:
         pairs |= {"firstParentVsBase": (first, base), "secondParentVsBase": (second, base)}
     jobs = compare_workers(settings)
-    comparisons = {name: compare_pair(store, new, old, jobs, settings.confirm, settings.confirm_sample) for name, (new, old) in pairs.items()}
+    comparisons = {
+        name: compare_pair(store, new, old, jobs, settings.confirm, settings.confirm_sample) for name, (new, old) in pairs.items()
+    }
     facts = {name: PairFacts.of(comparisons[name]) if name in comparisons else None for name in PAIRS}
     chains: dict[tuple[EntryKey, str], tuple[str, ...]] = {}
     for name in PAIRS:  # the merge's own call chains first, then the parents'

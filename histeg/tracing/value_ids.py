@@ -34,6 +34,8 @@ class ValueIds:
         """Types whose values all abstract alike: one id per type (read by the C collector too)."""
         self._varying: set[type] = set()
         self._keyed: set[type] = set()
+        self._objects: set[type] = set()
+        """Objects of the program shown by their fields: cached by a key of their fields when they have one."""
         self._tuple_types: set[type] = set()
         """Tuple subclasses: cached by a key of their content and fields when both have one."""
         """Types whose values are cached by ``Abstraction.value_key``."""
@@ -110,6 +112,10 @@ class ValueIds:
             fields = self.abstraction.fields_key(value, cls) if content is not None else None
             if fields is not None:
                 return self._by_key((cls, content, fields), value)
+        if cls in self._objects:  # a parser's node, say: abstracted once per distinct set of fields
+            fields = self.abstraction.fields_key(value, cls)
+            if fields is not None:
+                return self._by_key((object, cls, fields), value)
         if cls in self._keyed:  # a standard value type whose equal values abstract alike: once per value
             value_key = self.abstraction.value_key(value, cls)
             if value_key is not None:
@@ -123,6 +129,9 @@ class ValueIds:
                 self._keyed.add(cls)
             if type(cls) is type and self.abstraction.shown_by_content(cls):
                 self._tuple_types.add(cls)
+            if type(cls) is type and self.abstraction.shown_by_type(cls):
+                self._objects.add(cls)
+                return self.id_of(value, divert, state)
         if divert is not None and self.abstraction.repr_types and type_name(cls) in self.abstraction.repr_types:
             return divert(state, lambda: self.intern(abstract(value)))
         return self.intern(abstract(value))

@@ -118,6 +118,12 @@ _SHOWN_IN_FIELDS = frozenset({_STR, _SCALAR, _ENUM, _FUNCTION, _MODULE, _STANDAR
 _STR_ONLY = frozenset({str})
 _MAX_KEYED_TEXT = 64
 """Strings up to this length are part of a field key as they are (longer ones are abstracted each time)."""
+_MAX_KEYED_FIELD = 512
+"""An attribute's string up to this length is part of its object's key (a parser's node holds the text it spans)."""
+_MAX_KEYED_ITEMS = 64
+"""Lists and tuples up to this length held in an attribute are part of its object's key, item by item."""
+_UNSET = object()
+"""An unset slot, in a field key."""
 CONTAINERS = (list, tuple, dict, set, frozenset)
 BUILTIN_BASES = frozenset({*CONTAINERS, str, bytes, int, float, complex})
 """Bases whose content ``_builtin`` reads itself; other bases are standard-library value types."""
@@ -275,6 +281,8 @@ class Abstraction:
         self._neutral: dict[str, str] = {}
         self._secrets: dict[str, str] = {}
         self._plans: dict[tuple[str, ...], tuple[tuple[int, str, bool], ...]] = {}
+        self._plain: dict[tuple[str, ...], bool] = {}
+        self._slot_name_tuples: dict[type, tuple[str, ...]] = {}
         self._strings: dict[str, str] = {}
 
     # -- what callers ask -------------------------------------------------------------
@@ -303,32 +311,88 @@ class Abstraction:
         return kind is _SUBCLASS and base is tuple and self.type_name(cls) not in self.repr_types
 
     def fields_key(self, value: Any, cls: type) -> tuple | None:
-        """A key equal for two instances of ``cls`` exactly when ``_fields`` shows them alike: per field its name and a
-        string, bool, None or int by value, or an object shown by its type; None when a field is anything else or a
-        secret (its digest needs the value)."""
+        """A key equal for two instances of ``cls`` exactly when ``_fields`` shows them alike: the field names (instance
+        dictionary, then slots), then per field its type, followed by its value for a string, bool or int, or by its
+        items for a short list or tuple of scalars and objects; an object by its type alone. None when a field is
+        anything else or a secret (its digest needs the value). The type says how many entries a field has, so two
+        equal keys hold equal fields."""
         holder, slots = self._layout(cls)
-        if slots:
-            return None
-        try:
-            namespace = holder(value) if holder is not None else None
-        except Exception:  # noqa: BLE001  as in _fields: an instance without its dict is abstracted the long way
-            return None
-        if type(namespace) is not dict:
-            return None if holder is not None else ()
-        parts: list[object] = []
-        for name, item in dict.items(namespace):
-            if type(name) is not str or self.redacts(name):
+        names: tuple = ()
+        items: list[Any] = []
+        if holder is not None:
+            try:
+                namespace = holder(value)
+            except Exception:  # noqa: BLE001  as in _fields: an instance without its dict is abstracted the long way
                 return None
+            if type(namespace) is not dict:
+                return None
+            names, items = tuple(namespace), list(dict.values(namespace))
+        if slots:
+            for _, getter in slots:
+                try:
+                    items.append(getter(value))
+                except Exception:  # noqa: BLE001  an unset slot: _fields leaves it out
+                    items.append(_UNSET)
+            names += self._slot_names(cls, slots)
+        if not self._plain_names(names):
+            return None
+        parts: list[object] = [names]
+        append = parts.append
+        kinds = self._kinds
+        for item in items:
+            item_cls = type(item)
+            if item_cls is str:
+                if len(item) > _MAX_KEYED_FIELD:
+                    return None
+                append(str)
+                append(item)
+            elif item is None or item is _UNSET:
+                append(item)
+            elif item_cls is bool or item_cls is int:
+                append(item_cls)
+                append(item)
+            elif type(item_cls) is not type:  # a metaclass of its own: hashing the class could run project code
+                return None
+            else:
+                item_kind, item_base = kinds.get(item_cls) or self._classify(item_cls)
+                if item_kind in _SHOWN_IN_FIELDS:
+                    return None
+                append(item_cls)
+                if item_cls is item_base:  # a builtin container: its items
+                    if (item_cls is not list and item_cls is not tuple) or len(item) > _MAX_KEYED_ITEMS:
+                        return None
+                    held = self._items_key(item)
+                    if held is None:
+                        return None
+                    append(held)
+        return tuple(parts)
+
+    def _slot_names(self, cls: type, slots: tuple[tuple[str, Any], ...]) -> tuple[str, ...]:
+        found = self._slot_name_tuples.get(cls)
+        if found is None:
+            found = self._slot_name_tuples[cls] = tuple(name for name, _ in slots)
+        return found
+
+    def _plain_names(self, names: tuple) -> bool:
+        """Whether every field name is a string and none names a secret (remembered per set of names)."""
+        found = self._plain.get(names) if set(map(type, names)) <= _STR_ONLY else False
+        if found is None:
+            found = not any(self.redacts(name) for name in names)
+            if len(self._plain) < MAX_CACHED_TEXTS:
+                self._plain[names] = found
+        return found
+
+    def _items_key(self, items: list | tuple) -> tuple | None:
+        """A key of a list's or tuple's items as ``_nested`` shows them: scalars by value, objects by type."""
+        parts: list[object] = []
+        for item in items:
             item_cls = type(item)
             if item is None or item_cls is bool or item_cls is int or (item_cls is str and len(item) <= _MAX_KEYED_TEXT):
-                parts.append((name, item_cls, item))
-                continue
-            if type(item_cls) is not type:  # a metaclass of its own: hashing the class could run project code
+                parts.append((item_cls, item))
+            elif type(item_cls) is type and self.shown_by_type(item_cls):
+                parts.append(item_cls)
+            else:
                 return None
-            item_kind, item_base = self._kinds.get(item_cls) or self._classify(item_cls)
-            if item_kind in _SHOWN_IN_FIELDS or item_cls is item_base:
-                return None
-            parts.append((name, item_cls))
         return tuple(parts)
 
     def keyed(self, cls: type) -> bool:

@@ -286,3 +286,47 @@ def test_tuple_subclasses_are_cached_by_content_and_fields_exactly_when_their_te
     fresh = Abstraction(key=b"k" * 32)
     for value, value_id in zip(values, found, strict=True):
         assert written[value_id] == fresh.abstract(value), value
+
+
+class SlottedNode:
+    __slots__ = ("kind", "parent", "text", "value")
+
+
+def test_objects_are_cached_by_their_fields_exactly_when_their_texts_agree() -> None:
+    """A parser's nodes (slots or a dictionary, strings, flags, a parent shown by its type, a list of children):
+    equal fields share an id, and every id's text is what a fresh abstraction writes; a secret, a float, a long
+    list or a nested container is never keyed, and an unset slot is told from a slot holding None."""
+    from histeg.tracing.value_ids import ValueIds
+
+    written: dict[int, tuple[str, str | None]] = {}
+    ids = ValueIds(lambda value_id, type_name, text: written.__setitem__(value_id, (type_name, text)), Abstraction(key=b"k" * 32))
+
+    def slotted(**fields: object) -> SlottedNode:
+        made = SlottedNode()
+        for name, item in fields.items():
+            setattr(made, name, item)
+        return made
+
+    def node(**fields: object) -> Node:
+        made = Node()
+        made.__dict__.update(fields)
+        return made
+
+    values = [
+        slotted(kind=1, parent=Node(), text="select", value=True), slotted(kind=1, parent=Node(), text="select", value=True),
+        slotted(kind=1, parent=Leaf(), text="select", value=True), slotted(kind=True, parent=None, text="select", value=1),
+        slotted(kind=1, parent=None, text="select", value=True), slotted(kind=1, text="select", value=True),
+        slotted(kind=1, parent=None, text="x" * 600, value=True), slotted(kind=1.5, parent=None, text="a", value=None),
+        node(children=[Node(), Leaf(), "a", 1], text="a"), node(children=[Node(), Leaf(), "a", 1], text="a"),
+        node(children=[Node(), Leaf(), "a", True], text="a"), node(children=(Node(), Leaf(), "a", 1), text="a"),
+        node(children=[Node()] * 100, text="a"), node(children=[[1]], text="a"), node(children=[], text="a"),
+        node(password="a"), node(password="b"), node(text="a", count=1), node(count=1, text="a"), node(),
+    ]
+    found = [ids.id_of(value) for value in values]
+    assert found[0] == found[1] and found[8] == found[9] and found[15] != found[16]
+    assert len({found[0], found[2], found[3], found[4], found[5]}) == 5
+    fresh = Abstraction(key=b"k" * 32)
+    for value, value_id in zip(values, found, strict=True):
+        assert written[value_id] == fresh.abstract(value), value
+    again = [ids.id_of(value) for value in values]
+    assert again == found
