@@ -26,6 +26,7 @@ from histeg.errors import HistegError
 from histeg.records.runs import Batch, Confirmations, Purpose, Rerun, Runs, TraceCommand
 from histeg.runs.runner import CONFIRMATIONS, RUN_DIR, RUNS, Launch, version_settings
 from histeg.store import OutputStore, force_rmtree
+from histeg.tracing.session import COLLECT_ALL
 
 DEFAULT_CONFIRM_RUNS = 2
 
@@ -132,7 +133,8 @@ def _prepare(
     for label, chosen in selection.items():
         if chosen is not None:
             select_files[label] = directory / f"{label}.select"
-            select_files[label].write_text("".join(f"{nodeid}\n" for nodeid in sorted(chosen)), encoding="utf-8")
+            every_file = [COLLECT_ALL] if "" in wanted[label] else []  # a test module's import-time code: run where it is collected
+            select_files[label].write_text("".join(f"{line}\n" for line in [*every_file, *sorted(chosen)]), encoding="utf-8")
     return _Batch(store, index, confirmations, paired_with, round, purpose, selection, commands, launch, directory, select_files)
 
 

@@ -6,7 +6,11 @@ configures itself, it registers nothing and does nothing. When active, every
 root call started during a test's setup, call or teardown is labelled with
 the node id and the phase, and each phase's outcome is recorded, so traces
 of two versions can be matched test by test. A run given a selection file
-runs only the tests it names (the others are deselected, the order kept).
+runs only the tests it names (the others are deselected, the order kept), and
+collects only the files that hold them: collecting a whole suite costs a
+re-run as much as its tests (seconds on a suite whose test modules import
+much), and a re-run is only ever compared with other re-runs of the same
+selection. The file's ``COLLECT_ALL`` line asks for every file.
 The process's outermost session also leaves pytest's own count of its tests
 beside the trace (``histeg.tracing.tally``), whatever its output looks like.
 """
@@ -15,6 +19,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Generator, Mapping, Sequence
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -45,16 +50,41 @@ class TestLabels:
         global _outermost
         self.collector = collector
         self.reporter: pytest.TerminalReporter | None = None
+        self._files: set[Path] | None = None
+        """The files holding the selected tests, once read; None before, or when every file is collected."""
+        self._wanted: set[str] | None = None
         if _outermost is None:
             _outermost = self
 
+    def _selected(self) -> set[str] | None:
+        if self._wanted is None:
+            path = session.selection()
+            if path is None:
+                return None
+            with open(path, encoding="utf-8") as handle:
+                self._wanted = {line.rstrip("\n") for line in handle if line.strip()}
+        return self._wanted
+
+    def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
+        """Outside the selected tests' files and the folders above them, nothing is collected (conftest files,
+        package ``__init__`` modules and everything of a session run inside this one are left to pytest)."""
+        wanted = self._selected()
+        if wanted is None or session.COLLECT_ALL in wanted or _outermost is not self:
+            return None
+        if self._files is None:
+            root = config.rootpath
+            self._files = {root / nodeid.split("::", 1)[0] for nodeid in wanted}
+        if collection_path in self._files or collection_path.name in ("conftest.py", "__init__.py"):
+            return None
+        if collection_path.is_dir():
+            return None if any(collection_path in file.parents for file in self._files) else True
+        return True
+
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, config: pytest.Config, items: list[pytest.Item]) -> None:
-        path = session.selection()
-        if path is None:
+        wanted = self._selected()
+        if wanted is None:
             return
-        with open(path, encoding="utf-8") as handle:
-            wanted = {line.rstrip("\n") for line in handle if line.strip()}
         kept = [item for item in items if item.nodeid in wanted]
         dropped = [item for item in items if item.nodeid not in wanted]
         if dropped:

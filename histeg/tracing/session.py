@@ -157,6 +157,11 @@ def end() -> str | None:
     return collector.writer.path
 
 
+COLLECT_ALL = "# every test file"
+"""A selection file's line asking pytest to collect every test file, not only those of the node ids it names: the
+re-runs of a test module's import-time code, which runs only where that module is collected."""
+
+
 def selection() -> str | None:
     """The file of pytest node ids this run is limited to, or None (the whole suite)."""
     return _selection

@@ -29,7 +29,7 @@ def test_a_group_is_unsettled_only_by_instability_of_its_own_kind_under_a_sample
     entries = [key(f"t{i}") for i in range(8)]
     by_group = groups([(entry, "lib:f", ["return", "lines"]) for entry in entries])
     chosen = choose(by_group, 2)
-    sampled, other = sorted(chosen)[0], next(entry for entry in entries if entry not in chosen)
+    sampled, other = min(chosen), next(entry for entry in entries if entry not in chosen)
     assert unsettled(by_group, chosen, {}) == set()
     assert unsettled(by_group, chosen, {(other, "lib:f"): Unstable(kinds={"return"})}) == set(), "not sampled: says nothing"
     assert unsettled(by_group, chosen, {(sampled, "lib:g"): Unstable(kinds={"return"})}) == set(), "another function"
