@@ -4,7 +4,7 @@
                                   [--sample 4] [--sources DIR] [--work DIR] [--keep]
 
 On a clone of REPO (only read), one seeded mutant of the named function (``bench/mutant_edits.py``'s operators)
-is committed; ``histeg compute --versions HEAD~1`` then runs with ``--confirm-sample N``. The output folder is
+is committed; ``histeg compute --versions HEAD`` (the mutant against its parent) then runs with ``--confirm-sample N``. The output folder is
 copied and the compare step made again in the copy with ``--confirm-sample 0``: the same traces, so the two
 comparisons differ by their re-runs alone. Prints, side by side: divergent entry points, entry points re-run,
 the confirmation's wall seconds, the widened groups, and whether the targets (identifiers, order, entry
@@ -44,11 +44,13 @@ def seed(clone_dir: Path, function: str, operator: str, number: int, sources: li
 def facts(out: Path, run: HistegRun) -> dict[str, Any]:
     if run.code != 0:
         raise SystemExit(f"histeg failed ({run.code}): {run.stderr.strip().splitlines()[-1:]}")
-    targets = json.loads((out / "1" / "testingTargets.json").read_text())
-    divergences = json.loads((out / "1" / "traceDivergences.json").read_text())
-    confirmations = json.loads((out / "1" / "confirmations.json").read_text()) if (out / "1" / "confirmations.json").is_file() else {"batches": []}
+    index = max(int(path.name) for path in out.iterdir() if path.name.isdigit())  # versions are numbered by history position
+    folder = out / str(index)
+    targets = json.loads((folder / "testingTargets.json").read_text())
+    divergences = json.loads((folder / "traceDivergences.json").read_text())
+    confirmations = json.loads((folder / "confirmations.json").read_text()) if (folder / "confirmations.json").is_file() else {"batches": []}
     assert run.summary is not None
-    seconds = next(item for item in run.summary["steps"]["compare"] if item["index"] == 1)["seconds"]
+    seconds = next(item for item in run.summary["steps"]["compare"] if item["index"] == index)["seconds"]
     confirmation = divergences["confirmation"]
     newest = [batch for batch in confirmations["batches"] if batch["round"] == 1]
     rerun = {nodeid for batch in newest for nodeid in (batch["selection"].get("pytest") or [])}
@@ -78,7 +80,7 @@ def main() -> None:
         clone_dir = clone(args.repo, work / "clone")
         mutant = seed(clone_dir, args.function, args.operator, args.edit, [args.sources] if args.sources else [])
         sampled_out, full_out = work / "sampled", work / "full"
-        common = ["--repo", str(clone_dir), "--versions", "HEAD~1"]
+        common = ["--repo", str(clone_dir), "--versions", "HEAD"]
         sampled = facts(sampled_out, run_histeg("compute", *common, "--out", str(sampled_out), "--confirm-sample", str(args.sample)))
         shutil.copytree(sampled_out, full_out, symlinks=True)
         full = facts(full_out, run_histeg("compute", *common, "--out", str(full_out), "--confirm-sample", "0"))
