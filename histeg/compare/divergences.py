@@ -474,13 +474,15 @@ def _confirm_sampled(
     confirm_round: Callable[[list[Divergence], int, int, Purpose], tuple[int, int]],
 ) -> tuple[tuple[int, int], SampleReport | None]:
     """Round 1: the sample of each (function, kind), then every entry point of the groups whose sample showed
-    instability (``histeg.compare.sampling``). The complete re-runs per side (the fewer of the two batches) and the report."""
+    instability (``histeg.compare.sampling``). A sample of more than half the divergent entry points saves less than a
+    widening would cost (another schedule of re-runs), so then every one is re-run in one batch. The complete re-runs
+    per side (the fewer of the two batches) and the report."""
     by_group = groups((divergence.entry, divergence.call.function, divergence.call.kinds) for divergence in between)
     chosen = choose(by_group, per_group)
     diverging = {divergence.entry for divergence in between}
-    if per_group <= 0 or chosen == diverging:
+    if per_group <= 0 or 2 * len(chosen) > len(diverging):  # a widening would cost a schedule of its own: re-run all at once
         complete = confirm_round(between, runs, 1, "all")
-        return complete, None if per_group <= 0 else SampleReport(per_group, len(by_group), len(diverging), len(chosen))
+        return complete, None if per_group <= 0 else SampleReport(per_group, len(by_group), len(diverging), len(diverging))
     report = SampleReport(per_group, len(by_group), len(diverging), len(chosen))
     complete = confirm_round([divergence for divergence in between if divergence.entry in chosen], runs, 1, "sample")
     unstable_groups = unsettled(by_group, chosen, unstable)

@@ -1,8 +1,8 @@
 """Confirmation re-runs a sample of each (function, kind) of divergence and widens a group whose sample shows noise.
 
-One project, two versions: version 1 changes a core function that twelve tests reach, and six other tests
+One project, two versions: version 1 changes a core function that twenty tests reach, and six other tests
 read an unseeded random number through a function that did not change. The core function's sample is stable,
-so eight of its tests are never re-run and keep their divergences; the random reader's sample is noise, so
+so fifteen of its tests are never re-run and keep their divergences; the random reader's sample is noise, so
 its group is widened to all six tests, each of which is then found to be noise. The targets are those of
 re-running every divergent entry point, at a fraction of the re-runs.
 """
@@ -37,7 +37,7 @@ TESTS = '''import pytest
 from lib import roll, spread
 
 
-@pytest.mark.parametrize("value", range(12))
+@pytest.mark.parametrize("value", range(20))
 def test_spread(value):
     assert spread(value) >= 1
 
@@ -72,7 +72,7 @@ def test_a_stable_sample_stands_for_its_group_and_a_noisy_one_is_widened(project
     everyone = compute(project, tmp_path / "all", "--confirm-sample", "0")
     assert entry_points(sampled) == entry_points(everyone)
     assert set(entry_points(sampled)) == {"lib:norm"}, "a random reader that did not change is noise, not a target"
-    assert entry_points(sampled)["lib:norm"] == {f"tests/test_lib.py::test_spread[{value}]" for value in range(1, 12)}
+    assert entry_points(sampled)["lib:norm"] == {f"tests/test_lib.py::test_spread[{value}]" for value in range(1, 20)}
     noisy = {item["entryPoint"] for item in sampled["noise"]["unstable"] if item["function"] == "lib:roll"}
     assert noisy == {f"tests/test_lib.py::test_roll[{seed}]" for seed in range(6)}, "widened: every one of them is noise"
 
@@ -83,7 +83,7 @@ def test_a_stable_sample_stands_for_its_group_and_a_noisy_one_is_widened(project
     batches = validate_output(tmp_path / "sampled" / "1" / "confirmations.json")["batches"]
     assert [batch["purpose"] for batch in batches] == ["sample", "widened"]
     rerun = {nodeid for batch in batches for nodeid in batch["selection"]["pytest"]}
-    assert len(rerun) == sample["sampledEntryPoints"] + 2 < 17
+    assert len(rerun) == sample["sampledEntryPoints"] + 2 < 25
     assert len({nodeid for nodeid in rerun if "test_spread" in nodeid}) == 4
     assert validate_output(tmp_path / "all" / "1" / "traceDivergences.json")["confirmation"].get("sample") is None
     assert [batch["purpose"] for batch in validate_output(tmp_path / "all" / "1" / "confirmations.json")["batches"]] == ["all"]
