@@ -72,6 +72,7 @@ typedef struct {
     PyObject *new_thread;     /* () -> thread index (writes the thread record) */
     PyObject *chunk;          /* (thread index, bytes) */
     PyObject *by_type;        /* dict: type -> value id */
+    PyObject *by_value;       /* dict: exact str, None, True, False -> value id (filled by ValueIds.id_of) */
     PyObject *value_id;       /* value -> value id */
     PyObject *switch_lines;   /* (code, on): line events of a code object on or off */
     FuncInfo **lines_off;     /* functions whose line budget in this entry point is spent */
@@ -509,7 +510,24 @@ value_id(TracerObject *self, TStateObject *st, PyObject *value)
         }
         PyErr_Clear();
     }
-    PyObject *found = PyDict_GetItemWithError(self->by_type, (PyObject *)cls);
+    PyObject *found;
+    if (cls == &PyUnicode_Type || cls == &PyBool_Type || value == Py_None) {  /* the commonest values: no call into Python */
+        found = PyDict_GetItemWithError(self->by_value, value);
+        if (found != NULL) {
+            unsigned long long known = PyLong_AsUnsignedLongLong(found);
+            if (PyErr_Occurred()) {
+                PyErr_Clear();
+                return NO_VALUE;
+            }
+            return known;
+        }
+        if (PyErr_Occurred()) {
+            PyErr_Clear();
+            return NO_VALUE;
+        }
+        return id_from(st, self->value_id, value);
+    }
+    found = PyDict_GetItemWithError(self->by_type, (PyObject *)cls);
     if (found == NULL) {
         if (PyErr_Occurred()) {
             PyErr_Clear();
@@ -876,15 +894,17 @@ tracer_ship_all(TracerObject *self, PyObject *Py_UNUSED(ignored))
 }
 
 static int
-bind(TracerObject *self, PyObject *new_thread, PyObject *chunk, PyObject *by_type, PyObject *value_id)
+bind(TracerObject *self, PyObject *new_thread, PyObject *chunk, PyObject *by_type, PyObject *by_value, PyObject *value_id)
 {
-    if (!PyCallable_Check(new_thread) || !PyCallable_Check(chunk) || !PyDict_Check(by_type) || !PyCallable_Check(value_id)) {
+    if (!PyCallable_Check(new_thread) || !PyCallable_Check(chunk) || !PyDict_Check(by_type) || !PyDict_Check(by_value)
+        || !PyCallable_Check(value_id)) {
         PyErr_SetString(PyExc_TypeError, "histeg: bad tracer bindings");
         return -1;
     }
     Py_XSETREF(self->new_thread, Py_NewRef(new_thread));
     Py_XSETREF(self->chunk, Py_NewRef(chunk));
     Py_XSETREF(self->by_type, Py_NewRef(by_type));
+    Py_XSETREF(self->by_value, Py_NewRef(by_value));
     Py_XSETREF(self->value_id, Py_NewRef(value_id));
     return 0;
 }
@@ -893,11 +913,11 @@ bind(TracerObject *self, PyObject *new_thread, PyObject *chunk, PyObject *by_typ
 static PyObject *
 tracer_reset(TracerObject *self, PyObject *args)
 {
-    PyObject *new_thread, *chunk, *by_type, *value_id;
-    if (!PyArg_ParseTuple(args, "OOOO", &new_thread, &chunk, &by_type, &value_id)) {
+    PyObject *new_thread, *chunk, *by_type, *by_value, *value_id;
+    if (!PyArg_ParseTuple(args, "OOOOO", &new_thread, &chunk, &by_type, &by_value, &value_id)) {
         return NULL;
     }
-    if (bind(self, new_thread, chunk, by_type, value_id) < 0) {
+    if (bind(self, new_thread, chunk, by_type, by_value, value_id) < 0) {
         return NULL;
     }
     self->last_state = NULL;
@@ -942,12 +962,13 @@ tracer_get_thread_count(TracerObject *self, void *Py_UNUSED(closure))
 static int
 tracer_init(TracerObject *self, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"instrument", "new_thread", "chunk", "by_type", "value_id", "capture", "budget", "switch_lines", "line_budget", NULL};
-    PyObject *instrument_fn, *new_thread, *chunk, *by_type, *value_id_fn, *switch_fn;
+    static char *kwlist[] = {"instrument", "new_thread", "chunk", "by_type", "by_value", "value_id", "capture", "budget", "switch_lines",
+                             "line_budget", NULL};
+    PyObject *instrument_fn, *new_thread, *chunk, *by_type, *by_value, *value_id_fn, *switch_fn;
     int capture;
     unsigned long long budget, line_budget;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOpKOK", kwlist, &instrument_fn, &new_thread, &chunk, &by_type,
-                                     &value_id_fn, &capture, &budget, &switch_fn, &line_budget)) {
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOOpKOK", kwlist, &instrument_fn, &new_thread, &chunk, &by_type,
+                                     &by_value, &value_id_fn, &capture, &budget, &switch_fn, &line_budget)) {
         return -1;
     }
     if (!PyCallable_Check(instrument_fn) || !PyCallable_Check(switch_fn)) {
@@ -956,7 +977,7 @@ tracer_init(TracerObject *self, PyObject *args, PyObject *kwds)
     }
     Py_XSETREF(self->switch_lines, Py_NewRef(switch_fn));
     self->line_budget = line_budget;
-    if (bind(self, new_thread, chunk, by_type, value_id_fn) < 0) {
+    if (bind(self, new_thread, chunk, by_type, by_value, value_id_fn) < 0) {
         return -1;
     }
     PyObject *monitoring = PySys_GetObject("monitoring");  /* borrowed */
@@ -997,6 +1018,7 @@ tracer_traverse(TracerObject *self, visitproc visit, void *arg)
     Py_VISIT(self->new_thread);
     Py_VISIT(self->chunk);
     Py_VISIT(self->by_type);
+    Py_VISIT(self->by_value);
     Py_VISIT(self->value_id);
     Py_VISIT(self->switch_lines);
     Py_VISIT(self->states);
@@ -1013,6 +1035,7 @@ tracer_clear(TracerObject *self)
     Py_CLEAR(self->new_thread);
     Py_CLEAR(self->chunk);
     Py_CLEAR(self->by_type);
+    Py_CLEAR(self->by_value);
     Py_CLEAR(self->value_id);
     Py_CLEAR(self->switch_lines);
     self->ready = 0;
@@ -1058,7 +1081,7 @@ static PyMethodDef tracer_methods[] = {
     {"close_stale", (PyCFunction)tracer_close_stale, METH_NOARGS,
      "Close the calls left on this thread's stack (frames whose end was never reported) and ship its events."},
     {"ship_all", (PyCFunction)tracer_ship_all, METH_NOARGS, "Ship every thread's buffered events."},
-    {"reset", (PyCFunction)tracer_reset, METH_VARARGS, "reset(new_thread, chunk, by_type, value_id): after fork."},
+    {"reset", (PyCFunction)tracer_reset, METH_VARARGS, "reset(new_thread, chunk, by_type, by_value, value_id): after fork."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1087,7 +1110,7 @@ static PyTypeObject TStateType = {
 static PyTypeObject TracerType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "histeg.tracing._ctracer.Tracer",
-    .tp_doc = "Tracer(instrument, new_thread, chunk, by_type, value_id, capture, budget): the hot callbacks.",
+    .tp_doc = "Tracer(instrument, new_thread, chunk, by_type, by_value, value_id, capture, budget, switch_lines, line_budget): the hot callbacks.",
     .tp_basicsize = sizeof(TracerObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_traverse = (traverseproc)tracer_traverse,

@@ -29,6 +29,7 @@ class Tracer(Backend):
         new_thread: Callable[[], int],
         chunk: Callable[[int, bytes], None],
         by_type: dict[type, int],
+        by_value: dict[object, int],
         value_id: Callable[[object], int],
         capture: bool,
         budget: int,
@@ -40,6 +41,7 @@ class Tracer(Backend):
         new_thread: Callable[[], int],
         chunk: Callable[[int, bytes], None],
         by_type: dict[type, int],
+        by_value: dict[object, int],
         value_id: Callable[[object], int],
     ) -> None:
         """After fork, in the child: forget threads and suspended calls, write through new bindings."""

@@ -46,6 +46,7 @@ class NativeCollector(Collector):
             self.open_thread,
             self.chunk,
             self.value_ids.by_type,
+            self.value_ids.by_value,
             self.value_ids.id_of,
             self.capture_values,
             self.value_budget,
@@ -57,7 +58,7 @@ class NativeCollector(Collector):
         """After fork the C tracer keeps its function table and forgets threads and suspended calls."""
         backend = self.backend
         assert isinstance(backend, _ctracer.Tracer)  # made by _make_backend
-        backend.reset(self.open_thread, self.chunk, self.value_ids.by_type, self.value_ids.id_of)
+        backend.reset(self.open_thread, self.chunk, self.value_ids.by_type, self.value_ids.by_value, self.value_ids.id_of)
 
 
 def resolve(implementation: str) -> str:

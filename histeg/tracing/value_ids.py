@@ -20,6 +20,8 @@ MAX_CACHED_VALUES = 1 << 17
 """Value ids are cached up to this many distinct values, then the cache starts over."""
 HASHED_EXACT = frozenset({int, str, bytes, bool, type(None)})
 """Exact types whose equal values have equal abstractions, so ids can be cached by value (not float: 0.0 == -0.0)."""
+BY_VALUE = frozenset({str, bool, type(None)})
+"""Exact types whose ids ``by_value`` keeps, keyed by the value itself (never an int: ``1 == True``)."""
 MAX_KEY_LENGTH = 64
 MAX_KEYED_TUPLE = 8
 """Tuples up to this length whose items are scalars or objects are cached by a key of their items."""
@@ -32,11 +34,16 @@ class ValueIds:
         self.abstraction = abstraction or Abstraction()
         self.by_type: dict[type, int] = {}
         """Types whose values all abstract alike: one id per type (read by the C collector too)."""
+        self.by_value: dict[object, int] = {}
+        """Exact strings up to ``MAX_KEY_LENGTH``, None, True and False: their ids (read by the C collector too)."""
         self._varying: set[type] = set()
         self._keyed: set[type] = set()
         self._objects: set[type] = set()
         """Objects of the program shown by their fields: cached by a key of their fields when they have one."""
         self._tuple_types: set[type] = set()
+        self._contents: dict[int, tuple[tuple, tuple]] = {}
+        """Tuple subclass instances held in tuples (a lexer's token types), by identity: the key of their content, which
+        is made of scalars and types and so never changes; the instance is kept so that its identity is not reused."""
         """Tuple subclasses: cached by a key of their content and fields when both have one."""
         """Types whose values are cached by ``Abstraction.value_key``."""
         self._by_object: dict[tuple[type, object], int] = {}
@@ -79,9 +86,15 @@ class ValueIds:
             elif self.abstraction.shown_by_type(item_cls):  # a plain class compares by identity
                 parts.append(item_cls)
             elif not nested and self.abstraction.shown_by_content(item_cls) and len(item) <= MAX_KEYED_TUPLE:
-                inner = self._tuple_key(item, nested=True)
-                if inner is None:
-                    return None
+                known = self._contents.get(id(item))
+                if known is not None and known[0] is item:  # the same tuple: its content cannot have changed
+                    inner = known[1]
+                else:
+                    inner = self._tuple_key(item, nested=True)
+                    if inner is None:
+                        return None
+                    if len(self._contents) < MAX_CACHED_VALUES:
+                        self._contents[id(item)] = (item, inner)
                 parts.append((item_cls, inner))
             else:
                 return None
@@ -102,7 +115,10 @@ class ValueIds:
             return found
         abstract = self.abstraction.abstract
         if cls in HASHED_EXACT and not ((cls is str or cls is bytes) and len(value) > MAX_KEY_LENGTH):
-            return self._by_key((cls, value), value)
+            found = self._by_key((cls, value), value)
+            if cls in BY_VALUE and len(self.by_value) < MAX_CACHED_VALUES:
+                self.by_value[value] = found
+            return found
         if cls is tuple and len(value) <= MAX_KEYED_TUPLE:  # a function's (index, object) result, say
             tuple_key = self._tuple_key(value)
             if tuple_key is not None:
