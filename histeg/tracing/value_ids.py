@@ -88,13 +88,13 @@ class ValueIds:
             elif not nested and self.abstraction.shown_by_content(item_cls) and len(item) <= MAX_KEYED_TUPLE:
                 known = self._contents.get(id(item))
                 if known is not None and known[0] is item:  # the same tuple: its content cannot have changed
-                    inner = known[1]
-                else:
-                    inner = self._tuple_key(item, nested=True)
-                    if inner is None:
-                        return None
-                    if len(self._contents) < MAX_CACHED_VALUES:
-                        self._contents[id(item)] = (item, inner)
+                    parts.append((item_cls, known[1]))
+                    continue
+                inner = self._tuple_key(item, nested=True)
+                if inner is None:
+                    return None
+                if len(self._contents) < MAX_CACHED_VALUES:
+                    self._contents[id(item)] = (item, inner)
                 parts.append((item_cls, inner))
             else:
                 return None
