@@ -30,7 +30,7 @@ from histeg.compare.entry_points import (
     read_manual_matching,
 )
 from histeg.compare.noise import NoiseMap, Unstable, merge, natures
-from histeg.compare.sampling import DEFAULT_PER_GROUP, SampleReport, choose, groups, unsettled
+from histeg.compare.sampling import DEFAULT_PER_GROUP, choose, groups, unsettled
 from histeg.compare.test_matching import read_renames
 from histeg.compare.unexplained import SECOND_ROUND_FACTOR, Explanations, explanations
 from histeg.errors import HistegError
@@ -102,11 +102,10 @@ class Confirmation:
     """Complete second-round re-runs on the old and the new version."""
     seconds: float = 0.0
     """Re-running the divergent entry points on both versions and comparing the re-runs."""
-    sample: SampleReport | None = None
+    sample: ConfirmationSample | None = None
     """What round 1 re-ran of each (function, kind) of divergence."""
 
     def record(self) -> TargetedReruns:
-        sample = self.sample
         return TargetedReruns(
             runs=self.runs,
             entry_points=self.entry_points,
@@ -116,15 +115,7 @@ class Confirmation:
             unexplained_complete_runs=(
                 CompleteRuns(old=self.unexplained_complete[0], new=self.unexplained_complete[1]) if self.unexplained else None
             ),
-            sample=None
-            if sample is None
-            else ConfirmationSample(
-                per_group=sample.per_group,
-                groups=sample.groups,
-                sampled_entry_points=sample.sampled,
-                widened_entry_points=sample.widened,
-                widened_groups=sample.widened_groups,
-            ),
+            sample=self.sample,
         )
 
 
@@ -472,7 +463,7 @@ def _confirm_sampled(
     per_group: int,
     runs: int,
     confirm_round: Callable[[list[Divergence], int, int, Purpose], tuple[int, int]],
-) -> tuple[tuple[int, int], SampleReport | None]:
+) -> tuple[tuple[int, int], ConfirmationSample | None]:
     """Round 1: the sample of each (function, kind), then every entry point of the groups whose sample showed
     instability (``histeg.compare.sampling``). A sample of more than half the divergent entry points saves less than a
     widening would cost (another schedule of re-runs), so then every one is re-run in one batch. The complete re-runs
@@ -482,17 +473,21 @@ def _confirm_sampled(
     diverging = {divergence.entry for divergence in between}
     if per_group <= 0 or 2 * len(chosen) > len(diverging):  # a widening would cost a schedule of its own: re-run all at once
         complete = confirm_round(between, runs, 1, "all")
-        return complete, None if per_group <= 0 else SampleReport(per_group, len(by_group), len(diverging), len(diverging))
-    report = SampleReport(per_group, len(by_group), len(diverging), len(chosen))
+        return complete, None if per_group <= 0 else _sample(per_group, len(by_group), len(diverging))
+    report = _sample(per_group, len(by_group), len(chosen))
     complete = confirm_round([divergence for divergence in between if divergence.entry in chosen], runs, 1, "sample")
     unstable_groups = unsettled(by_group, chosen, unstable)
     wider = set().union(*(by_group[group] for group in unstable_groups)) - chosen if unstable_groups else set()
     if wider:
-        report.widened = len(wider)
+        report.widened_entry_points = len(wider)
         report.widened_groups = sorted(f"{function} {kind}" for function, kind in unstable_groups)
         more = confirm_round([divergence for divergence in between if divergence.entry in wider], runs, 1, "widened")
         complete = (min(complete[0], more[0]), min(complete[1], more[1]))
     return complete, report
+
+
+def _sample(per_group: int, groups: int, sampled: int) -> ConfirmationSample:
+    return ConfirmationSample(per_group=per_group, groups=groups, sampled_entry_points=sampled, widened_entry_points=0, widened_groups=[])
 
 
 def _unexplained(between: list[Divergence], unstable: NoiseMap, explained: Explanations, pair: _Pair) -> list[Divergence]:

@@ -17,7 +17,6 @@ and a rerun of histeg reuses its re-runs.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
 
 from histeg.compare.entry_points import EntryKey
 from histeg.compare.noise import NoiseMap
@@ -74,20 +73,3 @@ def unsettled(by_group: Mapping[Group, set[EntryKey]], chosen: set[EntryKey], un
                 found.add((function, kind))
                 break
     return found
-
-
-@dataclass
-class SampleReport:
-    """What one round of confirmation re-ran, for the comparison's record."""
-
-    per_group: int = DEFAULT_PER_GROUP
-    groups: int = 0
-    """(function, kind) groups of divergences."""
-    diverging: int = 0
-    """Entry points that diverged."""
-    sampled: int = 0
-    """Entry points re-run as the groups' samples."""
-    widened: int = 0
-    """Entry points re-run because a sample of theirs showed instability."""
-    widened_groups: list[str] = field(default_factory=list)
-    """``function kind`` of each group whose sample showed instability."""
