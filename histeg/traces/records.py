@@ -78,6 +78,17 @@ class ValueTable:
         """The value added last."""
         return self._at(self._where[self.last])
 
+    def latest_hash(self) -> int:
+        """``text_hash(str(value))`` of the value added last, from its encoded fields (no text decoded and encoded again)."""
+        data, pos = self._data, self._where[self.last] - 1
+        size, pos = varint(data, pos)
+        type_name = data[pos : pos + size]
+        pos += size
+        if not data[pos]:
+            return _bytes_hash(type_name)
+        size, pos = varint(data, pos + 1)
+        return _bytes_hash(type_name + b" " + data[pos : pos + size])
+
     def _at(self, where: int) -> Value:
         type_name, pos = _text(self._data, where - 1)
         rep = _text(self._data, pos + 1)[0] if self._data[pos] else None
@@ -98,7 +109,11 @@ class ValueTable:
 
 
 def text_hash(text: str) -> int:
-    return int.from_bytes(hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=8).digest(), "little")
+    return _bytes_hash(text.encode("utf-8", "surrogatepass"))
+
+
+def _bytes_hash(data: bytes | bytearray) -> int:
+    return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
 
 
 @dataclass

@@ -92,7 +92,10 @@ class Decoding:
             self.table.hashes[func_id] = digest
 
     def define_value(self, value_id: int, value: Value) -> None:
-        digest = text_hash(str(value))
+        self.define_value_hash(value_id, text_hash(str(value)))
+
+    def define_value_hash(self, value_id: int, digest: int) -> None:
+        """A value by its ``text_hash`` alone: all that decoding needs of it."""
         if self._c is not None:
             self._c.define_value(value_id, digest)
         else:
@@ -246,7 +249,7 @@ class _Split:
             self.decoding.define(func_id, function)
         elif tag == fmt.REC_VALUE:
             values = self.definitions.values
-            self.decoding.define_value(values.last, values.latest())
+            self.decoding.define_value_hash(values.last, values.latest_hash())
 
     def chunk(self, thread: int, words: memoryview) -> None:
         self.splitter.feed(thread, words if native() else _words(words))
