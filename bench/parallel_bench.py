@@ -41,19 +41,21 @@ MEASURED = """
 import resource, subprocess, sys
 done = subprocess.run(sys.argv[1:], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 sys.stderr.write(done.stderr)
-print(done.returncode, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)
+usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+print(done.returncode, usage.ru_utime + usage.ru_stime, usage.ru_maxrss)
 """
 """Run histeg as the only child of a fresh process: its RUSAGE_CHILDREN is that run's alone."""
 
 
-def measured_run(args: list[str]) -> tuple[int, float, int, str]:
-    """Exit code, wall seconds, peak RSS (KiB) of the largest process, and stderr of ``histeg ARGS``."""
+def measured_run(args: list[str]) -> tuple[int, float, float, int, str]:
+    """Exit code, wall seconds, CPU seconds of the process tree, peak RSS (KiB) of the largest process, and stderr of
+    ``histeg ARGS``."""
     started = time.perf_counter()
     done = subprocess.run([sys.executable, "-c", MEASURED, sys.executable, "-m", "histeg", *args], capture_output=True, text=True,
                           cwd=ROOT, check=False)
     seconds = time.perf_counter() - started
-    code, peak = (int(word) for word in done.stdout.split()[-2:])
-    return code, seconds, peak, done.stderr
+    code, cpu, peak = done.stdout.split()[-3:]
+    return int(code), seconds, float(cpu), int(peak), done.stderr
 
 
 def targets(out: Path) -> dict[str, bytes]:
@@ -121,23 +123,24 @@ def main() -> int:
         project = clone(options.repo, scratch / "clone")
         environments = scratch / "environments"
         common = ["--repo", str(project), "--last", str(options.versions), "--environments", str(environments), "-q"]
-        code, seconds, _, stderr = measured_run(["build", *common, "--out", str(scratch / "warm")])
+        code, seconds, _, _, stderr = measured_run(["build", *common, "--out", str(scratch / "warm")])
         print(f"environments made in {seconds:.1f} s (exit {code})")
         rows: dict[str, tuple[float, int, dict[str, bytes]]] = {}
         runs: list[tuple[str, list[str]]] = [("-j 1", ["-j", "1"]), (f"-j {options.jobs}", ["-j", str(options.jobs)])]
         for name, flags in runs:
             out = scratch / f"out-{len(rows)}"
-            code, seconds, peak, stderr = measured_run(["compute", *common, "--out", str(out), *flags, "--json"])
+            code, seconds, cpu, peak, stderr = measured_run(["compute", *common, "--out", str(out), *flags, "--json"])
             if code not in (0, 1):
                 print(f"{name} failed with exit {code}:\n{stderr}", file=sys.stderr)
                 return 1
             rows[name] = (seconds, peak, targets(out))
-            print(f"{name}: {seconds:8.1f} s wall, peak RSS {peak / 1024:7.1f} MiB (largest process), {len(rows[name][2])} testingTargets.json, exit {code}")
+            print(f"{name}: {seconds:8.1f} s wall, {cpu:8.1f} s CPU ({cpu / seconds:.2f} cores busy on average), "
+                  f"peak RSS {peak / 1024:7.1f} MiB (largest process), {len(rows[name][2])} testingTargets.json, exit {code}")
         if options.scheduler:
             name = f"scheduler and {options.jobs} workers started apart"
             with cluster(scratch / "cluster", options.jobs) as address:
                 out = scratch / "out-scheduler"
-                code, seconds, peak, stderr = measured_run(["compute", *common, "--out", str(out), "--scheduler", address, "--json"])
+                code, seconds, _, peak, stderr = measured_run(["compute", *common, "--out", str(out), "--scheduler", address, "--json"])
             if code not in (0, 1):
                 print(f"{name} failed with exit {code}:\n{stderr}", file=sys.stderr)
                 return 1
