@@ -7,7 +7,8 @@ Runs the suite untraced, traced by each collector (values on, the default)
 and under ``coverage run --branch`` (COVERAGE_CORE=sysmon), alternating, one
 run of each per round, and prints per kind the median ratio of CPU time
 (user + system of the process tree) to the untraced run, the bytes stored per
-recorded line event (as stored: recompressed after the run) and the peak memory. Every run writes a junit XML file:
+recorded line event (as stored: recompressed after the run) and the peak memory. With pytest-benchmark installed, benchmarks run once each (``--benchmark-disable``): timed
+repetitions would do less work in a slower run. Every run writes a junit XML file:
 the per-test outcomes of every run must equal the untraced ones.
 Goals: traced CPU <= 1.5x untraced and below coverage.py's ratio; <= 0.1 byte per line event.
 """
@@ -50,6 +51,13 @@ def run_suite(command: list[str], cwd: Path, env: dict[str, str], log: Path) -> 
     return elapsed, cpu, f"exit {os.waitstatus_to_exitcode(status)}: {summary}", usage.ru_maxrss
 
 
+def timed_plugins_off(python: str) -> list[str]:
+    """pytest-benchmark repeats a benchmark for as long as a time budget allows: a slower (traced) run then does
+    fewer rounds and less work. ``--benchmark-disable`` runs each benchmark once, as a plain test, in every kind."""
+    found = subprocess.run([python, "-c", "import pytest_benchmark"], capture_output=True, check=False)
+    return ["--benchmark-disable"] if found.returncode == 0 else []
+
+
 def outcomes(junit: Path) -> dict[str, str]:
     """Test id -> passed / failed / error / skipped, from a junit XML file."""
     if not junit.is_file():
@@ -82,7 +90,7 @@ def main() -> None:
     repo = args.repo.resolve()
     sources = args.sources or ("src" if (repo / "src").is_dir() else ".")
     work = Path(tempfile.mkdtemp(prefix="histeg-trace-bench-"))
-    pytest_args = [*shlex.split(args.pytest_args), *shlex.split(args.tests)]
+    pytest_args = [*shlex.split(args.pytest_args), *timed_plugins_off(args.python), *shlex.split(args.tests)]
     base = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
     base.pop("PYTHONPATH", None)
     tracers = ["c", "python"] if args.tracer == "both" else [args.tracer]
