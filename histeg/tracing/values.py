@@ -120,8 +120,6 @@ _MAX_KEYED_TEXT = 64
 """Strings up to this length are part of a field key as they are (longer ones are abstracted each time)."""
 _MAX_KEYED_FIELD = 512
 """An attribute's string up to this length is part of its object's key (a parser's node holds the text it spans)."""
-_MAX_KEYED_ITEMS = 64
-"""Lists and tuples up to this length held in an attribute are part of its object's key, item by item."""
 _UNSET = object()
 """An unset slot, in a field key."""
 CONTAINERS = (list, tuple, dict, set, frozenset)
@@ -313,7 +311,8 @@ class Abstraction:
     def fields_key(self, value: Any, cls: type) -> tuple | None:
         """A key equal for two instances of ``cls`` exactly when ``_fields`` shows them alike: the field names (instance
         dictionary, then slots), then per field its type, followed by its value for a string, bool or int, or by its
-        items for a short list or tuple of scalars and objects; an object by its type alone. None when a field is
+        length and first ``MAX_ITEMS`` items (no text shows more) for a list or tuple of scalars and objects; an object
+        by its type alone. None when a field is
         anything else or a secret (its digest needs the value). The type says how many entries a field has, so two
         equal keys hold equal fields."""
         holder, slots = self._layout(cls)
@@ -358,12 +357,13 @@ class Abstraction:
                 if item_kind in _SHOWN_IN_FIELDS:
                     return None
                 append(item_cls)
-                if item_cls is item_base:  # a builtin container: its items
-                    if (item_cls is not list and item_cls is not tuple) or len(item) > _MAX_KEYED_ITEMS:
+                if item_cls is item_base:  # a builtin container: its length and the items it can show
+                    if item_cls is not list and item_cls is not tuple:
                         return None
-                    held = self._items_key(item)
+                    held = self._items_key(item if len(item) <= MAX_ITEMS else item[:MAX_ITEMS])
                     if held is None:
                         return None
+                    append(len(item))
                     append(held)
         return tuple(parts)
 

@@ -294,8 +294,9 @@ class SlottedNode:
 
 def test_objects_are_cached_by_their_fields_exactly_when_their_texts_agree() -> None:
     """A parser's nodes (slots or a dictionary, strings, flags, a parent shown by its type, a list of children):
-    equal fields share an id, and every id's text is what a fresh abstraction writes; a secret, a float, a long
-    list or a nested container is never keyed, and an unset slot is told from a slot holding None."""
+    equal fields share an id, and every id's text is what a fresh abstraction writes; a long list is keyed by its
+    length and the items a text can show; a secret, a float or a nested container is never keyed, and an unset slot
+    is told from a slot holding None."""
     from histeg.tracing.value_ids import ValueIds
 
     written: dict[int, tuple[str, str | None]] = {}
@@ -320,10 +321,14 @@ def test_objects_are_cached_by_their_fields_exactly_when_their_texts_agree() -> 
         node(children=[Node(), Leaf(), "a", 1], text="a"), node(children=[Node(), Leaf(), "a", 1], text="a"),
         node(children=[Node(), Leaf(), "a", True], text="a"), node(children=(Node(), Leaf(), "a", 1), text="a"),
         node(children=[Node()] * 100, text="a"), node(children=[[1]], text="a"), node(children=[], text="a"),
+        node(children=[Node()] * 100 + [Leaf()], text="a"), node(children=[Node()] * 101, text="a"),
+        node(children=[Leaf()] + [Node()] * 99, text="a"), node(children=tuple([Node()] * 100), text="a"),
         node(password="a"), node(password="b"), node(text="a", count=1), node(count=1, text="a"), node(),
     ]
     found = [ids.id_of(value) for value in values]
-    assert found[0] == found[1] and found[8] == found[9] and found[15] != found[16]
+    assert found[0] == found[1] and found[8] == found[9] and found[19] != found[20]  # two secrets
+    assert found[15] == found[16] != found[12], "past the items a text shows, only the length tells long lists apart"
+    assert found[17] != found[12] != found[18]
     assert len({found[0], found[2], found[3], found[4], found[5]}) == 5
     fresh = Abstraction(key=b"k" * 32)
     for value, value_id in zip(values, found, strict=True):
