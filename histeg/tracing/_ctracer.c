@@ -24,6 +24,8 @@
 static unsigned int OP_CALL, CALL_ROOT, CALL_GEN, OP_RETURN, OP_RAISE, OP_YIELD, OP_RESUME, OP_LINES_OFF, OP_LINES_ON;
 static unsigned long long INLINE_INT, INT_BIAS;
 #define NO_VALUE 0u
+/* The Tracer's constructor and bindings as native.py calls them: a build from another histeg is not used. */
+#define INTERFACE 2
 static Py_ssize_t CHUNK_WORDS;
 
 /* ------------------------------------------------------------------------ */
@@ -1176,7 +1178,8 @@ PyInit__ctracer(void)
     if (module == NULL) {
         return NULL;
     }
-    if (PyModule_AddObjectRef(module, "Tracer", (PyObject *)&TracerType) < 0) {
+    if (PyModule_AddObjectRef(module, "Tracer", (PyObject *)&TracerType) < 0
+        || PyModule_AddIntConstant(module, "INTERFACE", INTERFACE) < 0) {
         Py_DECREF(module);
         return NULL;
     }

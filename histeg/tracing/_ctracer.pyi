@@ -9,6 +9,8 @@ from types import CodeType
 
 from histeg.tracing.protocol import Backend, FunctionEntry
 
+INTERFACE: int
+
 class Tracer(Backend):
     label: int
     def py_start(self, code: CodeType, offset: int) -> object: ...

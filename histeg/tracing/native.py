@@ -20,8 +20,13 @@ except ImportError:  # not built (no compiler at install time): the Python colle
     _ctracer = None  # type: ignore[assignment]  # the module's name stands for "not built"
 
 
+INTERFACE = 2
+"""What ``_ctracer.INTERFACE`` must be: the Tracer's constructor and bindings as this module calls them. A build left
+by another histeg (an in-place build for another interpreter, say) would take other arguments; it counts as not built."""
+
+
 def available() -> bool:
-    return _ctracer is not None
+    return _ctracer is not None and getattr(_ctracer, "INTERFACE", None) == INTERFACE
 
 
 class NativeCollector(Collector):
@@ -36,8 +41,11 @@ class NativeCollector(Collector):
         tool: int | None = None,
         line_budget: int = LINE_BUDGET,
     ) -> None:
-        if _ctracer is None:
-            raise RuntimeError("histeg: the C tracer is not built (reinstall histeg with a C compiler, or use tracer 'python')")
+        if not available():
+            raise RuntimeError(
+                "histeg: the C tracer is not built, or was built from another histeg "
+                "(reinstall histeg with a C compiler, or use tracer 'python')"
+            )
         super().__init__(selector, writer, abstraction, value_budget, tool, line_budget)
 
     def _make_backend(self) -> Backend:

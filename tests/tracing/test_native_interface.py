@@ -1,0 +1,14 @@
+"""The C collector in use is the one built from this histeg: a build taking other arguments counts as not built."""
+
+from __future__ import annotations
+
+import pytest
+
+from histeg.tracing import native
+
+
+def test_the_built_collector_speaks_this_histegs_interface() -> None:
+    if native._ctracer is None:
+        pytest.skip("the C collector is not built here")
+    assert native._ctracer.INTERFACE == native.INTERFACE
+    assert native.available() and native.resolve("auto") == "c"
