@@ -30,7 +30,7 @@ from histeg.compare.entry_points import (
     read_manual_matching,
 )
 from histeg.compare.noise import NoiseMap, Unstable, merge, natures
-from histeg.compare.sampling import DEFAULT_PER_GROUP, choose, groups, unsettled
+from histeg.compare.sampling import choose, groups, unsettled
 from histeg.compare.test_matching import read_renames
 from histeg.compare.unexplained import SECOND_ROUND_FACTOR, Explanations, explanations
 from histeg.errors import HistegError
@@ -47,6 +47,7 @@ from histeg.records.divergences import (
     TraceDivergences,
 )
 from histeg.records.runs import Confirmations, Purpose
+from histeg.settings.table import CONFIRM_SAMPLE
 from histeg.store import SYNTAX_CHANGES, TRACE_DIVERGENCES, TRACE_MATCHING, OutputStore
 from histeg.traces.reader import TraceFile, trace_files
 
@@ -345,7 +346,7 @@ def compare_with_predecessor(
     jobs: int = 1,
     confirm_runs: int = 0,
     confirm: Confirm | None = None,
-    sample: int = DEFAULT_PER_GROUP,
+    sample: int = CONFIRM_SAMPLE,
 ) -> VersionComparison:
     """Version ``index`` against the version it is compared with, with its matching hints."""
     against = store.version(index).comparing_against_index
@@ -398,7 +399,7 @@ def compare_versions(
     jobs: int = 1,
     confirm_runs: int = 0,
     confirm: Confirm | None = None,
-    sample: int = DEFAULT_PER_GROUP,
+    sample: int = CONFIRM_SAMPLE,
 ) -> VersionComparison:
     """Version ``index`` against version ``against``, any pair. ``hints``: the new version's matching hints
     (``traceMatching.json``, the renames of its ``syntaxChanges.json``) apply; they are about its own predecessor, so

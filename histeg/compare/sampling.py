@@ -20,20 +20,9 @@ from collections.abc import Iterable, Mapping
 
 from histeg.compare.entry_points import EntryKey
 from histeg.compare.noise import NoiseMap
-from histeg.settings.table import CONFIRM_SAMPLE
-
-DEFAULT_PER_GROUP = CONFIRM_SAMPLE
 
 Group = tuple[str, str]
 """(function, kind of divergence)."""
-
-
-class Diverged:
-    """What ``groups`` needs of a divergence: its entry point, its function and its kinds."""
-
-    entry: EntryKey
-    function: str
-    kinds: Iterable[str]
 
 
 def groups(divergences: Iterable[tuple[EntryKey, str, Iterable[str]]]) -> dict[Group, set[EntryKey]]:

@@ -80,19 +80,23 @@ class ValueTable:
 
     def latest_hash(self) -> int:
         """``text_hash(str(value))`` of the value added last, from its encoded fields (no text decoded and encoded again)."""
-        data, pos = self._data, self._where[self.last] - 1
-        size, pos = varint(data, pos)
-        type_name = data[pos : pos + size]
-        pos += size
-        if not data[pos]:
-            return _bytes_hash(type_name)
-        size, pos = varint(data, pos + 1)
-        return _bytes_hash(type_name + b" " + data[pos : pos + size])
+        type_name, rep = self._raw(self._where[self.last])
+        return _bytes_hash(type_name if rep is None else type_name + b" " + rep)
 
     def _at(self, where: int) -> Value:
-        type_name, pos = _text(self._data, where - 1)
-        rep = _text(self._data, pos + 1)[0] if self._data[pos] else None
-        return Value(type_name, rep)
+        type_name, rep = self._raw(where)
+        return Value(type_name.decode("utf-8", "surrogatepass"), None if rep is None else rep.decode("utf-8", "surrogatepass"))
+
+    def _raw(self, where: int) -> tuple[bytes, bytes | None]:
+        """The encoded type name and repr (None: the type's default repr) of the value whose fields start at ``where`` - 1."""
+        data = self._data
+        size, pos = varint(data, where - 1)
+        type_name = bytes(data[pos : pos + size])
+        pos += size
+        if not data[pos]:
+            return type_name, None
+        size, pos = varint(data, pos + 1)
+        return type_name, bytes(data[pos : pos + size])
 
     def __len__(self) -> int:
         return len(self._where) - self._where.count(0)

@@ -51,7 +51,7 @@ class TestLabels:
         self.collector = collector
         self.reporter: pytest.TerminalReporter | None = None
         self._files: set[Path] | None = None
-        """The files holding the selected tests, once read; None before, or when every file is collected."""
+        """The files holding the selected tests, once worked out from the selection."""
         self._wanted: set[str] | None = None
         if _outermost is None:
             _outermost = self

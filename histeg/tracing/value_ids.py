@@ -38,14 +38,14 @@ class ValueIds:
         """Exact strings up to ``MAX_KEY_LENGTH``, None, True and False: their ids (read by the C collector too)."""
         self._varying: set[type] = set()
         self._keyed: set[type] = set()
+        """Types whose values are cached by ``Abstraction.value_key``."""
         self._objects: set[type] = set()
         """Objects of the program shown by their fields: cached by a key of their fields when they have one."""
         self._tuple_types: set[type] = set()
+        """Tuple subclasses: cached by a key of their content and fields when both have one."""
         self._contents: dict[int, tuple[tuple, tuple]] = {}
         """Tuple subclass instances held in tuples (a lexer's token types), by identity: the key of their content, which
         is made of scalars and types and so never changes; the instance is kept so that its identity is not reused."""
-        """Tuple subclasses: cached by a key of their content and fields when both have one."""
-        """Types whose values are cached by ``Abstraction.value_key``."""
         self._by_object: dict[tuple[type, object], int] = {}
         self._values: dict[tuple[str, str | None], int] = {}
         self._next = itertools.count(1)
@@ -147,7 +147,6 @@ class ValueIds:
                 self._tuple_types.add(cls)
             if type(cls) is type and self.abstraction.shown_by_type(cls):
                 self._objects.add(cls)
-                return self.id_of(value, divert, state)
         if divert is not None and self.abstraction.repr_types and type_name(cls) in self.abstraction.repr_types:
             return divert(state, lambda: self.intern(abstract(value)))
         return self.intern(abstract(value))

@@ -312,9 +312,8 @@ class Abstraction:
         """A key equal for two instances of ``cls`` exactly when ``_fields`` shows them alike: the field names (instance
         dictionary, then slots), then per field its type, followed by its value for a string, bool or int, or by its
         length and first ``MAX_ITEMS`` items (no text shows more) for a list or tuple of scalars and objects; an object
-        by its type alone. None when a field is
-        anything else or a secret (its digest needs the value). The type says how many entries a field has, so two
-        equal keys hold equal fields."""
+        by its type alone. None when a field is anything else or a secret (its digest needs the value). The type says
+        how many entries a field has, so two equal keys hold equal fields."""
         holder, slots = self._layout(cls)
         names: tuple = ()
         items: list[Any] = []
