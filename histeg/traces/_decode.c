@@ -7,6 +7,7 @@
  *
  *   Splitter().feed(thread, words: bytes); .take() / .finish() -> [(number, thread, function, label, words: bytes)]
  *   Decoder() .define(...) .define_value(...) .decode(words: bytes) -> (columns..., line events, edges, functions)
+ *             .index(words: bytes) -> (stream digest, line events, calls, edges, functions), for a trace's index
  *
  * Decoding runs in four phases, those of events.decode under the same names: read_tokens (the events
  * read into calls), build_columns, compute_digests and export_columns. decode runs them in one call;
@@ -41,6 +42,7 @@
 #define SEED_A 0x243F6A8885A308D3ull
 #define SEED_B 0x13198A2E03707344ull
 #define MAX_THREADS (1u << 20)
+#define INTERFACE 1  /* seal.INTERFACE: the methods and results histeg.traces.seal uses (Decoder.index from 1) */
 
 /* -- growable arrays ------------------------------------------------------- */
 
@@ -557,7 +559,11 @@ typedef struct {
     uint64_t hash;
     int32_t *lines;   /* sorted code lines */
     size_t nlines;
+    uint32_t *dense;  /* by line - lines[0], up to the last code line: its position (position() in one load) */
+    size_t ndense;
 } FuncDef;
+
+#define MAX_DENSE (1u << 16)
 
 typedef struct {
     PyObject_HEAD
@@ -592,9 +598,24 @@ value_hash(const DecoderObject *d, uint32_t id)
     return id < d->nvalues ? d->values[id] : 0;
 }
 
+static inline uint64_t
+function_hash(const DecoderObject *d, uint32_t function)
+{
+    return function < d->nfuncs ? d->funcs[function].hash : 0;
+}
+
+/* What a stream digest takes of an event other than a line: its kind first, where no line position can be. */
+#define EVENT_WORD(op) (0x8000000000000000ull | (uint64_t)(op))
+/* A line position in slot `slot` (0-2) of a stream digest's word. */
+#define PACK(position, slot) ((uint64_t)((position) & 0x1FFFFFu) << (21 * (slot)))
+
 static inline uint32_t
 position(const FuncDef *f, uint32_t line)
 {
+    if (f->ndense) {
+        int64_t offset = (int64_t)line - f->lines[0];
+        return offset >= 0 && (uint64_t)offset < f->ndense ? f->dense[offset] : (uint32_t)(FALLBACK_BASE + (int64_t)line - f->first);
+    }
     size_t lo = 0, hi = f->nlines;
     while (lo < hi) {
         size_t mid = (lo + hi) / 2;
@@ -686,20 +707,57 @@ cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static size_t
+/* Keeps the distinct items of items[0:n], sorted, at its start; returns how many (-1: no memory). A suite's
+ * calls repeat few distinct functions and edges: they are found with a hash set that grows with them, and
+ * only they are sorted. */
+static Py_ssize_t
 unique_u64(uint64_t *items, size_t n)
 {
-    if (n == 0) {
-        return 0;
+    size_t cap = 64, kept = 0;
+    int zero = 0;
+    uint64_t *set = PyMem_Calloc(cap, sizeof(uint64_t));  /* 0 is empty; the item 0 is `zero` */
+    if (set == NULL) {
+        PyErr_NoMemory();
+        return -1;
     }
-    qsort(items, n, sizeof(uint64_t), cmp_u64);
-    size_t kept = 1;
-    for (size_t k = 1; k < n; k++) {
-        if (items[k] != items[kept - 1]) {
-            items[kept++] = items[k];
+    for (size_t k = 0; k < n; k++) {
+        uint64_t item = items[k];
+        if (item == 0) {
+            zero = 1;
+            continue;
+        }
+        size_t slot = (size_t)((item * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
+        while (set[slot] != 0 && set[slot] != item) {
+            slot = (slot + 1) & (cap - 1);
+        }
+        if (set[slot] == item) {
+            continue;
+        }
+        set[slot] = item;
+        items[kept++] = item;  /* kept <= k: the prefix holds the distinct items met so far */
+        if (kept * 2 > cap) {
+            PyMem_Free(set);
+            cap *= 4;
+            set = PyMem_Calloc(cap, sizeof(uint64_t));
+            if (set == NULL) {
+                PyErr_NoMemory();
+                return -1;
+            }
+            for (size_t x = 0; x < kept; x++) {
+                size_t at = (size_t)((items[x] * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
+                while (set[at] != 0) {
+                    at = (at + 1) & (cap - 1);
+                }
+                set[at] = items[x];
+            }
         }
     }
-    return kept;
+    PyMem_Free(set);
+    if (zero) {
+        items[kept++] = 0;
+    }
+    qsort(items, kept, sizeof(uint64_t), cmp_u64);
+    return (Py_ssize_t)kept;
 }
 
 /* -- Decoder, phase 1: tokens -----------------------------------------------
@@ -747,6 +805,9 @@ typedef struct {
     Map generators;   /* generator call id -> call index */
     Vec gens;         /* uint32: the generator calls, which a LINES_OFF reaches while suspended */
     Vec silent;       /* uint32, sorted: the functions whose lines are off */
+    uint64_t *lanes;  /* indexing (index_entry): the stream digest, and nothing of the lines, parameters or
+                       * yields kept; NULL when decoding */
+    Vec threads;      /* uint32: when indexing, the threads in the order the stream first shows them */
 } TokenReader;
 
 static void
@@ -758,6 +819,7 @@ reader_free(TokenReader *r)
     vec_free(&r->stacks);
     vec_free(&r->gens);
     vec_free(&r->silent);
+    vec_free(&r->threads);
     map_free(&r->generators);
 }
 
@@ -780,6 +842,19 @@ read_lines(TokenReader *r, const uint16_t *w, size_t i, size_t end)
     uint32_t top = AT(*stack, uint32_t, stack->len - 1);
     DCall *c = &AT(t->calls, DCall, top);
     const FuncDef *f = &r->decoder->funcs[c->function];
+    c->nlines += (uint32_t)(end - i);
+    t->line_events += end - i;
+    if (r->lanes != NULL) {  /* the run's length, then its positions three to a word (one hash step for three lines) */
+        feed(r->lanes, end - i);
+        size_t k = i;
+        for (; k + 3 <= end; k += 3) {
+            feed(r->lanes, PACK(position(f, w[k]), 0) | PACK(position(f, w[k + 1]), 1) | PACK(position(f, w[k + 2]), 2));
+        }
+        if (k < end) {
+            feed(r->lanes, PACK(position(f, w[k]), 0) | (k + 1 < end ? PACK(position(f, w[k + 1]), 1) : 0));
+        }
+        return 0;
+    }
     if (vec_reserve(&t->lines, end - i) < 0) {
         return -1;
     }
@@ -789,8 +864,6 @@ read_lines(TokenReader *r, const uint16_t *w, size_t i, size_t end)
         out[k - i].value = position(f, w[k]);
     }
     t->lines.len += end - i;
-    c->nlines += (uint32_t)(end - i);
-    t->line_events += end - i;
     return 0;
 }
 
@@ -819,12 +892,22 @@ read_call(TokenReader *r, const uint16_t *w, size_t n, size_t i, size_t *next)
     size_t count = w[i];
     NEED(1 + 2 * count);
 #undef NEED
-    uint32_t start = (uint32_t)t->params.len;
-    if (vec_push(&t->param_start, &start, 1) < 0 || vec_reserve(&t->params, count) < 0) {
-        return -1;
+    if (r->lanes != NULL) {
+        feed(r->lanes, EVENT_WORD(word & (OP_CALL | CALL_GEN)));
+        feed(r->lanes, function_hash(r->decoder, function));
+        feed(r->lanes, count);
+        for (size_t k = 0; k < count; k++) {
+            feed(r->lanes, value_hash(r->decoder, w[i + 1 + 2 * k] | (uint32_t)w[i + 2 + 2 * k] << 16));
+        }
     }
-    for (size_t k = 0; k < count; k++) {
-        AT(t->params, uint32_t, t->params.len++) = w[i + 1 + 2 * k] | (uint32_t)w[i + 2 + 2 * k] << 16;
+    else {
+        uint32_t start = (uint32_t)t->params.len;
+        if (vec_push(&t->param_start, &start, 1) < 0 || vec_reserve(&t->params, count) < 0) {
+            return -1;
+        }
+        for (size_t k = 0; k < count; k++) {
+            AT(t->params, uint32_t, t->params.len++) = w[i + 1 + 2 * k] | (uint32_t)w[i + 2 + 2 * k] << 16;
+        }
     }
     *next = i + 1 + 2 * count;
     Vec *stack = r->stack;
@@ -864,6 +947,17 @@ read_thread(TokenReader *r, uint32_t thread)
     }
     r->thread = thread;
     r->stack = &AT(r->stacks, Vec, thread);
+    if (r->lanes != NULL) {
+        size_t seen = 0;
+        while (seen < r->threads.len && AT(r->threads, uint32_t, seen) != thread) {
+            seen++;
+        }
+        if (seen == r->threads.len && vec_push(&r->threads, &thread, 1) < 0) {
+            return -1;
+        }
+        feed(r->lanes, EVENT_WORD(OP_THREAD));
+        feed(r->lanes, seen);
+    }
     return 0;
 }
 
@@ -877,6 +971,13 @@ read_left(TokenReader *r, unsigned int word, uint32_t operand)
         return -1;
     }
     uint32_t top = AT(*stack, uint32_t, --stack->len);
+    if (r->lanes != NULL) {
+        feed(r->lanes, EVENT_WORD(word));
+        feed(r->lanes, value_hash(r->decoder, operand));
+        if (word == OP_YIELD) {
+            return 0;
+        }
+    }
     if (word == OP_YIELD) {
         Pair p = {top, operand};
         return r->with_yields ? vec_push(&r->tokens->yields, &p, 1) : 0;
@@ -900,7 +1001,15 @@ read_event(TokenReader *r, unsigned int word, uint32_t operand)
             corrupt("inconsistent event stream (KeyError)");
             return -1;
         }
+        if (r->lanes != NULL) {
+            feed(r->lanes, EVENT_WORD(OP_RESUME));
+            feed(r->lanes, index);
+        }
         return vec_push(r->stack, &index, 1);
+    }
+    if (r->lanes != NULL && (word == OP_LINES_OFF || word == OP_LINES_ON)) {
+        feed(r->lanes, EVENT_WORD(word));
+        feed(r->lanes, function_hash(r->decoder, operand));
     }
     if (word == OP_LINES_OFF) {
         if (sorted_insert(&r->silent, operand) < 0) {
@@ -922,10 +1031,11 @@ read_event(TokenReader *r, unsigned int word, uint32_t operand)
 /* Every event of w[0:n] into `tokens` (initialised by the caller, who frees it). Line words, most of a
  * stream, are read in runs here; the functions called per event are inlined. */
 static int
-read_tokens(const DecoderObject *self, const uint16_t *w, size_t n, int with_yields, Tokens *tokens)
+read_tokens(const DecoderObject *self, const uint16_t *w, size_t n, int with_yields, Tokens *tokens, uint64_t *lanes)
 {
-    TokenReader r = {self, with_yields, tokens, VEC(Vec), NULL, 0, {NULL, NULL, 0, 0}, VEC(uint32_t), VEC(uint32_t)};
-    int status = read_thread(&r, 0);
+    TokenReader r = {self, with_yields, tokens, VEC(Vec), NULL, 0, {NULL, NULL, 0, 0}, VEC(uint32_t), VEC(uint32_t), NULL, VEC(uint32_t)};
+    int status = read_thread(&r, 0);  /* where a stream starts; a digest takes its first thread from its first OP_THREAD */
+    r.lanes = lanes;
     size_t i = 0;
     while (status == 0 && i < n) {
         unsigned int word = w[i];
@@ -954,7 +1064,7 @@ read_tokens(const DecoderObject *self, const uint16_t *w, size_t n, int with_yie
         return -1;
     }
     uint32_t end = (uint32_t)tokens->params.len;
-    return status < 0 ? -1 : vec_push(&tokens->param_start, &end, 1);
+    return status < 0 ? -1 : lanes != NULL ? 0 : vec_push(&tokens->param_start, &end, 1);
 }
 
 /* -- Decoder, phase 2: columns ----------------------------------------------
@@ -1055,12 +1165,6 @@ digests_free(Digests *d)
     memset(d, 0, sizeof(*d));
 }
 
-static inline uint64_t
-function_hash(const DecoderObject *d, uint32_t function)
-{
-    return function < d->nfuncs ? d->funcs[function].hash : 0;
-}
-
 /* What digests take of a call's lines (_line_words in events.py). */
 static inline void
 feed_lines(uint64_t *lanes, const CallColumns *c, size_t k)
@@ -1152,8 +1256,15 @@ call_graph(const CallColumns *c, uint64_t **edges, size_t *nedges, uint32_t **ca
             pairs[k - 1] = (uint64_t)c->function[c->parent[k]] << 32 | c->function[k];
         }
     }
-    *nedges = unique_u64(pairs, n - 1);
-    *ncalled = unique_u64(wide, n);
+    Py_ssize_t distinct_edges = unique_u64(pairs, n ? n - 1 : 0), distinct_called = unique_u64(wide, n);
+    if (distinct_edges < 0 || distinct_called < 0) {
+        PyMem_Free(pairs);
+        PyMem_Free(wide);
+        PyMem_Free(funcs);
+        return -1;
+    }
+    *nedges = (size_t)distinct_edges;
+    *ncalled = (size_t)distinct_called;
     for (size_t k = 0; k < *ncalled; k++) {
         funcs[k] = (uint32_t)wide[k];
     }
@@ -1205,7 +1316,7 @@ decoder_decode(DecoderObject *self, PyObject *args)
     if (view.len % 2) {
         corrupt("an event stream of %zd bytes: events are 2-byte words", view.len);
     }
-    else if (read_tokens(self, view.buf, (size_t)view.len / 2, with_yields, &tokens) == 0 && build_columns(&tokens, &columns) == 0
+    else if (read_tokens(self, view.buf, (size_t)view.len / 2, with_yields, &tokens, NULL) == 0 && build_columns(&tokens, &columns) == 0
              && compute_digests(self, &columns, &digests) == 0) {
         result = export_columns(&columns, &digests, tokens.line_events);
     }
@@ -1213,6 +1324,39 @@ decoder_decode(DecoderObject *self, PyObject *args)
     tokens_free(&tokens);
     columns_free(&columns);
     digests_free(&digests);
+    return result;
+}
+
+/* index(words) -> (digest, line events, calls, edges, functions): what a trace's index says of one entry
+ * point (index_entry in events.py), read in one pass that keeps the calls alone: a sealed suite's
+ * entry points are indexed once each, and one of them can hold millions of line events. */
+static PyObject *
+decoder_index(DecoderObject *self, PyObject *args)
+{
+    Py_buffer view;
+    if (!PyArg_ParseTuple(args, "y*", &view)) {
+        return NULL;
+    }
+    PyObject *result = NULL;
+    Tokens tokens;
+    CallColumns columns = {0};
+    uint64_t lanes[2] = {SEED_A, SEED_B}, *edges = NULL;
+    uint32_t *called = NULL;
+    size_t nedges = 0, ncalled = 0;
+    tokens_init(&tokens);
+    if (view.len % 2) {
+        corrupt("an event stream of %zd bytes: events are 2-byte words", view.len);
+    }
+    else if (read_tokens(self, view.buf, (size_t)view.len / 2, 0, &tokens, lanes) == 0 && call_fields(&tokens, &columns) == 0
+             && call_graph(&columns, &edges, &nedges, &called, &ncalled) == 0) {
+        result = Py_BuildValue("(NKnNN)", as_bytes(lanes, 16), (unsigned long long)tokens.line_events, (Py_ssize_t)columns.ncalls,
+                               as_bytes(edges, nedges * 8), as_bytes(called, ncalled * 4));
+    }
+    PyBuffer_Release(&view);
+    tokens_free(&tokens);
+    columns_free(&columns);
+    PyMem_Free(edges);
+    PyMem_Free(called);
     return result;
 }
 
@@ -1315,7 +1459,7 @@ decoder_tokens(DecoderObject *self, PyObject *args)
     if (view.len % 2) {
         corrupt("an event stream of %zd bytes: events are 2-byte words", view.len);
     }
-    else if (read_tokens(self, view.buf, (size_t)view.len / 2, with_yields, &t) == 0 && call_fields(&t, &c) == 0) {
+    else if (read_tokens(self, view.buf, (size_t)view.len / 2, with_yields, &t, NULL) == 0 && call_fields(&t, &c) == 0) {
         size_t n = c.ncalls;
         result = Py_BuildValue("(NNNNNNNNNNNK)", as_bytes(c.function, n * 4), as_bytes(c.parent, n * 4), as_bytes(c.at, n * 4),
                                as_bytes(c.thread, n * 4), as_bytes(c.end, n), as_bytes(c.result, n * 4), as_bytes(c.complete, n),
@@ -1468,6 +1612,7 @@ decoder_dealloc(DecoderObject *self)
 {
     for (size_t k = 0; k < self->nfuncs; k++) {
         PyMem_Free(self->funcs[k].lines);
+        PyMem_Free(self->funcs[k].dense);
     }
     PyMem_Free(self->funcs);
     PyMem_Free(self->values);
@@ -1534,12 +1679,34 @@ decoder_define(DecoderObject *self, PyObject *args)
         PyMem_Free(table);
         return NULL;
     }
+    int sorted = 1;
+    for (size_t k = 1; k < count; k++) {
+        sorted &= table[k - 1] <= table[k];
+    }
+    size_t span = count && sorted ? (size_t)((int64_t)table[count - 1] - table[0] + 1) : 0;
+    uint32_t *dense = NULL;
+    if (span && span <= MAX_DENSE) {
+        dense = PyMem_Malloc(span * sizeof(uint32_t));
+        if (dense == NULL) {
+            PyMem_Free(table);
+            return PyErr_NoMemory();
+        }
+        for (size_t k = 0; k < span; k++) {
+            dense[k] = (uint32_t)(FALLBACK_BASE + (int64_t)table[0] + (int64_t)k - first);
+        }
+        for (size_t k = count; k-- > 0;) {  /* the first of equal code lines, as the binary search finds it */
+            dense[table[k] - table[0]] = (uint32_t)k;
+        }
+    }
     PyMem_Free(f->lines);
+    PyMem_Free(f->dense);
     f->defined = 1;
     f->first = first;
     f->hash = hash;
     f->lines = table;
     f->nlines = count;
+    f->dense = dense;
+    f->ndense = dense ? span : 0;
     Py_RETURN_NONE;
 }
 
@@ -1566,6 +1733,7 @@ static PyMethodDef decoder_methods[] = {
     {"define", (PyCFunction)decoder_define, METH_VARARGS, "define(function id, first line, code lines, hash)"},
     {"define_value", (PyCFunction)decoder_define_value, METH_VARARGS, "define_value(value id, hash)"},
     {"decode", (PyCFunction)decoder_decode, METH_VARARGS, "decode(words, with_yields=True) -> columns of one entry point (see events.Columns)"},
+    {"index", (PyCFunction)decoder_index, METH_VARARGS, "index(words) -> (digest, line events, calls, edges, functions) of one entry point (see events.index_entry)"},
     {"tokens", (PyCFunction)decoder_tokens, METH_VARARGS, "tokens(words, with_yields=True) -> phase 1 alone (see events.read_tokens)"},
     {"columns", (PyCFunction)decoder_columns, METH_VARARGS, "columns(tokens) -> phase 2 alone (see events.build_columns)"},
     {"digests", (PyCFunction)decoder_digests, METH_VARARGS, "digests(columns) -> phase 3 alone (see events.compute_digests)"},
@@ -1742,7 +1910,8 @@ PyInit__decode(void)
         return NULL;
     }
     if (PyModule_AddObjectRef(module, "Splitter", (PyObject *)&SplitterType) < 0
-        || PyModule_AddObjectRef(module, "Decoder", (PyObject *)&DecoderType) < 0) {
+        || PyModule_AddObjectRef(module, "Decoder", (PyObject *)&DecoderType) < 0
+        || PyModule_AddIntConstant(module, "INTERFACE", INTERFACE) < 0) {
         Py_DECREF(module);
         return NULL;
     }

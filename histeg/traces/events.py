@@ -49,6 +49,8 @@ END_RUNNING, END_RETURNED, END_RAISED = 0, 1, 2
 _MASK = (1 << 64) - 1
 _INCOMPLETE = 0x6C696E65736F6666  # "linesoff"
 _INT_DOMAIN = 0x696E6C696E65696E  # "inlinein"
+_EVENT = 1 << 63
+"""Set in what a stream digest takes of an event other than a line (``EVENT_WORD`` in _decode.c): no line position has it."""
 SEED_A, SEED_B = 0x243F6A8885A308D3, 0x13198A2E03707344
 
 
@@ -336,6 +338,41 @@ def decode(words: array, functions: FunctionTable, value_hashes: array, with_yie
     return export_columns(columns, compute_digests(columns, functions, value_hashes), tokens.line_events)
 
 
+@dataclass
+class EntryIndex:
+    """What a trace's index says of one entry point (``index_entry``)."""
+
+    digest: bytes
+    """16 bytes over its event stream, ids replaced by what they stand for (a function's identifier, a value's
+    text, a line's position, threads and generators in the order the stream shows them): equal digests
+    mean equal streams, hence equal calls, so comparisons skip the pair without decoding it."""
+    line_events: int
+    calls: int
+    edges: array  # Q: caller << 32 | callee, sorted, each once
+    called: array  # I: the functions called, sorted, each once
+
+
+def index_entry(words: array, functions: FunctionTable, value_hashes: array) -> EntryIndex:
+    """One entry point's index facts in one pass over its stream (``Decoder.index`` in _decode.c): sealing
+    reads every entry point once, and the calls' columns are not needed for it; ValueError as ``decode``."""
+    reader = _TokenReader(functions, False, value_hashes)
+    try:
+        reader.read(words)
+    except (IndexError, KeyError) as exc:
+        raise ValueError(f"inconsistent event stream ({type(exc).__name__})") from None
+    if not reader.calls:
+        raise ValueError("an entry point without a call")
+    calls = reader.calls
+    a, b = _lanes(reader.stream or [])
+    return EntryIndex(
+        digest=_lanes_bytes([(a, b)]),
+        line_events=reader.line_events,
+        calls=len(calls),
+        edges=array("Q", sorted({calls[c.parent].function << 32 | c.function for c in calls[1:]})),
+        called=array("I", sorted({c.function for c in calls})),
+    )
+
+
 # -- phase 1: tokens ------------------------------------------------------------------------------
 
 
@@ -355,9 +392,15 @@ class _TokenReader:
     """The state of a stream as it is read: each thread's stack of running calls, the suspended
     generators by call id, and the functions whose lines are off."""
 
-    def __init__(self, functions: FunctionTable, with_yields: bool) -> None:
+    def __init__(self, functions: FunctionTable, with_yields: bool, value_hashes: array | None = None) -> None:
         self.functions = functions
         self.with_yields = with_yields
+        self.value_hashes = value_hashes
+        """Given when indexing (``index_entry``): ``stream`` then gets what the stream digest covers."""
+        self.stream: list[int] | None = None if value_hashes is None else []
+        self.threads_seen: list[int] = []
+        self.run: list[int] = []
+        """When indexing: the positions of the run of lines being read."""
         self.calls: list[ReadCall] = []
         self.stacks: dict[int, list[int]] = {0: []}
         self.stack = self.stacks[0]
@@ -370,7 +413,7 @@ class _TokenReader:
         """Every event of ``words``. Line words, most of a stream, are handled here with local names
         rather than by a method call each (``read_tokens`` turns IndexError and KeyError into ValueError)."""
         calls, first_line, code_lines = self.calls, self.functions.first_line, self.functions.code_lines
-        stack = self.stack
+        stack, stream = self.stack, self.stream
         line_events = 0
         n = len(words)
         i = 0
@@ -381,14 +424,30 @@ class _TokenReader:
                     call = calls[stack[-1]]
                     call.lines.append(_position(word, first_line[call.function], code_lines.get(call.function)))
                     line_events += 1
+                    if stream is not None:
+                        self.run.append(call.lines[-1])
                 i += 1
-            elif word & 0xFFF8 == fmt.OP_CALL:
+                continue
+            if self.run:
+                self._end_run()
+            if word & 0xFFF8 == fmt.OP_CALL:
                 i = self._call(words, i, word)
             else:
                 self._event(word, words[i + 1] | words[i + 2] << 16)
                 stack = self.stack
                 i += 3
+        if self.run:
+            self._end_run()
         self.line_events = line_events
+
+    def _end_run(self) -> None:
+        """A run of lines into the stream digest: its length, then its positions three to a word."""
+        run = self.run
+        assert self.stream is not None
+        self.stream.append(len(run))
+        for k in range(0, len(run), 3):
+            self.stream.append(sum((position & 0x1FFFFF) << (21 * slot) for slot, position in enumerate(run[k : k + 3])))
+        run.clear()
 
     def _call(self, words: array, i: int, word: int) -> int:
         """The call event at ``i`` starts a call on the current thread; returns where the next event starts."""
@@ -404,6 +463,9 @@ class _TokenReader:
         params = [words[j] | words[j + 1] << 16 for j in range(i + 1, i + 1 + 2 * count, 2)]
         if len(params) != count:
             raise ValueError("parameters cut short")
+        if self.stream is not None:
+            self.stream += [_EVENT | word & (fmt.OP_CALL | fmt.CALL_GEN), self.functions.hashes.get(function, 0), count]
+            self.stream += [value_hash(param, self.value_hashes) for param in params]  # type: ignore[arg-type]
         calls, stack = self.calls, self.stack
         parent = stack[-1] if stack else -1
         if parent < 0 and calls:
@@ -425,9 +487,19 @@ class _TokenReader:
                 raise ValueError(f"thread index {operand} out of range")
             self.thread = operand
             self.stack = self.stacks.setdefault(operand, [])
-        elif word == fmt.OP_RESUME:
+            if self.stream is not None:
+                if operand not in self.threads_seen:
+                    self.threads_seen.append(operand)
+                self.stream += [_EVENT | word, self.threads_seen.index(operand)]
+            return
+        if word == fmt.OP_RESUME:
             self.stack.append(self.generators[operand])
-        elif word == fmt.OP_LINES_OFF:
+            if self.stream is not None:
+                self.stream += [_EVENT | word, self.generators[operand]]
+            return
+        if self.stream is not None and word in (fmt.OP_LINES_OFF, fmt.OP_LINES_ON):
+            self.stream += [_EVENT | word, self.functions.hashes.get(operand, 0)]
+        if word == fmt.OP_LINES_OFF:
             self.silent.add(operand)
             self._lines_lost(operand)
         elif word == fmt.OP_LINES_ON:
@@ -440,6 +512,8 @@ class _TokenReader:
     def _left(self, word: int, operand: int) -> None:
         """The current call returned, raised or yielded ``operand``."""
         call = self.calls[self.stack.pop()]
+        if self.stream is not None:
+            self.stream += [_EVENT | word, value_hash(operand, self.value_hashes)]  # type: ignore[arg-type]
         if word == fmt.OP_YIELD:
             if self.with_yields:
                 call.yields.append(operand)

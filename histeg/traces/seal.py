@@ -8,9 +8,10 @@ interleave. Once the run is over, histeg seals the file (in its own process):
   blocks of about ``BLOCK_BYTES``, each entry point's events contiguous; an
   entry point is written as soon as its calls have all ended, so memory holds
   the entry points running at one time, not the trace;
-* every entry point is decoded once (``events.decode``, in C when built) for
-  the index: its digest (identical entry points are skipped by comparisons
-  without being read), the functions it called, its call and line counts;
+* every entry point is read once (``events.index_entry``, in C when built) for
+  the index: the digest of its stream (identical entry points are skipped by
+  comparisons without being read), the functions it called, its call and line
+  counts, without building its columns;
 * the caller/callee pairs seen go to the index too (the call graph's dynamic
   edges), from the same pass;
 * the definitions (functions, values, labels, threads, outcomes) go to a
@@ -49,14 +50,19 @@ except ImportError:  # not built: the reference implementation in Python
 BLOCK_BYTES = 4 << 20
 """Uncompressed size at which an event block is closed: big enough for xz to find the repetitions
 of a suite, small enough that reading one entry point decompresses little else."""
-READ_BLOCK = 1 << 20
+READ_BLOCK = 1 << 16
 FOOTER = struct.Struct("<QQ")
 """Offset and length of the index, just before the trailer."""
 STATUS_NAMES = {fmt.STATUS_COMPLETE: "complete", fmt.STATUS_BROKEN: "broken", fmt.STATUS_TRUNCATED: "truncated"}
 
 
+INTERFACE = 1
+"""What ``_decode.INTERFACE`` must be. A build left by another histeg (an in-place build for another interpreter,
+say) may lack a method this module calls; it counts as not built, and the Python reference runs."""
+
+
 def native() -> bool:
-    return _decode is not None and sys.byteorder == "little"
+    return _decode is not None and getattr(_decode, "INTERFACE", None) == INTERFACE and sys.byteorder == "little"
 
 
 def _words(data: bytes | memoryview) -> array:
@@ -108,17 +114,24 @@ class Decoding:
             return events.decode(_words(words), self.table, self.value_hashes, with_yields)
         return columns_from_c(self._c.decode(words, with_yields))
 
+    def index(self, words: bytes | memoryview) -> events.EntryIndex:
+        """What the index says of one entry point (its columns are not built)."""
+        if self._c is None:
+            return events.index_entry(_words(words), self.table, self.value_hashes)
+        digest, line_events, calls, edges, called = self._c.index(words)
+        return events.EntryIndex(digest, line_events, calls, _array("Q", edges), _array("I", called))
+
+
+def _array(code: str, data: bytes) -> array:
+    column = array(code)
+    column.frombytes(data)
+    return column
+
 
 def columns_from_c(raw: tuple[Any, ...]) -> events.Columns:
     """What ``_decode.Decoder.decode`` (or its last phase alone, ``export``) returns, as ``Columns``."""
-    columns = []
-    for code, data in zip("IiIIBIBIIIIIIII", raw[:15], strict=True):
-        column = array(code)
-        column.frombytes(data)
-        columns.append(column)
-    edges, called = array("Q"), array("I")
-    edges.frombytes(raw[17])
-    called.frombytes(raw[18])
+    columns = [_array(code, data) for code, data in zip("IiIIBIBIIIIIIII", raw[:15], strict=True)]
+    edges, called = _array("Q", raw[17]), _array("I", raw[18])
     (
         function,
         parent,
@@ -263,12 +276,12 @@ class _Split:
             number, thread, function, label, words = (
                 item if native() else (item.number, item.thread, item.function, item.label, _little_endian(item.words))
             )
-            columns = self.decoding(words, False)
-            self.edges.update(columns.edges)
+            facts = self.decoding.index(words)
+            self.edges.update(facts.edges)
             info = EntryInfo(
-                thread, function, label, -1, 0, len(words), columns.digest(0), columns.called.tolist(), columns.line_events, len(columns)
+                thread, function, label, -1, 0, len(words), facts.digest, facts.called.tolist(), facts.line_events, facts.calls
             )
-            self.line_events += columns.line_events
+            self.line_events += facts.line_events
             self.entries[number] = info
             self.sink(number, info, words)
 
@@ -332,7 +345,7 @@ class _BlockWriter:
         self._pool = ThreadPoolExecutor(max_workers=1)
         self._pending: deque[Future[bytes]] = deque()
 
-    def compress(self, data: bytes) -> bytes:
+    def compress(self, data: bytes | bytearray) -> bytes:
         return lzma.compress(data, format=lzma.FORMAT_XZ, preset=self.preset)
 
     def section(self, data: bytes) -> list[int]:
@@ -345,11 +358,15 @@ class _BlockWriter:
             self._ship()
         info.block = len(self.sections) + len(self._pending)
         info.start, info.end = len(self._block), len(self._block) + len(words)
-        self._block += words
+        if len(words) >= BLOCK_BYTES:  # a block of its own, compressed as it is: one copy less of the largest entry points
+            self._ship(words)
+        else:
+            self._block += words
 
-    def _ship(self) -> None:
-        self._pending.append(self._pool.submit(self.compress, bytes(self._block)))
-        self._block.clear()
+    def _ship(self, data: bytes | bytearray | None = None) -> None:
+        if data is None:
+            data, self._block = self._block, bytearray()
+        self._pending.append(self._pool.submit(self.compress, data))
         while len(self._pending) > 1:
             self.sections.append(self.section(self._pending.popleft().result()))
 
