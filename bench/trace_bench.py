@@ -6,7 +6,9 @@
 Runs the suite untraced, traced by each collector (values on, the default)
 and under ``coverage run --branch`` (COVERAGE_CORE=sysmon), alternating, one
 run of each per round, and prints per kind the median ratio of CPU time
-(user + system of the process tree) to the untraced run, the bytes stored per
+(user + system of the process tree) to the untraced run, the same with the
+sealing of the run's traces added (sealed in a process of their own after
+each traced run, as histeg does: its CPU and peak memory), the bytes stored per
 recorded line event (as stored: recompressed after the run) and the peak memory. With pytest-benchmark installed, benchmarks run once each (``--benchmark-disable``): timed
 repetitions would do less work in a slower run. Every run writes a junit XML file:
 the per-test outcomes of every run must equal the untraced ones.
@@ -32,7 +34,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from histeg.tracing.activation import TraceConfig, traced_environment  # noqa: E402
 from histeg.traces.reader import TraceFile, trace_files  # noqa: E402
-from histeg.traces.seal import seal  # noqa: E402
 
 
 def run_suite(command: list[str], cwd: Path, env: dict[str, str], log: Path) -> tuple[float, float, str, int]:
@@ -49,6 +50,31 @@ def run_suite(command: list[str], cwd: Path, env: dict[str, str], log: Path) -> 
     summary = lines[-1].strip("= ") if lines else ""
     summary = re.sub(r" in [0-9.]+s.*$", "", summary)
     return elapsed, cpu, f"exit {os.waitstatus_to_exitcode(status)}: {summary}", usage.ru_maxrss
+
+
+SEAL_ALL = """
+import sys, time
+from pathlib import Path
+from histeg.traces.reader import trace_files
+from histeg.traces.seal import seal
+started = time.process_time()
+for path in trace_files(Path(sys.argv[1])):
+    seal(path)
+print(time.process_time() - started)
+"""
+
+
+def seal_run(directory: Path) -> tuple[float, int]:
+    """Seal a run's traces as histeg does after it, in a process of its own: the CPU seconds of sealing (the
+    interpreter's start left out, as histeg seals in its own running process) and the process's peak RSS (KiB)."""
+    child = subprocess.Popen([sys.executable, "-c", SEAL_ALL, str(directory)], cwd=Path(__file__).resolve().parent.parent,
+                             stdout=subprocess.PIPE, text=True)
+    assert child.stdout is not None
+    output = child.stdout.read()
+    _, status, usage = os.wait4(child.pid, 0)
+    if os.waitstatus_to_exitcode(status) or not output.split():
+        raise SystemExit(f"sealing {directory} failed")
+    return float(output.split()[-1]), usage.ru_maxrss
 
 
 def timed_plugins_off(python: str) -> list[str]:
@@ -98,6 +124,8 @@ def main() -> None:
     wall: dict[str, list[float]] = {kind: [] for kind in kinds}
     cpu: dict[str, list[float]] = {kind: [] for kind in kinds}
     peaks: dict[str, list[int]] = {kind: [] for kind in kinds}
+    seal_cpu: dict[str, list[float]] = {kind: [] for kind in tracers}
+    seal_peaks: dict[str, list[int]] = {kind: [] for kind in tracers}
     codes: set[tuple[str, str]] = set()
     differ: list[str] = []
     stored: dict[str, tuple[int, int, int]] = {}
@@ -130,13 +158,15 @@ def main() -> None:
                     changed = sorted(key for key in reference.keys() | found.keys() if reference.get(key) != found.get(key))
                     differ.append(f"round {index + 1} {kind}: {len(changed)} test(s) differ, e.g. {changed[:3]}: "
                                   f"{[(reference.get(k), found.get(k)) for k in changed[:3]]}")
+                if kind in tracers:
+                    sealing, seal_peak = seal_run(work / f"traces-{kind}-{index}")
+                    seal_cpu[kind].append(sealing)
+                    seal_peaks[kind].append(seal_peak)
                 if index and kind in tracers:  # keep the last round's traces only
                     shutil.rmtree(work / f"traces-{kind}-{index - 1}", ignore_errors=True)
             print(f"round {index + 1}: " + ", ".join(f"{kind} {cpu[kind][-1]:.2f}s cpu" for kind in kinds), flush=True)
         for kind in tracers:  # read after every run: a child's peak RSS starts at this process's at fork time
-            files = trace_files(work / f"traces-{kind}-{args.rounds - 1}")
-            for path in files:  # as histeg stores them after a run
-                seal(path)
+            files = trace_files(work / f"traces-{kind}-{args.rounds - 1}")  # sealed after the run, as histeg stores them
             size = sum(path.stat().st_size for path in files)
             events = sum(TraceFile(path).line_events for path in files)
             stored[kind] = (size, events, len(files))
@@ -157,6 +187,12 @@ def main() -> None:
         ratios = [t / p for t, p in zip(cpu[kind], plain)]
         print(f"[{kind}] cpu ratio to untraced: median {statistics.median(ratios):.2f}x (rounds: {', '.join(f'{r:.2f}' for r in ratios)}); "
               f"wall median {statistics.median(wall[kind]):.2f}s; peak memory {max(peaks[kind]) / 1024:.1f} MiB")
+        if kind in tracers:
+            with_seal = [(t + v) / p for t, v, p in zip(cpu[kind], seal_cpu[kind], plain)]
+            shares = [v / t for v, t in zip(seal_cpu[kind], cpu[kind])]
+            print(f"  sealing: median {statistics.median(seal_cpu[kind]):.2f}s cpu = {statistics.median(shares):.1%} of the traced run "
+                  f"(goal <= 10%), peak memory {max(seal_peaks[kind]) / 1024:.1f} MiB (goal <= 100); traced + sealing / untraced: "
+                  f"median {statistics.median(with_seal):.2f}x (rounds: {', '.join(f'{r:.2f}' for r in with_seal)})")
         if kind in stored:
             size, events, count = stored[kind]
             print(f"  line events recorded: {events:,} in {count} trace files, {size:,} bytes stored; "
@@ -165,7 +201,9 @@ def main() -> None:
     if "coverage" in kinds:
         for kind in tracers:
             ratios = [t / c for t, c in zip(cpu[kind], cpu["coverage"])]
-            print(f"{kind} tracer / coverage.py cpu: median {statistics.median(ratios):.2f}x  goal < 1, and traced <= 1.5x untraced")
+            sealed = [(t + v) / c for t, v, c in zip(cpu[kind], seal_cpu[kind], cpu["coverage"])]
+            print(f"{kind} tracer / coverage.py cpu: median {statistics.median(ratios):.2f}x, sealing included "
+                  f"{statistics.median(sealed):.2f}x  goal < 1, and traced <= 1.5x untraced")
 
 
 if __name__ == "__main__":

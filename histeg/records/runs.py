@@ -327,7 +327,7 @@ class TraceHeader(Part, kw_only=True, omit_defaults=True):
     tracer: Literal["c", "python"]
     tool_id: int
     sealed: bool = False
-    compression: Literal["xz"] | None = None
+    compression: Literal["xz", "zstd"] | None = None
 
 
 __all__ = [

@@ -5,7 +5,7 @@
  * makes them fast (a suite records tens of millions of line events, and a
  * Python loop costs about 0.1 us per word).
  *
- *   Splitter().feed(thread, words: bytes); .take() / .finish() -> [(number, thread, function, label, words: bytes)]
+ *   Splitter().feed(thread, words: bytes); .take() / .finish() -> [(number, thread, function, label, words: Words)]
  *   Decoder() .define(...) .define_value(...) .decode(words: bytes) -> (columns..., line events, edges, functions)
  *             .index(words: bytes) -> (stream digest, line events, calls, edges, functions), for a trace's index
  *
@@ -19,6 +19,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <string.h>
 
 #define MAX_LINE 0xFFEFu
@@ -42,7 +43,8 @@
 #define SEED_A 0x243F6A8885A308D3ull
 #define SEED_B 0x13198A2E03707344ull
 #define MAX_THREADS (1u << 20)
-#define INTERFACE 1  /* seal.INTERFACE: the methods and results histeg.traces.seal uses (Decoder.index from 1) */
+#define INTERFACE 3  /* seal.INTERFACE: the methods and results histeg.traces.seal uses (Decoder.index from 1, value_records
+                      * from 2, Words from 3) */
 
 /* -- growable arrays ------------------------------------------------------- */
 
@@ -175,6 +177,73 @@ corrupt(const char *format, ...)
     PyErr_FormatV(PyExc_ValueError, format, args);
     va_end(args);
     return NULL;
+}
+
+/* -- Words: an entry point's events, handed out without a copy ----------------
+ * A read-only buffer that owns the memory the splitter gathered them in: the largest entry point of a
+ * suite is tens of megabytes, and a bytes object would hold a second copy while the first is freed. */
+
+typedef struct {
+    PyObject_HEAD
+    void *data;
+    Py_ssize_t size;
+} WordsObject;
+
+static int
+words_getbuffer(WordsObject *self, Py_buffer *view, int flags)
+{
+    return PyBuffer_FillInfo(view, (PyObject *)self, self->data, self->size, 1, flags);
+}
+
+static Py_ssize_t
+words_length(WordsObject *self)
+{
+    return self->size;
+}
+
+static void
+words_dealloc(WordsObject *self)
+{
+    PyMem_Free(self->data);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyBufferProcs words_as_buffer = {(getbufferproc)words_getbuffer, NULL};
+static PySequenceMethods words_as_sequence = {.sq_length = (lenfunc)words_length};
+
+static PyTypeObject WordsType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "histeg.traces._decode.Words",
+    .tp_doc = "An entry point's event words (little-endian uint16), as a read-only buffer.",
+    .tp_basicsize = sizeof(WordsObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_dealloc = (destructor)words_dealloc,
+    .tp_as_buffer = &words_as_buffer,
+    .tp_as_sequence = &words_as_sequence,
+};
+
+/* The vector's items as a Words object, which takes over its memory (trimmed to its length); NULL on error,
+ * the vector then left as it was. */
+static PyObject *
+words_from_vec(Vec *v)
+{
+    WordsObject *words = PyObject_New(WordsObject, &WordsType);
+    if (words == NULL) {
+        return NULL;
+    }
+    size_t bytes = v->len * v->item;
+    void *data = v->data != NULL && bytes ? PyMem_Realloc(v->data, bytes) : NULL;
+    if (data == NULL && bytes) {
+        data = v->data;  /* could not trim: keep the larger block */
+    }
+    else if (!bytes) {
+        PyMem_Free(v->data);
+    }
+    words->data = data;
+    words->size = (Py_ssize_t)bytes;
+    v->data = NULL;
+    v->len = v->cap = 0;
+    return (PyObject *)words;
 }
 
 /* -- Splitter -------------------------------------------------------------- */
@@ -454,11 +523,13 @@ static PyObject *
 hand_out(SplitterObject *self, uint32_t number)
 {
     SplitEntry *e = &AT(self->entries, SplitEntry, number);
-    PyObject *item = Py_BuildValue("(IIIIy#)", number, e->thread, e->function, e->label, (const char *)e->words.data,
-                                   (Py_ssize_t)(e->words.len * 2));
+    PyObject *words = words_from_vec(&e->words);
+    if (words == NULL) {
+        return NULL;
+    }
+    PyObject *item = Py_BuildValue("(IIIIN)", number, e->thread, e->function, e->label, words);
     if (item != NULL) {
         e->handed = 1;
-        vec_free(&e->words);
         vec_free(&e->silent);
     }
     return item;
@@ -707,57 +778,84 @@ cmp_u64(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* Keeps the distinct items of items[0:n], sorted, at its start; returns how many (-1: no memory). A suite's
- * calls repeat few distinct functions and edges: they are found with a hash set that grows with them, and
- * only they are sorted. */
-static Py_ssize_t
-unique_u64(uint64_t *items, size_t n)
+/* A set of uint64 that grows with its distinct items (a suite's calls repeat few distinct functions and
+ * edges), open addressing; 0 is kept apart as `zero`. */
+typedef struct {
+    uint64_t *slots;
+    size_t cap, used;
+    int zero;
+} U64Set;
+
+static inline size_t
+set_slot(const uint64_t *slots, size_t cap, uint64_t item)
 {
-    size_t cap = 64, kept = 0;
-    int zero = 0;
-    uint64_t *set = PyMem_Calloc(cap, sizeof(uint64_t));  /* 0 is empty; the item 0 is `zero` */
-    if (set == NULL) {
+    size_t slot = (size_t)((item * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
+    while (slots[slot] != 0 && slots[slot] != item) {
+        slot = (slot + 1) & (cap - 1);
+    }
+    return slot;
+}
+
+static int
+set_add(U64Set *set, uint64_t item)
+{
+    if (item == 0) {
+        set->zero = 1;
+        return 0;
+    }
+    if ((set->used + 1) * 2 > set->cap) {
+        size_t cap = set->cap ? set->cap * 4 : 64;
+        uint64_t *slots = PyMem_Calloc(cap, sizeof(uint64_t));
+        if (slots == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (size_t k = 0; k < set->cap; k++) {
+            if (set->slots[k]) {
+                slots[set_slot(slots, cap, set->slots[k])] = set->slots[k];
+            }
+        }
+        PyMem_Free(set->slots);
+        set->slots = slots;
+        set->cap = cap;
+    }
+    size_t slot = set_slot(set->slots, set->cap, item);
+    set->used += set->slots[slot] == 0;
+    set->slots[slot] = item;
+    return 0;
+}
+
+/* The items, sorted, in a new array of `width` bytes each (4: uint32, 8: uint64); the set is freed. */
+static void *
+set_sorted(U64Set *set, size_t width, size_t *count)
+{
+    size_t n = set->used + (size_t)set->zero, kept = 0;
+    uint64_t *items = PyMem_Malloc((n ? n : 1) * sizeof(uint64_t));
+    if (items == NULL) {
+        PyMem_Free(set->slots);
+        memset(set, 0, sizeof(*set));
         PyErr_NoMemory();
-        return -1;
+        return NULL;
     }
-    for (size_t k = 0; k < n; k++) {
-        uint64_t item = items[k];
-        if (item == 0) {
-            zero = 1;
-            continue;
-        }
-        size_t slot = (size_t)((item * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
-        while (set[slot] != 0 && set[slot] != item) {
-            slot = (slot + 1) & (cap - 1);
-        }
-        if (set[slot] == item) {
-            continue;
-        }
-        set[slot] = item;
-        items[kept++] = item;  /* kept <= k: the prefix holds the distinct items met so far */
-        if (kept * 2 > cap) {
-            PyMem_Free(set);
-            cap *= 4;
-            set = PyMem_Calloc(cap, sizeof(uint64_t));
-            if (set == NULL) {
-                PyErr_NoMemory();
-                return -1;
-            }
-            for (size_t x = 0; x < kept; x++) {
-                size_t at = (size_t)((items[x] * 0x9E3779B97F4A7C15ull) >> 20) & (cap - 1);
-                while (set[at] != 0) {
-                    at = (at + 1) & (cap - 1);
-                }
-                set[at] = items[x];
-            }
-        }
-    }
-    PyMem_Free(set);
-    if (zero) {
+    if (set->zero) {
         items[kept++] = 0;
     }
-    qsort(items, kept, sizeof(uint64_t), cmp_u64);
-    return (Py_ssize_t)kept;
+    for (size_t k = 0; k < set->cap; k++) {
+        if (set->slots[k]) {
+            items[kept++] = set->slots[k];
+        }
+    }
+    PyMem_Free(set->slots);
+    memset(set, 0, sizeof(*set));
+    qsort(items, n, sizeof(uint64_t), cmp_u64);
+    if (width == 4) {
+        uint32_t *narrow = (uint32_t *)items;
+        for (size_t k = 0; k < n; k++) {
+            narrow[k] = (uint32_t)items[k];  /* in place: narrow[k] lies within items[0:k + 1] */
+        }
+    }
+    *count = n;
+    return items;
 }
 
 /* -- Decoder, phase 1: tokens -----------------------------------------------
@@ -1236,42 +1334,43 @@ compute_digests(const DecoderObject *self, const CallColumns *c, Digests *d)
  * The columns and digests as bytes, with the call graph's edges and functions (export_columns in
  * events.py); seal.columns_from_c makes them an events.Columns. */
 
-/* The edges (caller << 32 | callee) and the functions called, sorted, each once; freed by the caller. */
+/* The edges (caller << 32 | callee) and the functions called, sorted, each once; freed by the caller.
+ * `function` and `parent` of `n` calls, each `stride` bytes apart (columns, or the calls of Tokens). */
+static int
+call_graph_of(const char *function, const char *parent, size_t stride, size_t n, uint64_t **edges, size_t *nedges,
+              uint32_t **called, size_t *ncalled)
+{
+    U64Set pairs = {0}, functions = {0};
+    int failed = 0;
+    for (size_t k = 0; k < n && !failed; k++) {
+        uint32_t callee = *(const uint32_t *)(function + k * stride);
+        failed = set_add(&functions, callee) < 0;
+        if (k && !failed) {
+            int32_t caller = *(const int32_t *)(parent + k * stride);
+            failed = set_add(&pairs, (uint64_t)*(const uint32_t *)(function + (size_t)caller * stride) << 32 | callee) < 0;
+        }
+    }
+    if (failed) {
+        PyMem_Free(pairs.slots);
+        PyMem_Free(functions.slots);
+        return -1;
+    }
+    *edges = set_sorted(&pairs, 8, nedges);
+    *called = set_sorted(&functions, 4, ncalled);
+    if (*edges == NULL || *called == NULL) {
+        PyMem_Free(*edges);
+        PyMem_Free(*called);
+        PyMem_Free(pairs.slots);
+        PyMem_Free(functions.slots);
+        return -1;
+    }
+    return 0;
+}
+
 static int
 call_graph(const CallColumns *c, uint64_t **edges, size_t *nedges, uint32_t **called, size_t *ncalled)
 {
-    size_t n = c->ncalls;
-    uint64_t *pairs = PyMem_Malloc(n * 8), *wide = PyMem_Malloc(n * 8);
-    uint32_t *funcs = PyMem_Malloc(n * 4);
-    if (pairs == NULL || wide == NULL || funcs == NULL) {
-        PyMem_Free(pairs);
-        PyMem_Free(wide);
-        PyMem_Free(funcs);
-        PyErr_NoMemory();
-        return -1;
-    }
-    for (size_t k = 0; k < n; k++) {
-        wide[k] = c->function[k];
-        if (k) {
-            pairs[k - 1] = (uint64_t)c->function[c->parent[k]] << 32 | c->function[k];
-        }
-    }
-    Py_ssize_t distinct_edges = unique_u64(pairs, n ? n - 1 : 0), distinct_called = unique_u64(wide, n);
-    if (distinct_edges < 0 || distinct_called < 0) {
-        PyMem_Free(pairs);
-        PyMem_Free(wide);
-        PyMem_Free(funcs);
-        return -1;
-    }
-    *nedges = (size_t)distinct_edges;
-    *ncalled = (size_t)distinct_called;
-    for (size_t k = 0; k < *ncalled; k++) {
-        funcs[k] = (uint32_t)wide[k];
-    }
-    PyMem_Free(wide);
-    *edges = pairs;
-    *called = funcs;
-    return 0;
+    return call_graph_of((const char *)c->function, (const char *)c->parent, 4, c->ncalls, edges, nedges, called, ncalled);
 }
 
 /* Phase 4: the tuple Decoder.decode returns. */
@@ -1339,7 +1438,6 @@ decoder_index(DecoderObject *self, PyObject *args)
     }
     PyObject *result = NULL;
     Tokens tokens;
-    CallColumns columns = {0};
     uint64_t lanes[2] = {SEED_A, SEED_B}, *edges = NULL;
     uint32_t *called = NULL;
     size_t nedges = 0, ncalled = 0;
@@ -1347,14 +1445,14 @@ decoder_index(DecoderObject *self, PyObject *args)
     if (view.len % 2) {
         corrupt("an event stream of %zd bytes: events are 2-byte words", view.len);
     }
-    else if (read_tokens(self, view.buf, (size_t)view.len / 2, 0, &tokens, lanes) == 0 && call_fields(&tokens, &columns) == 0
-             && call_graph(&columns, &edges, &nedges, &called, &ncalled) == 0) {
-        result = Py_BuildValue("(NKnNN)", as_bytes(lanes, 16), (unsigned long long)tokens.line_events, (Py_ssize_t)columns.ncalls,
+    else if (read_tokens(self, view.buf, (size_t)view.len / 2, 0, &tokens, lanes) == 0
+             && call_graph_of((const char *)tokens.calls.data + offsetof(DCall, function), (const char *)tokens.calls.data + offsetof(DCall, parent),
+                              sizeof(DCall), tokens.calls.len, &edges, &nedges, &called, &ncalled) == 0) {
+        result = Py_BuildValue("(NKnNN)", as_bytes(lanes, 16), (unsigned long long)tokens.line_events, (Py_ssize_t)tokens.calls.len,
                                as_bytes(edges, nedges * 8), as_bytes(called, ncalled * 4));
     }
     PyBuffer_Release(&view);
     tokens_free(&tokens);
-    columns_free(&columns);
     PyMem_Free(edges);
     PyMem_Free(called);
     return result;
@@ -1889,7 +1987,84 @@ done:
     return found;
 }
 
+/* -- value records ---------------------------------------------------------
+ * A suite's trace defines hundreds of thousands of values, each a V record of a few fields
+ * (records.parse_record is the reference): read in a run here, kept as encoded by the caller. */
+
+/* An unsigned LEB128 at data[*pos:n]; 0 when cut short (or longer than 64 bits). */
+static inline int
+read_varint(const uint8_t *data, size_t n, size_t *pos, uint64_t *value)
+{
+    uint64_t result = 0;
+    for (unsigned shift = 0; *pos < n && shift < 64; shift += 7) {
+        uint8_t byte = data[(*pos)++];
+        result |= (uint64_t)(byte & 0x7F) << shift;
+        if (byte < 0x80) {
+            *value = result;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* value_records(data, pos) -> (end, ids, spans): the V records from `pos` on, up to the first other record
+ * or one cut short (at `end`). ids: uint64 per record; spans: five uint64 per record, the offsets of its
+ * fields (after the id), of its type name (start, end) and of its repr (start, end; both 2**64 - 1: none). */
+static PyObject *
+decode_value_records(PyObject *module, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t start;
+    if (!PyArg_ParseTuple(args, "y*n", &view, &start)) {
+        return NULL;
+    }
+    const uint8_t *data = view.buf;
+    size_t n = (size_t)view.len, pos = start < 0 ? n : (size_t)start, end = pos;
+    Vec ids = VEC(uint64_t), spans = VEC(uint64_t);
+    int failed = 0;
+    while (pos < n && data[pos] == 'V') {
+        uint64_t id, size, span[5];
+        size_t at = pos + 1;
+        if (!read_varint(data, n, &at, &id)) {
+            break;
+        }
+        span[0] = at;
+        if (!read_varint(data, n, &at, &size) || size > n - at) {
+            break;
+        }
+        span[1] = at;
+        span[2] = at += size;
+        if (at >= n) {
+            break;
+        }
+        if (data[at]) {
+            at++;
+            if (!read_varint(data, n, &at, &size) || size > n - at) {
+                break;
+            }
+            span[3] = at;
+            span[4] = at += size;
+        }
+        else {
+            at++;
+            span[3] = span[4] = UINT64_MAX;
+        }
+        if (vec_push(&ids, &id, 1) < 0 || vec_push(&spans, span, 5) < 0) {
+            failed = 1;
+            break;
+        }
+        pos = end = at;
+    }
+    PyObject *result = failed ? NULL
+        : Py_BuildValue("(nNN)", (Py_ssize_t)end, as_bytes(ids.data, ids.len * 8), as_bytes(spans.data, spans.len * 8));
+    vec_free(&ids);
+    vec_free(&spans);
+    PyBuffer_Release(&view);
+    return result;
+}
+
 static PyMethodDef module_methods[] = {
+    {"value_records", decode_value_records, METH_VARARGS, "value_records(data, pos) -> (end, ids, spans) of the V records from pos on"},
     {"walk", decode_walk, METH_VARARGS, "walk(old, new, pairs) -> [(o, n)] calls below the pairs needing a comparison, depth first"},
     {NULL},
 };
@@ -1902,7 +2077,7 @@ static struct PyModuleDef decode_module = {
 PyMODINIT_FUNC
 PyInit__decode(void)
 {
-    if (PyType_Ready(&SplitterType) < 0 || PyType_Ready(&DecoderType) < 0) {
+    if (PyType_Ready(&WordsType) < 0 || PyType_Ready(&SplitterType) < 0 || PyType_Ready(&DecoderType) < 0) {
         return NULL;
     }
     PyObject *module = PyModule_Create(&decode_module);

@@ -24,8 +24,8 @@ from typing import Any
 from histeg.errors import HistegError
 from histeg.traces.call_tree import Call, Trace
 from histeg.traces.events import END_RAISED, END_RETURNED, Columns
-from histeg.traces.records import Definitions, parse_definitions
-from histeg.traces.seal import FOOTER, EntryInfo, Parts, decoder, is_sealed, split_stream
+from histeg.traces.records import Definitions
+from histeg.traces.seal import FOOTER, EntryInfo, Parts, decoder, decompress, is_sealed, read_definitions, split_stream
 from histeg.tracing import format as fmt
 
 
@@ -104,17 +104,17 @@ class TraceFile:
         try:
             with open(self.path, "rb") as handle:
                 handle.seek(offset)
-                return lzma.decompress(handle.read(length), format=lzma.FORMAT_XZ)
+                return decompress(handle.read(length), self.meta.get("compression"))
         except OSError as exc:
             raise HistegError(f"cannot read trace file {self.path}: {exc.strerror}") from None
-        except lzma.LZMAError as exc:
-            raise self._corrupt(f"compressed data damaged ({exc})") from None
+        except ValueError as exc:
+            raise self._corrupt(str(exc)) from None
 
     @property
     def definitions(self) -> Definitions:
         if self._definitions is None:
             try:
-                self._definitions = parse_definitions(self._section(self._sections[0]))
+                self._definitions = read_definitions(self._section(self._sections[0]))
             except ValueError as exc:
                 raise self._corrupt(str(exc)) from None
         return self._definitions

@@ -62,6 +62,8 @@ class ValueTable:
         """By value id: offset + 1 of its fields in ``_data`` (0: no such value)."""
         self.last = 0
         """The id added last."""
+        self._digests = array("Q")
+        """By value id: its ``digest`` once known (0: not yet)."""
 
     def add(self, value_id: int, fields: bytes | bytearray | memoryview) -> None:
         if value_id >= len(self._where):
@@ -70,6 +72,37 @@ class ValueTable:
         self._data += fields
         self.last = value_id
 
+    def add_run(self, data: bytes | bytearray, start: int, end: int, ids: array, fields: array, digests: array) -> None:
+        """The value records ``data[start:end]`` at once: ``ids``, the offsets in ``data`` of their fields
+        (``_decode.value_records``) and their digests."""
+        if not ids:
+            return
+        top = max(ids)
+        if top >= len(self._where):
+            self._where.extend([0] * (top + 1 - len(self._where)))
+        if top >= len(self._digests):
+            self._digests.extend([0] * (top + 1 - len(self._digests)))
+        shift = len(self._data) + 1 - start
+        self._data += data[start:end]
+        where, known = self._where, self._digests
+        for value_id, at, digest in zip(ids, fields, digests, strict=True):
+            where[value_id] = at + shift
+            known[value_id] = digest
+        self.last = ids[-1]
+
+    def digest(self, value_id: int) -> int:
+        """``text_hash(str(value))``: as read with its record's run, else from the encoded fields (no text decoded and encoded again)."""
+        if value_id < len(self._digests) and self._digests[value_id]:
+            return self._digests[value_id]
+        type_name, rep = self._raw(self._where[value_id])
+        return bytes_hash(type_name if rep is None else type_name + b" " + rep)
+
+    def digests(self) -> Iterator[tuple[int, int]]:
+        """(value id, digest) of every value."""
+        for value_id, where in enumerate(self._where):
+            if where:
+                yield value_id, self.digest(value_id)
+
     def get(self, value_id: int) -> Value | None:
         where = self._where[value_id] if value_id < len(self._where) else 0
         return self._at(where) if where else None
@@ -77,11 +110,6 @@ class ValueTable:
     def latest(self) -> Value:
         """The value added last."""
         return self._at(self._where[self.last])
-
-    def latest_hash(self) -> int:
-        """``text_hash(str(value))`` of the value added last, from its encoded fields (no text decoded and encoded again)."""
-        type_name, rep = self._raw(self._where[self.last])
-        return _bytes_hash(type_name if rep is None else type_name + b" " + rep)
 
     def _at(self, where: int) -> Value:
         type_name, rep = self._raw(where)
@@ -113,10 +141,10 @@ class ValueTable:
 
 
 def text_hash(text: str) -> int:
-    return _bytes_hash(text.encode("utf-8", "surrogatepass"))
+    return bytes_hash(text.encode("utf-8", "surrogatepass"))
 
 
-def _bytes_hash(data: bytes | bytearray) -> int:
+def bytes_hash(data: bytes | bytearray) -> int:
     return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
 
 
@@ -242,15 +270,3 @@ def parse_record(data: bytes | bytearray, pos: int, into: Definitions, chunk: Ch
     else:
         raise ValueError(f"unknown record type {tag:#04x}")
     return pos, False
-
-
-def parse_definitions(data: bytes) -> Definitions:
-    """The definitions section of a sealed file."""
-    into = Definitions()
-    pos = 0
-    try:
-        while pos < len(data):
-            pos, _ = parse_record(data, pos, into)
-    except NeedMore:
-        raise ValueError("definitions cut short") from None
-    return into

@@ -259,3 +259,47 @@ def test_every_cut_of_a_sealed_file_is_a_one_line_error(tmp_path):
         with pytest.raises(HistegError) as caught:
             read_trace(cut)
         assert "\n" not in str(caught.value) and str(cut) in str(caught.value)
+
+
+def sealed_as_xz(source: Path, target: Path) -> None:
+    """A file sealed by this histeg written again as earlier versions sealed it: the same sections as xz streams."""
+    import lzma
+    import struct
+    import zlib
+
+    import zstandard
+
+    data = source.read_bytes()
+    with open(source, "rb") as handle:
+        version, meta, body = fmt.read_header(handle)
+    offset, length = struct.unpack_from("<QQ", data, len(data) - 22)
+    index = json.loads(zlib.decompress(data[offset : offset + length]))
+    header = json.dumps({**meta, "compression": "xz"}, sort_keys=True).encode()
+    out = bytearray(fmt.MAGIC + bytes([version]) + fmt.varint(len(header)) + header)
+
+    def moved(where: list[int]) -> list[int]:
+        section = lzma.compress(zstandard.ZstdDecompressor().decompress(data[where[0] : where[0] + where[1]]), format=lzma.FORMAT_XZ)
+        out.extend(section)
+        return [len(out) - len(section), len(section)]
+
+    index["blocks"] = [moved(block) for block in index["blocks"]]
+    index["definitions"] = moved(index["definitions"])
+    packed = zlib.compress(json.dumps(index).encode())
+    out += packed + struct.pack("<QQ", len(out), len(packed)) + data[-6:]
+    target.write_bytes(bytes(out))
+
+
+def test_files_sealed_as_xz_by_earlier_versions_read_alike(tmp_path):
+    """Traces sealed before zstd stay readable: a rerun reuses them instead of tracing again."""
+    path = trace_in_process(tmp_path)
+    seal(path)
+    assert fmt.read_meta(str(path))["compression"] == "zstd"
+    old = tmp_path / "old.htrace"
+    sealed_as_xz(path, old)
+    then, now = read_trace(old).to_json(), read_trace(path).to_json()
+    assert then.pop("meta")["compression"] == "xz" and now.pop("meta")["compression"] == "zstd"
+    assert then == now and now["traces"]
+    damaged = tmp_path / "damaged.htrace"
+    damaged.write_bytes(old.read_bytes().replace(b"\xfd7zXZ", b"\xfd7zXY", 1))
+    with pytest.raises(HistegError, match="compressed data damaged"):
+        read_trace(damaged)

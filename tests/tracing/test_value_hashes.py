@@ -16,4 +16,49 @@ def test_the_digest_from_the_encoded_record_is_the_digest_of_the_values_text() -
         end, _ = parse_record(record, 0, definitions)
         assert end == len(record)
         table = definitions.values
-        assert table.latest_hash() == text_hash(str(table.latest())), (type_name, rep)
+        assert table.digest(table.last) == text_hash(str(table.latest())), (type_name, rep)
+
+
+VALUES = [("int", "12"), ("builtins.object", None), ("str", "'caf\u00e9 \U0001f600'"), ("str", "'\udcff'"), ("", ""),
+          ("pkg.Node", "{text='x' * 200, parent=pkg.Node}" * 3), ("bytes", "b'" + "y" * 300 + "'")]
+
+
+def value_records(first_id: int = 1) -> bytes:
+    out = b""
+    for value_id, (type_name, rep) in enumerate(VALUES, start=first_id):
+        flag = b"\x00" if rep is None else b"\x01" + fmt.text(rep)
+        out += bytes([fmt.REC_VALUE]) + fmt.varint(value_id * 1000) + fmt.text(type_name) + flag
+    return out
+
+
+def test_runs_of_value_records_read_in_c_as_one_by_one_in_python() -> None:
+    """``seal.value_run`` (C) against ``parse_record``: the same table, the same digests, and where a record is cut
+    short, a stop just before it (the Python parser says NeedMore there), at every byte of the run."""
+    from array import array
+
+    import pytest
+
+    from histeg.traces import seal
+    from histeg.traces.records import NeedMore
+
+    if not seal.native():
+        pytest.skip("histeg.traces._decode is not built")
+    label = bytes([fmt.REC_LABEL]) + fmt.varint(1) + fmt.text("t.py::test") + fmt.text("call")
+    data = b"\x00\x00" + value_records() + label + value_records(first_id=100)
+    for cut in range(2, len(data) + 1):
+        piece = bytearray(data[:cut])
+        fast, slow = Definitions(), Definitions()
+        pos, ids, hashes = seal.value_run(piece, 2, fast)
+        expected_hashes, at = array("Q"), 2
+        while at < len(piece) and piece[at] == fmt.REC_VALUE:
+            try:
+                at, _ = parse_record(piece, at, slow)
+            except NeedMore:
+                break
+            expected_hashes.append(slow.values.digest(slow.values.last))
+        assert pos == at, cut
+        assert fast.values == slow.values and len(fast.values) == len(ids) and (ids[-1:] == array("Q", [slow.values.last]) or not ids)
+        assert hashes == expected_hashes and [fast.values.digest(i) for i in ids] == list(expected_hashes)
+    whole = seal.read_definitions(value_records() + label + value_records(first_id=100))
+    assert len(whole.values) == 2 * len(VALUES) and whole.labels == {1: ("t.py::test", "call")}
+    assert str(whole.values.get(104000)) == " " and str(whole.values.get(1000)) == "int 12"
