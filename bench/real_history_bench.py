@@ -41,6 +41,7 @@ sys.path.insert(0, str(ROOT))
 from histeg.compare.divergences import compare_entry_points, load_run  # noqa: E402
 from histeg.compare.entry_points import match_entry_points  # noqa: E402
 from histeg.records.runs import Runs  # noqa: E402
+from histeg.records.steps import StepStates  # noqa: E402
 
 STEPS = ("extract", "build", "instrument", "analyze", "compute")
 DETAIL_CHARACTERS = 240
@@ -69,6 +70,15 @@ class VersionFigures:
     noise_divergences: int
     outcomes: list[str]
     untraced: str = ""
+    seconds: dict[str, float] = field(default_factory=dict)
+    """Wall seconds of this version's steps as histeg recorded them (``steps.json``): build, statics, traces (all
+    repetitions), one traced run (traces / repetitions), compare (without re-runs), confirm (the re-runs), targets."""
+
+    @property
+    def compare_per_run(self) -> float | None:
+        """The comparison's cost against one traced run of the version (goal <= 1)."""
+        run = self.seconds.get("run")
+        return self.seconds["compare"] / run if run and "compare" in self.seconds else None
 
 
 @dataclass
@@ -133,6 +143,16 @@ def version_figures(out: Path, index: int, sources: Sequence[str], tests: Sequen
     targets = _read(out / str(index) / "testingTargets.json")
     runs = Runs.read(out / str(index) / Runs.FILE) if (out / str(index) / Runs.FILE).is_file() else None
     code, _, last = untraced_suite(out / str(index) / "snapshot", sources, tests)
+    seconds: dict[str, float] = {}
+    states = StepStates.read(out / str(index) / StepStates.FILE).steps if (out / str(index) / StepStates.FILE).is_file() else {}
+    for name in ("build", "statics", "traces", "targets"):
+        if name in states:
+            seconds[name] = states[name].seconds
+    if "compare" in states:
+        split = states["compare"].summary.get("seconds", {})
+        seconds["compare"], seconds["confirm"] = split.get("compare", states["compare"].seconds), split.get("confirm", 0.0)
+    if "traces" in seconds and runs is not None and runs.repeat:
+        seconds["run"] = seconds["traces"] / runs.repeat
     python = [c["newPath"] or c["oldPath"] for c in changes if c["python"]]
     return VersionFigures(
         index=index,
@@ -148,6 +168,7 @@ def version_figures(out: Path, index: int, sources: Sequence[str], tests: Sequen
         noise_divergences=targets["noise"]["divergences"] if targets else 0,
         outcomes=sorted({r.outcome for r in runs.runs}) if runs else [],
         untraced=f"exit {code}: {last}",
+        seconds=seconds,
     )
 
 
@@ -205,6 +226,19 @@ def print_report(report: HistoryReport) -> None:
         targets = "-" if v.targets is None else str(v.targets)
         print(f"{v.index:5d} {v.short:10s} {len(v.python_changes):3d} {v.other_changes:5d} {targets:>7} {v.test_code:5d} {v.divergences:7d} "
               f"{v.noise_divergences:5d}  {','.join(v.outcomes):14s} {v.message[:50]}" + (f"  -> {', '.join(v.top)}" if v.top else ""))
+    print(f"\ncost by version, wall seconds as histeg recorded them (one traced run = traces / repetitions):")
+    print(f"{'index':>5} {'commit':10s} {'build':>6} {'statics':>7} {'run':>6} {'compare':>7} {'confirm':>7} {'targets':>7} {'compare/run':>11}")
+    for v in report.versions:
+        t = v.seconds
+        ratio = v.compare_per_run
+        print(f"{v.index:5d} {v.short:10s} {t.get('build', 0):6.1f} {t.get('statics', 0):7.1f} {t.get('run', 0):6.1f} {t.get('compare', 0):7.1f} "
+              f"{t.get('confirm', 0):7.1f} {t.get('targets', 0):7.1f} {'-' if ratio is None else f'{ratio:.2f}x':>11}")
+    rated = [v for v in report.versions if v.compare_per_run is not None and v.targets is not None]
+    if rated:
+        worst = max(rated, key=lambda v: v.compare_per_run or 0.0)
+        print(f"slowest comparison against its traced run: {worst.index} {worst.short} ({worst.message[:60]}): "
+              f"{worst.seconds['compare']:.1f}s against {worst.seconds['run']:.1f}s, {worst.compare_per_run:.2f}x (goal <= 1); "
+              f"{sum(1 for v in rated if (v.compare_per_run or 0) <= 1)}/{len(rated)} versions within the goal")
     quiet = report.without_python()
     print(f"\nversions without a Python change: {len(quiet)}, testing targets on them: {sum(v.targets or 0 for v in quiet)} (goal 0)")
     for v in quiet:
