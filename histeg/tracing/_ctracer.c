@@ -25,7 +25,7 @@ static unsigned int OP_CALL, CALL_ROOT, CALL_GEN, OP_RETURN, OP_RAISE, OP_YIELD,
 static unsigned long long INLINE_INT, INT_BIAS;
 #define NO_VALUE 0u
 /* The Tracer's constructor and bindings as native.py calls them: a build from another histeg is not used. */
-#define INTERFACE 2
+#define INTERFACE 3  /* native.INTERFACE: 3 adds keyed() and keyed_id() */
 static Py_ssize_t CHUNK_WORDS;
 
 /* ------------------------------------------------------------------------ */
@@ -76,6 +76,7 @@ typedef struct {
     PyObject *by_type;        /* dict: type -> value id */
     PyObject *by_value;       /* dict: exact str, None, True, False -> value id (filled by ValueIds.id_of) */
     PyObject *value_id;       /* value -> value id */
+    PyObject *keys;           /* ValueIds.native_tables(): what keyed_id reads (a tuple; None until keyed() is called) */
     PyObject *switch_lines;   /* (code, on): line events of a code object on or off */
     FuncInfo **lines_off;     /* functions whose line budget in this entry point is spent */
     size_t noff, offcap;
@@ -499,6 +500,301 @@ id_from(TStateObject *st, PyObject *fn, PyObject *value)
     return id;
 }
 
+/* -- keyed values -----------------------------------------------------------
+ * ValueIds caches the id of a program's object, a tuple and a tuple subclass (a lexer's token type) by a key of
+ * what its text shows (ValueIds._by_key): on a suite of short tests most values are such hits, and making the
+ * key in Python costs microseconds. keyed_id makes the same key, object for object, from the tables ValueIds
+ * fills and looks it up; anything the tables do not say yet, or any doubt, goes to ValueIds.id_of as before.
+ * Only builtin getters are called and only exact builtin scalars, tuples and types are hashed: no project code. */
+
+enum {
+    K_BY_OBJECT, K_OBJECTS, K_TUPLE_TYPES, K_CONTENTS, K_LAYOUTS, K_PLAIN, K_KINDS, K_SHOWN_KINDS, K_UNSET, K_SHOWN_TYPES,
+    K_SHOWN_CONTENTS, K_COUNT
+};
+#define MAX_KEYED_TUPLE 8
+#define MAX_KEY_LENGTH 64
+#define MAX_KEYED_TEXT 64
+#define MAX_KEYED_FIELD 512
+#define MAX_ITEMS 64
+
+#define TABLE(self, k) PyTuple_GET_ITEM((self)->keys, (k))
+
+/* Whether the dict `table` says True for `key` (a type: hashed by identity); -1 on error. */
+static int
+says_true(PyObject *table, PyObject *key)
+{
+    PyObject *found = PyDict_GetItemWithError(table, key);
+    if (found == NULL) {
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    return found == Py_True;
+}
+
+/* (cls, item) of an exact scalar a key keeps by value; NULL without an error when `item` is none. */
+static PyObject *
+scalar_part(PyObject *item, Py_ssize_t max_text)
+{
+    PyTypeObject *cls = Py_TYPE(item);
+    if (item == Py_None || cls == &PyBool_Type || cls == &PyLong_Type
+        || (cls == &PyUnicode_Type && PyUnicode_GET_LENGTH(item) <= max_text)) {
+        return PyTuple_Pack(2, (PyObject *)cls, item);
+    }
+    return NULL;
+}
+
+/* ValueIds._tuple_key: NULL when the tuple has no key (or on an error, cleared by the caller). */
+static PyObject *
+tuple_key(TracerObject *self, PyObject *value, int nested)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(value);
+    PyObject *parts = PyTuple_New(n);
+    if (parts == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(value, i), *part = NULL;
+        PyTypeObject *cls = Py_TYPE(item);
+        if ((cls == &PyBytes_Type && PyBytes_GET_SIZE(item) <= MAX_KEY_LENGTH)
+            || (cls != &PyBytes_Type && (part = scalar_part(item, MAX_KEY_LENGTH)) != NULL)) {
+            if (part == NULL) {
+                part = PyTuple_Pack(2, (PyObject *)cls, item);
+            }
+        }
+        else if (PyErr_Occurred() || Py_TYPE(cls) != &PyType_Type) {
+            break;
+        }
+        else if (says_true(TABLE(self, K_SHOWN_TYPES), (PyObject *)cls) == 1) {
+            part = Py_NewRef((PyObject *)cls);
+        }
+        else if (!nested && !PyErr_Occurred() && PyTuple_Check(item) && PyTuple_GET_SIZE(item) <= MAX_KEYED_TUPLE
+                 && says_true(TABLE(self, K_SHOWN_CONTENTS), (PyObject *)cls) == 1) {
+            PyObject *address = PyLong_FromVoidPtr(item), *known = NULL;
+            if (address != NULL) {
+                known = PyDict_GetItemWithError(TABLE(self, K_CONTENTS), address);  /* (item, content key) */
+                Py_DECREF(address);
+            }
+            if (known != NULL && PyTuple_CheckExact(known) && PyTuple_GET_SIZE(known) == 2 && PyTuple_GET_ITEM(known, 0) == item) {
+                part = PyTuple_Pack(2, (PyObject *)cls, PyTuple_GET_ITEM(known, 1));
+            }
+        }
+        if (part == NULL) {
+            break;
+        }
+        PyTuple_SET_ITEM(parts, i, part);
+        if (i == n - 1) {
+            return parts;
+        }
+    }
+    if (n == 0) {
+        return parts;
+    }
+    Py_DECREF(parts);
+    return NULL;
+}
+
+/* Abstraction._items_key of the first `n` items of a list or tuple. */
+static PyObject *
+items_key(TracerObject *self, PyObject *seq, Py_ssize_t n)
+{
+    PyObject *parts = PyTuple_New(n);
+    if (parts == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyList_Check(seq) ? PyList_GET_ITEM(seq, i) : PyTuple_GET_ITEM(seq, i);
+        PyTypeObject *cls = Py_TYPE(item);
+        PyObject *part = scalar_part(item, MAX_KEYED_TEXT);
+        if (part == NULL && !PyErr_Occurred() && Py_TYPE(cls) == &PyType_Type
+            && says_true(TABLE(self, K_SHOWN_TYPES), (PyObject *)cls) == 1) {
+            part = Py_NewRef((PyObject *)cls);
+        }
+        if (part == NULL) {
+            Py_DECREF(parts);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(parts, i, part);
+    }
+    return parts;
+}
+
+/* Appends a field's entries (Abstraction.fields_key): 1 done, 0 no key, -1 error. */
+static int
+field_entries(TracerObject *self, PyObject *parts, PyObject *item)
+{
+    PyTypeObject *cls = Py_TYPE(item);
+    if (cls == &PyUnicode_Type) {
+        if (PyUnicode_GET_LENGTH(item) > MAX_KEYED_FIELD) {
+            return 0;
+        }
+        return PyList_Append(parts, (PyObject *)cls) < 0 || PyList_Append(parts, item) < 0 ? -1 : 1;
+    }
+    if (item == Py_None || item == TABLE(self, K_UNSET)) {
+        return PyList_Append(parts, item) < 0 ? -1 : 1;
+    }
+    if (cls == &PyBool_Type || cls == &PyLong_Type) {
+        return PyList_Append(parts, (PyObject *)cls) < 0 || PyList_Append(parts, item) < 0 ? -1 : 1;
+    }
+    if (Py_TYPE(cls) != &PyType_Type) {
+        return 0;
+    }
+    PyObject *kind_base = PyDict_GetItemWithError(TABLE(self, K_KINDS), (PyObject *)cls);  /* (kind, base) */
+    if (kind_base == NULL) {
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    if (!PyTuple_CheckExact(kind_base) || PyTuple_GET_SIZE(kind_base) != 2) {
+        return 0;
+    }
+    int shown = PySet_Contains(TABLE(self, K_SHOWN_KINDS), PyTuple_GET_ITEM(kind_base, 0));
+    if (shown != 0) {
+        return shown < 0 ? -1 : 0;
+    }
+    if (PyList_Append(parts, (PyObject *)cls) < 0) {
+        return -1;
+    }
+    if (PyTuple_GET_ITEM(kind_base, 1) != (PyObject *)cls) {
+        return 1;  /* an object: by its type alone */
+    }
+    if (cls != &PyList_Type && cls != &PyTuple_Type) {
+        return 0;
+    }
+    Py_ssize_t size = PyList_Check(item) ? PyList_GET_SIZE(item) : PyTuple_GET_SIZE(item);
+    PyObject *held = items_key(self, item, size < MAX_ITEMS ? size : MAX_ITEMS);
+    if (held == NULL) {
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    PyObject *length = PyLong_FromSsize_t(size);
+    int failed = length == NULL || PyList_Append(parts, length) < 0 || PyList_Append(parts, held) < 0;
+    Py_XDECREF(length);
+    Py_DECREF(held);
+    return failed ? -1 : 1;
+}
+
+/* Abstraction.fields_key: NULL when the instance has no key (or on an error, cleared by the caller). */
+static PyObject *
+fields_key(TracerObject *self, PyObject *value, PyTypeObject *cls)
+{
+    PyObject *layout = PyDict_GetItemWithError(TABLE(self, K_LAYOUTS), (PyObject *)cls);  /* (holder, ((name, getter), ...)) */
+    if (layout == NULL || !PyTuple_CheckExact(layout) || PyTuple_GET_SIZE(layout) != 2 || !PyTuple_CheckExact(PyTuple_GET_ITEM(layout, 1))) {
+        return NULL;
+    }
+    PyObject *holder = PyTuple_GET_ITEM(layout, 0), *slots = PyTuple_GET_ITEM(layout, 1);
+    PyObject *names = PyList_New(0), *items = PyList_New(0), *parts = NULL, *result = NULL, *namespace = NULL;
+    if (names == NULL || items == NULL) {
+        goto done;
+    }
+    if (holder != Py_None) {
+        namespace = PyObject_CallOneArg(holder, value);
+        if (namespace == NULL || !PyDict_CheckExact(namespace)) {
+            goto done;
+        }
+        Py_ssize_t pos = 0;
+        PyObject *name, *item;
+        while (PyDict_Next(namespace, &pos, &name, &item)) {
+            if (!PyUnicode_CheckExact(name) || PyList_Append(names, name) < 0 || PyList_Append(items, item) < 0) {
+                goto done;
+            }
+        }
+    }
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(slots); k++) {
+        PyObject *slot = PyTuple_GET_ITEM(slots, k);
+        if (!PyTuple_CheckExact(slot) || PyTuple_GET_SIZE(slot) != 2 || !PyUnicode_CheckExact(PyTuple_GET_ITEM(slot, 0))) {
+            goto done;
+        }
+        PyObject *item = PyObject_CallOneArg(PyTuple_GET_ITEM(slot, 1), value);
+        if (item == NULL) {
+            PyErr_Clear();  /* an unset slot */
+            item = Py_NewRef(TABLE(self, K_UNSET));
+        }
+        int failed = PyList_Append(names, PyTuple_GET_ITEM(slot, 0)) < 0 || PyList_Append(items, item) < 0;
+        Py_DECREF(item);
+        if (failed) {
+            goto done;
+        }
+    }
+    PyObject *name_tuple = PyList_AsTuple(names);
+    if (name_tuple == NULL || says_true(TABLE(self, K_PLAIN), name_tuple) != 1) {
+        Py_XDECREF(name_tuple);
+        goto done;
+    }
+    parts = PyList_New(0);
+    int appended = parts != NULL && PyList_Append(parts, name_tuple) == 0;
+    Py_DECREF(name_tuple);
+    if (!appended) {
+        goto done;
+    }
+    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(items); k++) {
+        if (field_entries(self, parts, PyList_GET_ITEM(items, k)) != 1) {
+            goto done;
+        }
+    }
+    result = PyList_AsTuple(parts);
+done:
+    Py_XDECREF(namespace);
+    Py_XDECREF(names);
+    Py_XDECREF(items);
+    Py_XDECREF(parts);
+    return result;
+}
+
+/* The key ValueIds._by_key would look up for `value`, or NULL (no key here; never an error left set). */
+static PyObject *
+value_key(TracerObject *self, PyObject *value, PyTypeObject *cls)
+{
+    PyObject *key = NULL;
+    if (cls == &PyTuple_Type) {
+        if (PyTuple_GET_SIZE(value) <= MAX_KEYED_TUPLE) {
+            PyObject *parts = tuple_key(self, value, 0);
+            key = parts ? PyTuple_Pack(2, (PyObject *)&PyTuple_Type, parts) : NULL;
+            Py_XDECREF(parts);
+        }
+    }
+    else {
+        int tuple_type = PySet_Contains(TABLE(self, K_TUPLE_TYPES), (PyObject *)cls);
+        if (tuple_type == 1) {
+            if (PyTuple_GET_SIZE(value) <= MAX_KEYED_TUPLE) {
+                PyObject *content = tuple_key(self, value, 1), *fields = content ? fields_key(self, value, cls) : NULL;
+                key = fields ? PyTuple_Pack(3, (PyObject *)cls, content, fields) : NULL;
+                Py_XDECREF(content);
+                Py_XDECREF(fields);
+            }
+        }
+        else if (tuple_type == 0 && PySet_Contains(TABLE(self, K_OBJECTS), (PyObject *)cls) == 1) {
+            PyObject *fields = fields_key(self, value, cls);
+            key = fields ? PyTuple_Pack(3, (PyObject *)&PyBaseObject_Type, (PyObject *)cls, fields) : NULL;
+            Py_XDECREF(fields);
+        }
+    }
+    if (key == NULL) {
+        PyErr_Clear();
+    }
+    return key;
+}
+
+/* 1 and *id when ValueIds already knows the key of `value`, else 0 (never an error left set). */
+static int
+keyed_id(TracerObject *self, PyObject *value, PyTypeObject *cls, unsigned long long *id)
+{
+    if (self->keys == NULL || !PyTuple_CheckExact(self->keys)) {
+        return 0;
+    }
+    PyObject *key = value_key(self, value, cls);
+    if (key == NULL) {
+        return 0;
+    }
+    PyObject *found = PyDict_GetItemWithError(TABLE(self, K_BY_OBJECT), key);
+    Py_DECREF(key);
+    if (found == NULL || !PyLong_CheckExact(found)) {
+        PyErr_Clear();
+        return 0;
+    }
+    *id = PyLong_AsUnsignedLongLong(found);
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        return 0;
+    }
+    return 1;
+}
+
 /* A value's id; NO_VALUE when abstracting it failed (the traced program never sees histeg's errors). */
 static unsigned long long
 value_id(TracerObject *self, TStateObject *st, PyObject *value)
@@ -534,6 +830,10 @@ value_id(TracerObject *self, TStateObject *st, PyObject *value)
         if (PyErr_Occurred()) {
             PyErr_Clear();
             return NO_VALUE;
+        }
+        unsigned long long known;
+        if (keyed_id(self, value, cls, &known)) {
+            return known;
         }
         return id_from(st, self->value_id, value);
     }
@@ -911,6 +1211,34 @@ bind(TracerObject *self, PyObject *new_thread, PyObject *chunk, PyObject *by_typ
     return 0;
 }
 
+/* keyed(tables): the tables keyed_id reads (ValueIds.native_tables()), bound again after each reset. */
+static PyObject *
+tracer_keyed(TracerObject *self, PyObject *tables)
+{
+    if (!PyTuple_CheckExact(tables) || PyTuple_GET_SIZE(tables) != K_COUNT || !PyDict_Check(PyTuple_GET_ITEM(tables, K_BY_OBJECT))
+        || !PyAnySet_Check(PyTuple_GET_ITEM(tables, K_OBJECTS)) || !PyAnySet_Check(PyTuple_GET_ITEM(tables, K_TUPLE_TYPES))
+        || !PyDict_Check(PyTuple_GET_ITEM(tables, K_CONTENTS)) || !PyDict_Check(PyTuple_GET_ITEM(tables, K_LAYOUTS))
+        || !PyDict_Check(PyTuple_GET_ITEM(tables, K_PLAIN)) || !PyDict_Check(PyTuple_GET_ITEM(tables, K_KINDS))
+        || !PyAnySet_Check(PyTuple_GET_ITEM(tables, K_SHOWN_KINDS)) || !PyDict_Check(PyTuple_GET_ITEM(tables, K_SHOWN_TYPES))
+        || !PyDict_Check(PyTuple_GET_ITEM(tables, K_SHOWN_CONTENTS))) {
+        PyErr_SetString(PyExc_TypeError, "histeg: bad value key tables");
+        return NULL;
+    }
+    Py_XSETREF(self->keys, Py_NewRef(tables));
+    Py_RETURN_NONE;
+}
+
+/* keyed_id(value) -> the id keyed_id finds, or None: what the tracer answers without calling into Python. */
+static PyObject *
+tracer_keyed_id(TracerObject *self, PyObject *value)
+{
+    unsigned long long id;
+    if (keyed_id(self, value, Py_TYPE(value), &id)) {
+        return PyLong_FromUnsignedLongLong(id);
+    }
+    Py_RETURN_NONE;
+}
+
 /* After fork, in the child: forget threads and suspended calls, write through new bindings. */
 static PyObject *
 tracer_reset(TracerObject *self, PyObject *args)
@@ -1022,6 +1350,7 @@ tracer_traverse(TracerObject *self, visitproc visit, void *arg)
     Py_VISIT(self->by_type);
     Py_VISIT(self->by_value);
     Py_VISIT(self->value_id);
+    Py_VISIT(self->keys);
     Py_VISIT(self->switch_lines);
     Py_VISIT(self->states);
     Py_VISIT(self->states_by_tid);
@@ -1039,6 +1368,7 @@ tracer_clear(TracerObject *self)
     Py_CLEAR(self->by_type);
     Py_CLEAR(self->by_value);
     Py_CLEAR(self->value_id);
+    Py_CLEAR(self->keys);
     Py_CLEAR(self->switch_lines);
     self->ready = 0;
     susp_clear(&self->suspended);
@@ -1084,6 +1414,8 @@ static PyMethodDef tracer_methods[] = {
      "Close the calls left on this thread's stack (frames whose end was never reported) and ship its events."},
     {"ship_all", (PyCFunction)tracer_ship_all, METH_NOARGS, "Ship every thread's buffered events."},
     {"reset", (PyCFunction)tracer_reset, METH_VARARGS, "reset(new_thread, chunk, by_type, by_value, value_id): after fork."},
+    {"keyed", (PyCFunction)tracer_keyed, METH_O, "keyed(tables): what keyed values are looked up in (ValueIds.native_tables())."},
+    {"keyed_id", (PyCFunction)tracer_keyed_id, METH_O, "keyed_id(value) -> the id the tracer finds for a keyed value itself, or None."},
     {NULL, NULL, 0, NULL},
 };
 

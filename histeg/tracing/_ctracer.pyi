@@ -21,6 +21,11 @@ class Tracer(Backend):
     def line(self, code: CodeType, line_number: int) -> object: ...
     def close_stale(self) -> None: ...
     def ship_all(self) -> None: ...
+    def keyed(self, tables: tuple[object, ...]) -> None:
+        """The tables a keyed value's id is looked up in (``ValueIds.native_tables()``)."""
+
+    def keyed_id(self, value: object) -> int | None:
+        """The id the tracer finds for a keyed value without calling into Python, or None."""
     @property
     def thread_count(self) -> int:
         """Threads that recorded events."""

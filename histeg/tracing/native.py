@@ -20,7 +20,7 @@ except ImportError:  # not built (no compiler at install time): the Python colle
     _ctracer = None  # type: ignore[assignment]  # the module's name stands for "not built"
 
 
-INTERFACE = 2
+INTERFACE = 3
 """What ``_ctracer.INTERFACE`` must be: the Tracer's constructor and bindings as this module calls them. A build left
 by another histeg (an in-place build for another interpreter, say) would take other arguments; it counts as not built."""
 
@@ -49,7 +49,7 @@ class NativeCollector(Collector):
         super().__init__(selector, writer, abstraction, value_budget, tool, line_budget)
 
     def _make_backend(self) -> Backend:
-        return _ctracer.Tracer(
+        tracer = _ctracer.Tracer(
             self.instrument,
             self.open_thread,
             self.chunk,
@@ -61,12 +61,15 @@ class NativeCollector(Collector):
             self.switch_lines,
             self.line_budget,
         )
+        tracer.keyed(self.value_ids.native_tables())
+        return tracer
 
     def _reset_backend(self) -> None:
         """After fork the C tracer keeps its function table and forgets threads and suspended calls."""
         backend = self.backend
         assert isinstance(backend, _ctracer.Tracer)  # made by _make_backend
         backend.reset(self.open_thread, self.chunk, self.value_ids.by_type, self.value_ids.by_value, self.value_ids.id_of)
+        backend.keyed(self.value_ids.native_tables())
 
 
 def resolve(implementation: str) -> str:

@@ -282,6 +282,8 @@ class Abstraction:
         self._plain: dict[tuple[str, ...], bool] = {}
         self._slot_name_tuples: dict[type, tuple[str, ...]] = {}
         self._strings: dict[str, str] = {}
+        self._shown_types: dict[type, bool] = {}
+        self._shown_contents: dict[type, bool] = {}
 
     # -- what callers ask -------------------------------------------------------------
 
@@ -299,14 +301,26 @@ class Abstraction:
 
     def shown_by_type(self, cls: type) -> bool:
         """Whether a value of ``cls`` held in a container shows as its type name alone (an object of the project)."""
-        kind, _ = self._kinds.get(cls) or self._classify(cls)
-        return kind is _OBJECT and self.type_name(cls) not in self.repr_types
+        found = self._shown_types.get(cls)
+        if found is None:
+            kind, _ = self._kinds.get(cls) or self._classify(cls)
+            found = self._shown_types[cls] = kind is _OBJECT and self.type_name(cls) not in self.repr_types
+        return found
 
     def shown_by_content(self, cls: type) -> bool:
         """Whether a value of ``cls`` held in a container shows as its type and builtin content alone: a subclass of
         ``tuple`` (its fields show only at the top), not one the user asked to see by ``repr``."""
-        kind, base = self._kinds.get(cls) or self._classify(cls)
-        return kind is _SUBCLASS and base is tuple and self.type_name(cls) not in self.repr_types
+        found = self._shown_contents.get(cls)
+        if found is None:
+            kind, base = self._kinds.get(cls) or self._classify(cls)
+            found = self._shown_contents[cls] = kind is _SUBCLASS and base is tuple and self.type_name(cls) not in self.repr_types
+        return found
+
+    def native_tables(self) -> tuple[Any, ...]:
+        """What ``fields_key`` and the questions above have learnt so far, for the C collector to make the same keys
+        (``keyed_id`` in _ctracer.c, in this order): layouts, names without secrets, kinds, the kinds a field shows by
+        content, the unset-slot marker, the answers of ``shown_by_type`` and of ``shown_by_content``."""
+        return (self._layouts, self._plain, self._kinds, _SHOWN_IN_FIELDS, _UNSET, self._shown_types, self._shown_contents)
 
     def fields_key(self, value: Any, cls: type) -> tuple | None:
         """A key equal for two instances of ``cls`` exactly when ``_fields`` shows them alike: the field names (instance

@@ -1,0 +1,125 @@
+"""The C collector answers a keyed value's id itself (``keyed_id`` in _ctracer.c) exactly as ``ValueIds.id_of`` would.
+
+Why: on a suite of short tests most values are a program's objects, tuples and token types whose key ValueIds
+has seen before; making the key in C instead of Python is most of the tracer's saving there. A key made
+differently would give a value another value's id, a wrong trace: every answer the C side gives is checked
+against ``id_of``, on values that must be answered (so the test cannot pass by answering nothing) and values
+that must not be (a secret, a long text, a field of an unkeyed kind), before and after a field changes.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from histeg.tracing import native
+from histeg.tracing.value_ids import ValueIds
+from histeg.tracing.values import Abstraction
+
+
+class Node:
+    def __init__(self, text: str, kids: list[Any] | None = None) -> None:
+        self.text = text
+        self.kids = kids or []
+        self.parent: Node | None = None
+        self.count = 3
+        self.flag = True
+
+
+class Slotted:
+    __slots__ = ("first", "second")
+
+    def __init__(self, first: object) -> None:
+        self.first = first  # second stays unset
+
+
+class TokenType(tuple):
+    parent = None
+
+
+class Secretive:
+    def __init__(self) -> None:
+        self.password = "hunter2"
+
+
+class Measured:
+    def __init__(self) -> None:
+        self.ratio = 0.5  # a float field: shown by value, never keyed
+
+
+KEYWORD = TokenType(("Keyword",))
+KEYWORD.parent = TokenType(())  # type: ignore[misc]  # an instance attribute of the token type, as a lexer sets it
+
+
+@pytest.fixture
+def pair() -> tuple[Any, ValueIds]:
+    if not native.available():
+        pytest.skip("the C collector is not built here")
+    ids = ValueIds(lambda *record: None, Abstraction())
+    tracer = native._ctracer.Tracer(
+        lambda code: None, lambda: 0, lambda index, data: None, ids.by_type, ids.by_value, ids.id_of, True, 64, lambda code, on: None, 64
+    )
+    tracer.keyed(ids.native_tables())
+    return tracer, ids
+
+
+def seen(ids: ValueIds, value: Any) -> int:
+    """The id of ``value`` once ``id_of`` has met its class (the first value of a class is abstracted the long way)."""
+    ids.id_of(value)
+    return ids.id_of(value)
+
+
+def keyable() -> list[Any]:
+    leaf = Node("leaf")
+    return [
+        Node("a"),
+        Node("a", [1, "two", None, True, leaf]),
+        Node("long list", list(range(100))),
+        Slotted("x"),
+        Slotted(Node("inner")),
+        KEYWORD,
+        (KEYWORD, "select"),
+        (1, "a", None, True, b"raw"),
+        (True,),
+        (1,),
+        (leaf, 2),
+    ]
+
+
+def not_keyable() -> list[Any]:
+    return [Secretive(), Measured(), Node("x" * 600), Node("dict", [{"a": 1}]), ("y" * 100,), (1.5,), tuple(range(9))]
+
+
+def test_keyed_values_get_the_id_python_gives(pair: tuple[Any, ValueIds]) -> None:
+    tracer, ids = pair
+    for value in keyable():
+        expected = seen(ids, value)
+        assert tracer.keyed_id(value) == expected, value
+    for value in not_keyable():
+        seen(ids, value)
+        assert tracer.keyed_id(value) is None, value
+
+
+def test_equal_values_share_an_id_and_one_is_not_true(pair: tuple[Any, ValueIds]) -> None:
+    tracer, ids = pair
+    first = seen(ids, Node("same", [1, 2]))
+    assert tracer.keyed_id(Node("same", [1, 2])) == first  # another instance, seen by C alone
+    assert ids.id_of((1,)) != ids.id_of((True,))
+    assert tracer.keyed_id((1,)) == ids.id_of((1,)) and tracer.keyed_id((True,)) == ids.id_of((True,))
+
+
+def test_a_changed_field_is_not_answered_with_the_old_id(pair: tuple[Any, ValueIds]) -> None:
+    tracer, ids = pair
+    node = Node("before")
+    old = seen(ids, node)
+    node.text = "after"
+    assert tracer.keyed_id(node) is None  # a new key: Python abstracts it
+    new = ids.id_of(node)
+    assert new != old and tracer.keyed_id(node) == new
+    node.kids.append(Node("child"))
+    assert tracer.keyed_id(node) is None
+    slotted = Slotted("x")
+    seen(ids, slotted)
+    slotted.second = 1  # type: ignore[attr-defined]  # the unset slot is set
+    assert tracer.keyed_id(slotted) is None
