@@ -355,13 +355,7 @@ class EntryIndex:
 def index_entry(words: array, functions: FunctionTable, value_hashes: array) -> EntryIndex:
     """One entry point's index facts in one pass over its stream (``Decoder.index`` in _decode.c): sealing
     reads every entry point once, and the calls' columns are not needed for it; ValueError as ``decode``."""
-    reader = _TokenReader(functions, False, value_hashes)
-    try:
-        reader.read(words)
-    except (IndexError, KeyError) as exc:
-        raise ValueError(f"inconsistent event stream ({type(exc).__name__})") from None
-    if not reader.calls:
-        raise ValueError("an entry point without a call")
+    reader = _read(_TokenReader(functions, False, value_hashes), words)
     calls = reader.calls
     a, b = _lanes(reader.stream or [])
     return EntryIndex(
@@ -378,14 +372,19 @@ def index_entry(words: array, functions: FunctionTable, value_hashes: array) -> 
 
 def read_tokens(words: array, functions: FunctionTable, with_yields: bool = True) -> Tokens:
     """The calls of one entry point's stream, each with its lines, values and outcome as the stream tells."""
-    reader = _TokenReader(functions, with_yields)
+    reader = _read(_TokenReader(functions, with_yields), words)
+    return Tokens(reader.calls, reader.line_events)
+
+
+def _read(reader: _TokenReader, words: array) -> _TokenReader:
+    """``reader`` after every event of ``words``; ValueError when the stream is inconsistent or holds no call."""
     try:
         reader.read(words)
     except (IndexError, KeyError) as exc:
         raise ValueError(f"inconsistent event stream ({type(exc).__name__})") from None
     if not reader.calls:
         raise ValueError("an entry point without a call")
-    return Tokens(reader.calls, reader.line_events)
+    return reader
 
 
 class _TokenReader:
