@@ -504,11 +504,12 @@ id_from(TStateObject *st, PyObject *fn, PyObject *value)
  * ValueIds caches the id of a program's object, a tuple and a tuple subclass (a lexer's token type) by a key of
  * what its text shows (ValueIds._by_key): on a suite of short tests most values are such hits, and making the
  * key in Python costs microseconds. keyed_id makes the same key, object for object, from the tables ValueIds
- * fills and looks it up; anything the tables do not say yet, or any doubt, goes to ValueIds.id_of as before.
+ * fills and looks it up; a key not found yet goes to ValueIds._by_key (the value is abstracted once for it),
+ * and anything the tables do not say yet, or any doubt, to ValueIds.id_of as before.
  * Only builtin getters are called and only exact builtin scalars, tuples and types are hashed: no project code. */
 
 enum {
-    K_BY_OBJECT, K_OBJECTS, K_TUPLE_TYPES, K_CONTENTS, K_LAYOUTS, K_PLAIN, K_KINDS, K_SHOWN_KINDS, K_UNSET, K_SHOWN_TYPES,
+    K_BY_OBJECT, K_BY_KEY, K_OBJECTS, K_TUPLE_TYPES, K_CONTENTS, K_LAYOUTS, K_PLAIN, K_KINDS, K_SHOWN_KINDS, K_UNSET, K_SHOWN_TYPES,
     K_SHOWN_CONTENTS, K_COUNT
 };
 #define MAX_KEYED_TUPLE 8
@@ -770,10 +771,12 @@ value_key(TracerObject *self, PyObject *value, PyTypeObject *cls)
     return key;
 }
 
-/* 1 and *id when ValueIds already knows the key of `value`, else 0 (never an error left set). */
+/* 1 and *id when ValueIds already knows the key of `value`, else 0 (never an error left set); on 0, *missed is the
+ * key ValueIds does not know yet (a new reference, to hand to ValueIds._by_key) or NULL when `value` has none here. */
 static int
-keyed_id(TracerObject *self, PyObject *value, PyTypeObject *cls, unsigned long long *id)
+keyed_id(TracerObject *self, PyObject *value, PyTypeObject *cls, unsigned long long *id, PyObject **missed)
 {
+    *missed = NULL;
     if (self->keys == NULL || !PyTuple_CheckExact(self->keys)) {
         return 0;
     }
@@ -782,17 +785,43 @@ keyed_id(TracerObject *self, PyObject *value, PyTypeObject *cls, unsigned long l
         return 0;
     }
     PyObject *found = PyDict_GetItemWithError(TABLE(self, K_BY_OBJECT), key);
-    Py_DECREF(key);
     if (found == NULL || !PyLong_CheckExact(found)) {
+        if (found == NULL && !PyErr_Occurred()) {
+            *missed = key;
+            return 0;
+        }
         PyErr_Clear();
+        Py_DECREF(key);
         return 0;
     }
+    Py_DECREF(key);
     *id = PyLong_AsUnsignedLongLong(found);
     if (PyErr_Occurred()) {
         PyErr_Clear();
         return 0;
     }
     return 1;
+}
+
+/* The id ValueIds._by_key gives a key it did not know: the value abstracted once for that key (no second key made). */
+static unsigned long long
+id_from_key(TracerObject *self, TStateObject *st, PyObject *key, PyObject *value)
+{
+    st->diverting++;
+    PyObject *found = PyObject_CallFunctionObjArgs(TABLE(self, K_BY_KEY), key, value, NULL);
+    st->diverting--;
+    Py_DECREF(key);
+    if (found == NULL) {
+        PyErr_Clear();
+        return NO_VALUE;
+    }
+    unsigned long long id = PyLong_AsUnsignedLongLong(found);
+    Py_DECREF(found);
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        return NO_VALUE;
+    }
+    return id;
 }
 
 /* A value's id; NO_VALUE when abstracting it failed (the traced program never sees histeg's errors). */
@@ -832,10 +861,11 @@ value_id(TracerObject *self, TStateObject *st, PyObject *value)
             return NO_VALUE;
         }
         unsigned long long known;
-        if (keyed_id(self, value, cls, &known)) {
+        PyObject *missed;
+        if (keyed_id(self, value, cls, &known, &missed)) {
             return known;
         }
-        return id_from(st, self->value_id, value);
+        return missed != NULL ? id_from_key(self, st, missed, value) : id_from(st, self->value_id, value);
     }
     unsigned long long id = PyLong_AsUnsignedLongLong(found);
     if (PyErr_Occurred()) {
@@ -1216,6 +1246,7 @@ static PyObject *
 tracer_keyed(TracerObject *self, PyObject *tables)
 {
     if (!PyTuple_CheckExact(tables) || PyTuple_GET_SIZE(tables) != K_COUNT || !PyDict_Check(PyTuple_GET_ITEM(tables, K_BY_OBJECT))
+        || !PyCallable_Check(PyTuple_GET_ITEM(tables, K_BY_KEY))
         || !PyAnySet_Check(PyTuple_GET_ITEM(tables, K_OBJECTS)) || !PyAnySet_Check(PyTuple_GET_ITEM(tables, K_TUPLE_TYPES))
         || !PyDict_Check(PyTuple_GET_ITEM(tables, K_CONTENTS)) || !PyDict_Check(PyTuple_GET_ITEM(tables, K_LAYOUTS))
         || !PyDict_Check(PyTuple_GET_ITEM(tables, K_PLAIN)) || !PyDict_Check(PyTuple_GET_ITEM(tables, K_KINDS))
@@ -1233,9 +1264,11 @@ static PyObject *
 tracer_keyed_id(TracerObject *self, PyObject *value)
 {
     unsigned long long id;
-    if (keyed_id(self, value, Py_TYPE(value), &id)) {
+    PyObject *missed;
+    if (keyed_id(self, value, Py_TYPE(value), &id, &missed)) {
         return PyLong_FromUnsignedLongLong(id);
     }
+    Py_XDECREF(missed);
     Py_RETURN_NONE;
 }
 

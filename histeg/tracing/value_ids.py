@@ -54,11 +54,12 @@ class ValueIds:
         """The id of every secret when the abstraction has no key."""
 
     def native_tables(self) -> tuple[Any, ...]:
-        """What the C collector reads to answer a keyed value's id without calling ``id_of`` (``keyed_id`` in
-        _ctracer.c, in this order): the ids by key, the classes keyed by their fields and the tuple subclasses, the
-        content keys of token types by identity, then the abstraction's tables. It makes the keys ``_tuple_key`` and
-        ``fields_key`` make, from what these say so far; anything they do not say yet comes here."""
-        return (self._by_object, self._objects, self._tuple_types, self._contents, *self.abstraction.native_tables())
+        """What the C collector reads to answer a keyed value's id without calling ``id_of`` (``keyed_id`` in _ctracer.c,
+        in this order): the ids by key and what gives the id of a key not found yet, the classes keyed by their fields
+        and the tuple subclasses, the content keys of token types by identity, then the abstraction's tables. It makes
+        the keys ``_tuple_key`` and ``fields_key`` make, from what these say so far; anything they do not say yet comes
+        here."""
+        return (self._by_object, self._by_key, self._objects, self._tuple_types, self._contents, *self.abstraction.native_tables())
 
     def intern(self, key: tuple[str, str | None]) -> int:
         found = self._values.get(key)

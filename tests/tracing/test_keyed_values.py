@@ -123,3 +123,70 @@ def test_a_changed_field_is_not_answered_with_the_old_id(pair: tuple[Any, ValueI
     seen(ids, slotted)
     slotted.second = 1  # type: ignore[attr-defined]  # the unset slot is set
     assert tracer.keyed_id(slotted) is None
+
+
+LEXER = """
+class TokenType(tuple):
+    parent = None
+
+
+KEYWORD = TokenType(("Keyword",))
+NAME = TokenType(("Name",))
+KEYWORD.parent = TokenType(())
+
+
+class Token:
+    def __init__(self, ttype, text):
+        self.ttype = ttype
+        self.text = text
+        self.parent = None
+
+
+class Lexer:
+    def __init__(self):
+        self.position = 0
+
+    def tokens(self, text):
+        for word in text.split():
+            self.position += 1
+            yield (KEYWORD if word.isupper() else NAME, word)
+
+
+def parse(text):
+    lexer = Lexer()
+    return [describe(Token(ttype, word)) for ttype, word in lexer.tokens(text)]
+
+
+def describe(item):
+    item.parent = item if item.text == "a" else None
+    return len(item.text)
+"""
+
+LEXER_TESTS = """
+from pkg.lexer import parse
+
+
+def test_statements():
+    for text in ("SELECT a FROM t", "SELECT a FROM t", "SELECT b FROM u WHERE a", "select x"):
+        assert parse(text)
+"""
+
+
+def test_both_collectors_record_the_same_keyed_values(tmp_path_factory: pytest.TempPathFactory, project_runner: Any) -> None:
+    """Tokens, token types and the lexer's (type, text) pairs, repeated and new, as a real lexer yields them: the C
+    collector (keyed values answered in C, new keys handed to ``_by_key``) records what the Python one records."""
+    from tests.tracing.test_tracing_calls import canonical
+
+    files = {"src/pkg/__init__.py": "", "src/pkg/lexer.py": LEXER, "tests/test_lexer.py": LEXER_TESTS}
+    runs = {kind: project_runner(tmp_path_factory.mktemp(f"keyed-{kind}"), files, tracer=kind) for kind in ("c", "python")}
+    for traced_run in runs.values():
+        assert traced_run.proc.returncode == 0, traced_run.proc.stdout + traced_run.proc.stderr
+    c_calls, python_calls = ([canonical(root) for root in runs[kind].roots] for kind in ("c", "python"))
+    assert c_calls == python_calls
+    described = runs["c"].calls("pkg.lexer:describe")
+    texts = [str(call.params[0]) for call in described]
+    assert len(texts) == 16 and len(set(texts)) == 9  # 16 tokens, 9 distinct (type, text)
+    assert texts[0] == "pkg.lexer.Token {parent=None, text='SELECT', ttype=pkg.lexer.TokenType}" == texts[4]
+    yielded = [str(value) for call in runs["c"].calls("pkg.lexer:Lexer.tokens") for value in call.yielded]
+    assert yielded[:2] == ["tuple (pkg.lexer.TokenType(('Keyword',)), 'SELECT')", "tuple (pkg.lexer.TokenType(('Name',)), 'a')"]
+    assert len(yielded) == 16 and yielded[:4] == yielded[4:8]
