@@ -788,7 +788,7 @@ class Figures:
     histeg_code: int | None = None
     histeg_seconds: float = 0.0
     peak_mib: float | None = None
-    compare_source: str = "steps.targets[].seconds"
+    compare_source: str = "steps.compare[].seconds"
     compare_total_fallback: float | None = None
     untraced_trials: int = 0
     failed_versions: list[dict[str, Any]] = field(default_factory=list)
@@ -895,7 +895,7 @@ def print_figures(figures: Figures) -> None:
         ("median (compare + confirm) / traced run", ratio(s["medianCompareAndConfirmOverTraced"])),
         ("peak memory, largest process of histeg's tree", seconds(figures.peak_mib, " MiB")),
     ]
-    if figures.compare_source != "steps.targets[].seconds":
+    if figures.compare_source != "steps.compare[].seconds":
         rows.append(("compare time source", f"{figures.compare_source}: {seconds(figures.compare_total_fallback)} in all"))
     if figures.failed_versions:
         rows.append(("failed versions", "; ".join(f"{f['index']}: {f['reason']}" for f in figures.failed_versions)))
@@ -967,7 +967,7 @@ def read_run(figures: Figures, run: Histeg, out: Path) -> None:
     figures.failed_versions = run.summary.get("failedVersions", [])
     failed = {f["index"]: f["reason"] for f in figures.failed_versions}
     by_sha = {v["identifier"]: v["index"] for v in run.summary["steps"]["extract"]["versions"]}
-    steps = {item["index"]: item for item in run.summary["steps"].get("targets", [])}
+    steps = {item["index"]: item for item in run.summary["steps"].get("compare", [])}  # the compare step's own split
     for item in figures.chain:
         item.index = by_sha.get(item.sha)
         if item.index is None or item.index in failed or not (out / str(item.index) / "testingTargets.json").is_file():
@@ -978,7 +978,7 @@ def read_run(figures: Figures, run: Histeg, out: Path) -> None:
         if timing:
             item.compare_seconds, item.confirm_seconds = timing.get("compare"), timing.get("confirm")
     if not any(i.compare_seconds is not None for i in figures.chain):
-        figures.compare_source = "no seconds in steps.targets: histeg's wall time minus every traced run"
+        figures.compare_source = "no seconds in steps.compare: histeg's wall time minus every traced run"
         figures.compare_total_fallback = run.seconds - traced_total(out, sorted(by_sha.values()))
     clock = [i for i in figures.chain if i.kind == "clock"]
     if clock:
