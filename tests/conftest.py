@@ -120,6 +120,18 @@ class CliResult:
     stderr: str
 
 
+INTERRUPTIBLE = "import signal; signal.signal(signal.SIGINT, signal.default_int_handler)\n"
+"""First line of a program a test interrupts with SIGINT: SIGINT raises as in a terminal even when the tests run as a
+background job of a non-interactive shell, which starts every process with SIGINT ignored (histeg then rightly leaves
+SIGINT alone)."""
+
+
+def interruptible_histeg(*args: str) -> list[str]:
+    """``python -m histeg ARGS`` as a process a test interrupts with SIGINT (``INTERRUPTIBLE``)."""
+    program = INTERRUPTIBLE + "import runpy, sys; sys.argv[0] = 'histeg'; runpy.run_module('histeg', run_name='__main__', alter_sys=True)"
+    return [sys.executable, "-c", program, *args]
+
+
 def run_histeg(*args: str, cwd: Path | None = None, timeout: float = 300) -> CliResult:
     """Run the real command line in a child process."""
     result = subprocess.run(

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from histeg.compare.sequences import CUTOFF
-from tests.conftest import GitRepo, run_histeg, validate_output
+from tests.conftest import GitRepo, interruptible_histeg, run_histeg, validate_output
 
 WALK = """
 import random
@@ -100,7 +100,7 @@ def test_a_signal_during_the_comparison_ends_histeg_and_its_workers_within_two_s
     common = ("--repo", str(repo.path), "--all", "--out", str(out), "--python", sys.executable)
     traced = run_histeg("analyze", *common, "-q")
     assert traced.code == 0, traced.stderr
-    histeg = subprocess.Popen([sys.executable, "-m", "histeg", "compute", *common, "--confirm", "0", "--compare-jobs", "2", "-q"],
+    histeg = subprocess.Popen(interruptible_histeg("compute", *common, "--confirm", "0", "--compare-jobs", "2", "-q"),
                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         deadline = time.monotonic() + 120

@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from histeg.generate.verdicts import FAILING, PASSING
-from tests.conftest import GitRepo, run_histeg, validate_output
+from tests.conftest import GitRepo, interruptible_histeg, run_histeg, validate_output
 
 pytestmark = pytest.mark.slow  # a compute of four versions, then Pynguin twice
 
@@ -119,7 +119,7 @@ def test_an_interrupted_generation_leaves_the_earlier_results(computed: Path) ->
     version = computed / "1"
     earlier = (version / "generation.json").read_bytes(), _listing(version / "generated")
     process = subprocess.Popen(
-        [sys.executable, "-m", "histeg", "generate", "1", "--out", str(computed), "--budget", "60", "--seed", "5", "--no-carve"],
+        interruptible_histeg("generate", "1", "--out", str(computed), "--budget", "60", "--seed", "5", "--no-carve"),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,

@@ -25,7 +25,7 @@ from histeg.processes.groups import end_orphans, group_exists, record, records_f
 from histeg.processes.process import HEAD_BYTES, TAIL_BYTES, run_process
 from histeg.records.runs import Runs
 from histeg.runs.runner import RUNS, run_traces
-from tests.conftest import GitRepo
+from tests.conftest import INTERRUPTIBLE, GitRepo, interruptible_histeg
 from tests.statics.versions import make_version
 
 LIB = "def double(x):\n    return x + x\n"
@@ -52,7 +52,7 @@ def waiting_project(repo: GitRepo, marker: Path) -> None:
 
 
 def start_histeg(*args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", "histeg", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    return subprocess.Popen(interruptible_histeg(*args), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
 def wait_for(marker: Path, process: subprocess.Popen[str] | None = None, seconds: float = 240) -> tuple[int, int]:
@@ -263,7 +263,7 @@ def test_an_interrupted_retrace_leaves_the_earlier_traces_as_they_were(tmp_path:
         "with handling_signals():\n"  # as histeg's command line runs it: a signal while a run starts waits until its group is recorded
         f"    run_traces(OutputStore(Path({str(store.root)!r})), 0, [shell_command('true'), shell_command({waits!r})], timeout=600)\n"
     )
-    retrace = subprocess.Popen([sys.executable, "-c", program], stderr=subprocess.PIPE, text=True)
+    retrace = subprocess.Popen([sys.executable, "-c", INTERRUPTIBLE + program], stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 120
     while not marker.exists():
         assert retrace.poll() is None and time.monotonic() < deadline, retrace.stderr.read() if retrace.stderr else ""
