@@ -480,13 +480,10 @@ done:
 
 /* -- values ---------------------------------------------------------------- */
 
-/* The id `fn(value)` answers; its events are dropped while it runs, and a failure is NO_VALUE. */
+/* The id a call into Python answered (a new reference, or NULL when it raised); NO_VALUE for an error, cleared. */
 static unsigned long long
-id_from(TStateObject *st, PyObject *fn, PyObject *value)
+answered_id(PyObject *found)
 {
-    st->diverting++;
-    PyObject *found = PyObject_CallOneArg(fn, value);
-    st->diverting--;
     if (found == NULL) {
         PyErr_Clear();
         return NO_VALUE;
@@ -498,6 +495,16 @@ id_from(TStateObject *st, PyObject *fn, PyObject *value)
         return NO_VALUE;
     }
     return id;
+}
+
+/* The id `fn(value)` answers; its events are dropped while it runs, and a failure is NO_VALUE. */
+static unsigned long long
+id_from(TStateObject *st, PyObject *fn, PyObject *value)
+{
+    st->diverting++;
+    PyObject *found = PyObject_CallOneArg(fn, value);
+    st->diverting--;
+    return answered_id(found);
 }
 
 /* -- keyed values -----------------------------------------------------------
@@ -811,17 +818,7 @@ id_from_key(TracerObject *self, TStateObject *st, PyObject *key, PyObject *value
     PyObject *found = PyObject_CallFunctionObjArgs(TABLE(self, K_BY_KEY), key, value, NULL);
     st->diverting--;
     Py_DECREF(key);
-    if (found == NULL) {
-        PyErr_Clear();
-        return NO_VALUE;
-    }
-    unsigned long long id = PyLong_AsUnsignedLongLong(found);
-    Py_DECREF(found);
-    if (PyErr_Occurred()) {
-        PyErr_Clear();
-        return NO_VALUE;
-    }
-    return id;
+    return answered_id(found);
 }
 
 /* A value's id; NO_VALUE when abstracting it failed (the traced program never sees histeg's errors). */
