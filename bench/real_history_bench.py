@@ -226,7 +226,7 @@ def print_report(report: HistoryReport) -> None:
         targets = "-" if v.targets is None else str(v.targets)
         print(f"{v.index:5d} {v.short:10s} {len(v.python_changes):3d} {v.other_changes:5d} {targets:>7} {v.test_code:5d} {v.divergences:7d} "
               f"{v.noise_divergences:5d}  {','.join(v.outcomes):14s} {v.message[:50]}" + (f"  -> {', '.join(v.top)}" if v.top else ""))
-    print(f"\ncost by version, wall seconds as histeg recorded them (one traced run = traces / repetitions):")
+    print("\ncost by version, wall seconds as histeg recorded them (one traced run = traces / repetitions):")
     print(f"{'index':>5} {'commit':10s} {'build':>6} {'statics':>7} {'run':>6} {'compare':>7} {'confirm':>7} {'targets':>7} {'compare/run':>11}")
     for v in report.versions:
         t = v.seconds
