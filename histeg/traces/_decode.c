@@ -43,6 +43,7 @@
 #define SEED_A 0x243F6A8885A308D3ull
 #define SEED_B 0x13198A2E03707344ull
 #define MAX_THREADS (1u << 20)
+#define REC_VALUE 0x56  /* format.REC_VALUE: a V record of the stream */
 #define INTERFACE 3  /* seal.INTERFACE: the methods and results histeg.traces.seal uses (Decoder.index from 1, value_records
                       * from 2, Words from 3) */
 
@@ -2022,7 +2023,7 @@ decode_value_records(PyObject *module, PyObject *args)
     size_t n = (size_t)view.len, pos = start < 0 ? n : (size_t)start, end = pos;
     Vec ids = VEC(uint64_t), spans = VEC(uint64_t);
     int failed = 0;
-    while (pos < n && data[pos] == 'V') {
+    while (pos < n && data[pos] == REC_VALUE) {
         uint64_t id, size, span[5];
         size_t at = pos + 1;
         if (!read_varint(data, n, &at, &id)) {

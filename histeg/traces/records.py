@@ -94,8 +94,7 @@ class ValueTable:
         """``text_hash(str(value))``: as read with its record's run, else from the encoded fields (no text decoded and encoded again)."""
         if value_id < len(self._digests) and self._digests[value_id]:
             return self._digests[value_id]
-        type_name, rep = self._raw(self._where[value_id])
-        return bytes_hash(type_name if rep is None else type_name + b" " + rep)
+        return value_digest(*self._raw(self._where[value_id]))
 
     def digests(self) -> Iterator[tuple[int, int]]:
         """(value id, digest) of every value."""
@@ -146,6 +145,11 @@ def text_hash(text: str) -> int:
 
 def bytes_hash(data: bytes | bytearray) -> int:
     return int.from_bytes(hashlib.blake2b(data, digest_size=8).digest(), "little")
+
+
+def value_digest(type_name: bytes | bytearray, rep: bytes | bytearray | None) -> int:
+    """``text_hash(str(value))`` from a value record's encoded type name and repr (None: the type's default repr)."""
+    return bytes_hash(type_name if rep is None else type_name + b" " + rep)
 
 
 @dataclass

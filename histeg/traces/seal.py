@@ -41,7 +41,7 @@ from typing import Any, BinaryIO
 import zstandard
 
 from histeg.traces import events
-from histeg.traces.records import Definitions, Function, NeedMore, bytes_hash, parse_record, text_hash
+from histeg.traces.records import Definitions, Function, NeedMore, parse_record, text_hash, value_digest
 from histeg.tracing import format as fmt
 
 try:
@@ -50,7 +50,7 @@ except ImportError:  # not built: the reference implementation in Python
     _decode = None
 
 BLOCK_BYTES = 4 << 20
-"""Uncompressed size at which an event block is closed: big enough for xz to find the repetitions
+"""Uncompressed size at which an event block is closed: big enough for zstd to find the repetitions
 of a suite, small enough that reading one entry point decompresses little else."""
 READ_BLOCK = 1 << 16
 COMPRESS_STEP = 1 << 20
@@ -198,14 +198,13 @@ NO_REPR = (1 << 64) - 1
 def value_run(data: bytes | bytearray, pos: int, into: Definitions) -> tuple[int, array, array]:
     """The value records from ``pos`` on, read in C into ``into.values``: where they end, their ids and their
     ``text_hash`` digests (from the encoded fields). Ends at once (at ``pos``) when the C decoder is not built."""
-    if not native():
+    if not native() or pos >= len(data) or data[pos] != fmt.REC_VALUE:
         return pos, array("Q"), array("Q")
     end, id_bytes, span_bytes = _decode.value_records(data, pos)
     ids, spans = _array("Q", id_bytes), _array("Q", span_bytes)
     hashes = array("Q")
     for type_start, type_end, repr_start, repr_end in zip(spans[1::5], spans[2::5], spans[3::5], spans[4::5], strict=True):
-        text = data[type_start:type_end] if repr_start == NO_REPR else data[type_start:type_end] + b" " + data[repr_start:repr_end]
-        hashes.append(bytes_hash(text))
+        hashes.append(value_digest(data[type_start:type_end], None if repr_start == NO_REPR else data[repr_start:repr_end]))
     into.values.add_run(data, pos, end, ids, spans[0::5], hashes)
     return end, ids, hashes
 
