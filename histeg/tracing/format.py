@@ -15,7 +15,9 @@ import json
 import os
 import sys
 import zlib
+from _thread import _count as _other_threads
 from _thread import allocate_lock
+from collections import deque
 from typing import BinaryIO
 
 MAGIC = b"HTRACE\x00"
@@ -95,13 +97,27 @@ def text(value: str) -> bytes:
     return (_SMALL[size] if size < 0x80 else varint(size)) + data
 
 
+HELD_BYTES = 1 << 25
+"""While the traced program runs threads of its own, batches are held up to this many bytes instead of written."""
+
+
 class TraceWriter:
-    """Appends records to a trace file; thread-safe; memory bounded by ``batch_bytes``."""
+    """Appends records to a trace file; thread-safe; memory bounded by ``batch_bytes``, or ``HELD_BYTES`` while other threads
+    run.
+
+    Compressing and writing a batch release the GIL (zlib and ``os.write`` do): with other threads waiting, one of
+    them would run there, at a place of the program's code where it would not have run untraced. A race the program
+    has could then show where it does not (a cache pruned by two threads at once, seen on a real suite). So while the
+    process has threads other than its main one, batches wait in memory, and are written once it has none again (or
+    past ``HELD_BYTES``, or at close)."""
 
     def __init__(self, path: str, meta: dict, level: int = 1, batch_bytes: int = 1 << 16) -> None:
         self.path = path
         self._compressor = zlib.compressobj(level)
-        self._pending = bytearray()
+        self._records: deque[bytes] = deque()
+        """Records not written yet: appended without a lock (a deque's append is atomic), drained under ``_lock``."""
+        self._held = 0
+        """Bytes in ``_records``, about (threads add to it without a lock; it only says when to write)."""
         self._batch_bytes = batch_bytes
         self._lock = allocate_lock()
         self.chunks = 0
@@ -135,7 +151,7 @@ class TraceWriter:
         batch so it decodes up to there, and why is said once on stderr (the run's log keeps it)."""
         self.closed = True
         self.failure = f"cannot write {self.path}: {exc.strerror or exc}"
-        self._pending = bytearray()
+        self._records.clear()
         if self._fd >= 0:
             with contextlib.suppress(OSError):
                 os.ftruncate(self._fd, self._written)
@@ -146,17 +162,21 @@ class TraceWriter:
             os.write(2, f"histeg: tracing stopped: {self.failure}\n".encode("utf-8", "replace"))
 
     def _add(self, record: bytes) -> None:
-        with self._lock:
-            if self.closed:
-                return
-            self._pending += record
-            if len(self._pending) >= self._batch_bytes:
+        """No lock is taken here: a thread waiting for a lock another thread holds would release the GIL too."""
+        if self.closed:
+            return
+        self._records.append(record)
+        self._held += len(record)
+        if self._held >= self._batch_bytes and (not _other_threads() or self._held >= HELD_BYTES):
+            with self._lock:
                 self._flush_locked()
 
     def _flush_locked(self) -> None:
-        if self._pending:
-            data = self._compressor.compress(self._pending) + self._compressor.flush(zlib.Z_SYNC_FLUSH)
-            self._pending.clear()
+        records = self._records
+        if records and not self.closed:
+            self._held = 0
+            pending = b"".join([records.popleft() for _ in range(len(records))])  # a record added meanwhile waits its turn
+            data = self._compressor.compress(pending) + self._compressor.flush(zlib.Z_SYNC_FLUSH)
             self._write_raw(data)
 
     def flush(self) -> None:
@@ -220,7 +240,7 @@ class TraceWriter:
         with self._lock:
             if self.closed:
                 return
-            self._pending += bytes([REC_END]) + varint(self.chunks)
+            self._records.append(bytes([REC_END]) + varint(self.chunks))
             self._flush_locked()
             if not self.closed:
                 self._write_raw(self._compressor.flush(zlib.Z_FINISH) + TRAILER + bytes([self.status]))

@@ -33,6 +33,20 @@ from typing import Any
 
 from histeg.tracing.stdlib_values import StandardValues
 
+try:
+    from histeg.tracing import _walk as _native_walk
+except ImportError:  # not built (no compiler at install time): the walk stays in Python
+    _native_walk = None  # type: ignore[assignment]  # the module's name stands for "not built"
+
+WALK_INTERFACE = 1
+"""What ``_walk.INTERFACE`` must be (the tables ``walk_tables`` hands it); a build from another histeg counts as not built."""
+
+
+def native_walk() -> bool:
+    """Whether the C walk (``_walk.c``, with ``Abstraction._walk`` as its reference) is built for this histeg."""
+    return _native_walk is not None and getattr(_native_walk, "INTERFACE", None) == WALK_INTERFACE
+
+
 MODES = ("structural", "repr", "off")
 VALUES_FORMAT = 2
 """How values are written; traces written another way do not compare with these (a traces step input). 2: a
@@ -262,8 +276,10 @@ class Abstraction:
         redact: Sequence[str] = DEFAULT_REDACT,
         root: str | None = None,
         key: bytes | None = None,
+        native: bool = True,
     ) -> None:
-        """``key``: the output directory's redaction key; secrets are its HMAC digests (without one, all alike)."""
+        """``key``: the output directory's redaction key; secrets are its HMAC digests (without one, all alike).
+        ``native``: walk values in C where it is built (``native=False`` keeps the Python reference, for the parity tests)."""
         if mode not in MODES:
             raise ValueError(f"values mode must be one of {', '.join(MODES)}, not {mode!r}")
         self.mode = mode
@@ -284,6 +300,10 @@ class Abstraction:
         self._strings: dict[str, str] = {}
         self._shown_types: dict[type, bool] = {}
         self._shown_contents: dict[type, bool] = {}
+        self._text: Callable[[Any, type, list[int], int], str | None] = self._walk
+        """The walk of one value on a shared budget: the C walk where built, which hands Python every shape it does not walk."""
+        if native and native_walk():
+            self._text = _native_walk.Walker(self.walk_tables()).text
 
     # -- what callers ask -------------------------------------------------------------
 
@@ -321,6 +341,16 @@ class Abstraction:
         (``keyed_id`` in _ctracer.c, in this order): layouts, names without secrets, kinds, the kinds a field shows by
         content, the unset-slot marker, the answers of ``shown_by_type`` and of ``shown_by_content``."""
         return (self._layouts, self._plain, self._kinds, _SHOWN_IN_FIELDS, _UNSET, self._shown_types, self._shown_contents)
+
+    def walk_tables(self) -> tuple[Any, ...]:
+        """What the C walk reads and calls (``Walker`` in _walk.c, in this order): the caches it reads (kinds, type names,
+        string texts, layouts, field plans, names checked for secrets), the kinds it walks itself, then the methods that
+        answer (and fill the caches) where it does not know: the Python walk of one value first."""
+        return (
+            self._kinds, self._names, self._strings, self._layouts, self._plans, self._redacted_names,
+            _STR, _SCALAR, _OBJECT, _SUBCLASS, _STANDARD, _SHOWN_IN_FIELDS,
+            self._walk, self._classify, self.type_name, self._string, cap, self._layout, self._plan, self.redacts, self.secret,
+        )  # fmt: skip
 
     def fields_key(self, value: Any, cls: type) -> tuple | None:
         """A key equal for two instances of ``cls`` exactly when ``_fields`` shows them alike: the field names (instance
@@ -485,7 +515,9 @@ class Abstraction:
 
     # -- the walk ---------------------------------------------------------------------
 
-    def _text(self, value: Any, cls: type, budget: list[int], depth: int) -> str | None:
+    def _walk(self, value: Any, cls: type, budget: list[int], depth: int) -> str | None:
+        """The text of ``value`` at ``depth``, spending ``budget``: the reference of the C walk, which calls it for what
+        it does not walk itself (recursion goes through ``_text``, so a nested value may be walked in C again)."""
         budget[0] -= 1
         kind, base = self._kinds.get(cls) or self._classify(cls)
         if kind is _STR:

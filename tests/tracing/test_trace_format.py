@@ -130,7 +130,8 @@ def test_every_cut_of_a_file_is_truncated_or_a_one_line_error(tmp_path):
     assert truncated > len(data) // 2
 
 
-def test_killed_writer_leaves_a_readable_prefix(tmp_path):
+def test_killed_writer_leaves_a_readable_prefix(tmp_path, monkeypatch):
+    monkeypatch.setattr(fmt, "_other_threads", lambda: 0)  # this process's own threads (a pytest-xdist worker's) aside
     path = tmp_path / "partial.htrace"
     writer = fmt.TraceWriter(str(path), {}, batch_bytes=1)
     writer.function(1, "m:f", "m.py", 1, 0, (), [])
@@ -140,6 +141,29 @@ def test_killed_writer_leaves_a_readable_prefix(tmp_path):
     trace = read_trace(path)  # never closed: as if killed
     assert trace.truncated
     assert [(c.lines, c.ended) for c in trace.entry_points] == [([1], True), ([2, 3], False)]
+    writer.close()
+    assert not read_trace(path).truncated
+
+
+def test_batches_wait_while_other_threads_run(tmp_path, monkeypatch):
+    """Writing would release the GIL to a waiting thread of the program: batches wait, up to HELD_BYTES."""
+    threads = [1]
+    monkeypatch.setattr(fmt, "_other_threads", lambda: threads[0])
+    monkeypatch.setattr(fmt, "HELD_BYTES", 1 << 12)
+    path = tmp_path / "held.htrace"
+    writer = fmt.TraceWriter(str(path), {}, batch_bytes=1)
+    header = path.stat().st_size
+    writer.function(1, "m:f", "m.py", 1, 0, (), [])
+    writer.chunk(0, array("H", [fmt.OP_CALL | fmt.CALL_ROOT, 1, 0, 0, 0, 0, 2, fmt.OP_RETURN, 0, 0]).tobytes())
+    assert path.stat().st_size == header  # held
+    writer.chunk(0, array("H", [fmt.OP_CALL | fmt.CALL_ROOT, 1, 0, 0, 0, 0, *[2] * 2100, fmt.OP_RETURN, 0, 0]).tobytes())
+    assert path.stat().st_size > header  # past HELD_BYTES: written
+    size = path.stat().st_size
+    writer.chunk(0, array("H", [fmt.OP_CALL | fmt.CALL_ROOT, 1, 0, 0, 0, 0, 3, fmt.OP_RETURN, 0, 0]).tobytes())
+    assert path.stat().st_size == size
+    threads[0] = 0  # the program's threads ended: the next record writes what waited
+    writer.chunk(0, array("H", [fmt.OP_CALL | fmt.CALL_ROOT, 1, 0, 0, 0, 0, 4, fmt.OP_RETURN, 0, 0]).tobytes())
+    assert [c.lines for c in read_trace(path).entry_points] == [[1], [1] * 2100, [2], [3]]
     writer.close()
     assert not read_trace(path).truncated
 

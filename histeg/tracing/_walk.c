@@ -1,0 +1,797 @@
+/* The structural walk of a value's abstraction, in C.
+ *
+ * Abstraction._walk (values.py) is the specification and the reference of the parity tests; this module
+ * walks the commonest shapes in C (exact strings, ints, floats, bools and None, exact lists, tuples and dicts,
+ * a program's object at the top, shown by its fields) and hands every other value to _walk, sharing the
+ * budget. A parser's state (a list of token dicts in an attribute) took 80 us in Python at every method call.
+ *
+ *   Walker(tables).text(value, cls, budget: [int], depth) -> str | None      tables: Abstraction.walk_tables()
+ *
+ * As in Python, no line of project code runs: only builtin getters are called, only exact builtin containers
+ * are iterated, and only what the Python walk hashes is hashed (classes, exact strings, tuples of names).
+ * Every cache is filled by Python (a miss calls the Python method that fills it).
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#define INTERFACE 1 /* values.WALK_INTERFACE */
+#define MAX_DEPTH 3
+#define MAX_REPR 120
+#define MAX_CACHED_STRING (4 * MAX_REPR)
+
+enum {
+    T_KINDS, T_NAMES, T_STRINGS, T_LAYOUTS, T_PLANS, T_REDACTED,
+    T_STR, T_SCALAR, T_OBJECT, T_SUBCLASS, T_STANDARD, T_SHOWN_IN_FIELDS,
+    T_WALK, T_CLASSIFY, T_TYPE_NAME, T_STRING, T_CAP, T_LAYOUT, T_PLAN, T_REDACTS, T_SECRET,
+    T_COUNT
+};
+
+typedef struct {
+    PyObject_HEAD
+    PyObject *tables; /* a tuple of T_COUNT items, in the order above */
+} WalkerObject;
+
+#define T(w, k) PyTuple_GET_ITEM((w)->tables, (k))
+
+/* One walk: the budget is kept here and handed to Python in the caller's list whenever Python walks. */
+typedef struct {
+    WalkerObject *w;
+    PyObject *budget_list;
+    Py_ssize_t budget;
+} Walk;
+
+static PyObject *ELLIPSIS_PLUS, *COMMA_SPACE, *TEXT_TRUE, *TEXT_FALSE, *TEXT_NONE;
+
+static PyObject *walk_text(Walk *k, PyObject *value, PyTypeObject *cls, Py_ssize_t depth);
+
+static int
+sync_out(Walk *k)
+{
+    PyObject *n = PyLong_FromSsize_t(k->budget);
+    if (n == NULL) {
+        return -1;
+    }
+    return PyList_SetItem(k->budget_list, 0, n);  /* steals n */
+}
+
+static int
+sync_in(Walk *k)
+{
+    PyObject *n = PyList_GET_SIZE(k->budget_list) ? PyList_GET_ITEM(k->budget_list, 0) : NULL;
+    if (n == NULL || !PyLong_Check(n)) {
+        PyErr_SetString(PyExc_TypeError, "the walk's budget must be a list holding an int");
+        return -1;
+    }
+    k->budget = PyLong_AsSsize_t(n);
+    return k->budget == -1 && PyErr_Occurred() ? -1 : 0;
+}
+
+/* Abstraction._walk(value, cls, budget, depth): the Python walk of one value, on the shared budget. */
+static PyObject *
+python_walk(Walk *k, PyObject *value, PyTypeObject *cls, Py_ssize_t depth)
+{
+    if (sync_out(k) < 0) {
+        return NULL;
+    }
+    PyObject *d = PyLong_FromSsize_t(depth);
+    if (d == NULL) {
+        return NULL;
+    }
+    PyObject *args[4] = {value, (PyObject *)cls, k->budget_list, d};
+    PyObject *text = PyObject_Vectorcall(T(k->w, T_WALK), args, 4, NULL);
+    Py_DECREF(d);
+    if (text == NULL || sync_in(k) < 0) {
+        Py_XDECREF(text);
+        return NULL;
+    }
+    return text;
+}
+
+/* (kind, base) of `cls`: the table's, or Abstraction._classify's (which fills the table). Borrowed from the table
+ * when found there; *owned is set to the new reference to release otherwise. */
+static PyObject *
+kind_of(Walk *k, PyTypeObject *cls, PyObject **owned)
+{
+    *owned = NULL;
+    PyObject *found = PyDict_GetItemWithError(T(k->w, T_KINDS), (PyObject *)cls);
+    if (found == NULL) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        found = *owned = PyObject_CallOneArg(T(k->w, T_CLASSIFY), (PyObject *)cls);
+        if (found == NULL) {
+            return NULL;
+        }
+    }
+    if (!PyTuple_CheckExact(found) || PyTuple_GET_SIZE(found) != 2) {
+        Py_CLEAR(*owned);
+        PyErr_SetString(PyExc_TypeError, "a kind must be a (kind, base) pair");
+        return NULL;
+    }
+    return found;
+}
+
+/* Abstraction.type_name(cls), a new reference. */
+static PyObject *
+name_of(Walk *k, PyTypeObject *cls)
+{
+    PyObject *found = PyDict_GetItemWithError(T(k->w, T_NAMES), (PyObject *)cls);
+    if (found != NULL) {
+        return Py_NewRef(found);
+    }
+    if (PyErr_Occurred()) {
+        return NULL;
+    }
+    return PyObject_CallOneArg(T(k->w, T_TYPE_NAME), (PyObject *)cls);
+}
+
+/* Abstraction._string(value) of an exact string: the cache's, or Python's (which fills the cache). */
+static PyObject *
+string_text(Walk *k, PyObject *value)
+{
+    if (PyUnicode_GET_LENGTH(value) <= MAX_CACHED_STRING) {
+        PyObject *found = PyDict_GetItemWithError(T(k->w, T_STRINGS), value);
+        if (found != NULL) {
+            return Py_NewRef(found);
+        }
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+    }
+    return PyObject_CallOneArg(T(k->w, T_STRING), value);
+}
+
+/* _scalar(value, cls) of an exact int, float, bool or None: cap(repr(value)), or "<repr failed: Name>". */
+static PyObject *
+scalar_text(Walk *k, PyObject *value)
+{
+    if (value == Py_True) {
+        return Py_NewRef(TEXT_TRUE);
+    }
+    if (value == Py_False) {
+        return Py_NewRef(TEXT_FALSE);
+    }
+    if (value == Py_None) {
+        return Py_NewRef(TEXT_NONE);
+    }
+    PyObject *text = PyObject_Repr(value);
+    if (text == NULL) {
+        if (!PyErr_ExceptionMatches(PyExc_Exception)) {
+            return NULL;
+        }
+        PyObject *exc = PyErr_GetRaisedException(), *name = PyType_GetName(Py_TYPE(exc));
+        text = name ? PyUnicode_FromFormat("<repr failed: %U>", name) : NULL;
+        Py_XDECREF(name);
+        Py_DECREF(exc);
+        return text;
+    }
+    if (PyUnicode_GET_LENGTH(text) <= MAX_REPR) {
+        return text;
+    }
+    PyObject *capped = PyObject_CallOneArg(T(k->w, T_CAP), text);
+    Py_DECREF(text);
+    return capped;
+}
+
+static int
+is_scalar_type(PyTypeObject *cls)
+{
+    return cls == &PyLong_Type || cls == &PyFloat_Type || cls == &PyBool_Type || cls == &PyComplex_Type
+        || cls == Py_TYPE(Py_None) || cls == &PyUnicode_Type || cls == &PyBytes_Type;
+}
+
+static int
+is_container_type(PyTypeObject *cls)
+{
+    return cls == &PyList_Type || cls == &PyTuple_Type || cls == &PyDict_Type || cls == &PySet_Type || cls == &PyFrozenSet_Type;
+}
+
+/* Abstraction._nested(item, budget, depth). */
+static PyObject *
+nested_text(Walk *k, PyObject *item, Py_ssize_t depth)
+{
+    PyTypeObject *cls = Py_TYPE(item);
+    if (cls == &PyUnicode_Type) {
+        k->budget--;
+        return string_text(k, item);
+    }
+    if (cls == &PyLong_Type || cls == &PyBool_Type || item == Py_None) {
+        k->budget--;
+        return scalar_text(k, item);
+    }
+    PyObject *known = PyDict_GetItemWithError(T(k->w, T_KINDS), (PyObject *)cls);
+    if (known == NULL && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (known != NULL && PyTuple_CheckExact(known) && PyTuple_GET_SIZE(known) == 2 && PyTuple_GET_ITEM(known, 0) == T(k->w, T_OBJECT)) {
+        k->budget--;
+        return name_of(k, cls);
+    }
+    Py_INCREF(cls);  /* the item's class may be reassigned while Python walks it */
+    PyObject *text = walk_text(k, item, cls, depth + 1), *result = NULL;
+    if (text == NULL && PyErr_Occurred()) {
+        goto done;
+    }
+    if (is_scalar_type(cls) || is_container_type(cls)) {
+        result = text != NULL ? Py_NewRef(text) : name_of(k, cls);
+        goto done;
+    }
+    PyObject *name = name_of(k, cls);
+    if (name != NULL) {
+        result = text == NULL ? Py_NewRef(name) : PyUnicode_FromFormat("%U(%U)", name, text);
+        Py_DECREF(name);
+    }
+done:
+    Py_XDECREF(text);
+    Py_DECREF(cls);
+    return result;
+}
+
+/* "…+n": what the budget left out. */
+static int
+append_rest(PyObject *parts, Py_ssize_t rest)
+{
+    PyObject *text = PyUnicode_FromFormat("%U%zd", ELLIPSIS_PLUS, rest);
+    if (text == NULL) {
+        return -1;
+    }
+    int failed = PyList_Append(parts, text);
+    Py_DECREF(text);
+    return failed;
+}
+
+/* open + ", ".join(parts) + close. */
+static PyObject *
+joined(PyObject *parts, const char *open, const char *close)
+{
+    PyObject *inner = PyUnicode_Join(COMMA_SPACE, parts);
+    if (inner == NULL) {
+        return NULL;
+    }
+    PyObject *text = PyUnicode_FromFormat("%s%U%s", open, inner, close);
+    Py_DECREF(inner);
+    return text;
+}
+
+/* Whether `key` names a secret: Abstraction.redacts, through its cache. */
+static int
+redacts(Walk *k, PyObject *key)
+{
+    PyObject *found = PyDict_GetItemWithError(T(k->w, T_REDACTED), key), *owned = NULL;
+    if (found == NULL) {
+        if (PyErr_Occurred()) {
+            return -1;
+        }
+        found = owned = PyObject_CallOneArg(T(k->w, T_REDACTS), key);
+        if (found == NULL) {
+            return -1;
+        }
+    }
+    int truth = PyObject_IsTrue(found);  /* a bool: Python's own answer */
+    Py_XDECREF(owned);
+    return truth;
+}
+
+/* One "key: value" of a dict (Abstraction._builtin). */
+static PyObject *
+dict_item_text(Walk *k, PyObject *key, PyObject *item, Py_ssize_t depth)
+{
+    PyTypeObject *key_cls = Py_TYPE(key);
+    Py_INCREF(key_cls);
+    PyObject *key_text = walk_text(k, key, key_cls, depth + 1), *item_text = NULL, *result = NULL;
+    if (key_text == NULL && PyErr_Occurred()) {
+        goto done;
+    }
+    if (key_text == NULL || PyUnicode_GET_LENGTH(key_text) == 0) {  /* `or type_name(type(key))` */
+        Py_XDECREF(key_text);
+        key_text = name_of(k, key_cls);
+        if (key_text == NULL) {
+            goto done;
+        }
+    }
+    int secret = key_cls == &PyUnicode_Type ? redacts(k, key) : 0;
+    if (secret < 0) {
+        goto done;
+    }
+    item_text = secret ? PyObject_CallOneArg(T(k->w, T_SECRET), item) : nested_text(k, item, depth);
+    if (item_text != NULL) {
+        result = PyUnicode_FromFormat("%U: %U", key_text, item_text);
+    }
+done:
+    Py_XDECREF(key_text);
+    Py_XDECREF(item_text);
+    Py_DECREF(key_cls);
+    return result;
+}
+
+/* Abstraction._builtin of an exact dict: items in insertion order, as long as the budget lasts. */
+static PyObject *
+dict_text(Walk *k, PyObject *value, Py_ssize_t depth)
+{
+    PyObject *parts = PyList_New(0), *result = NULL;
+    if (parts == NULL) {
+        return NULL;
+    }
+    Py_ssize_t pos = 0, size = PyDict_GET_SIZE(value);
+    PyObject *key, *item;
+    while (PyDict_Next(value, &pos, &key, &item)) {
+        if (k->budget <= 0) {
+            if (append_rest(parts, PyDict_GET_SIZE(value) - PyList_GET_SIZE(parts)) < 0) {
+                goto done;
+            }
+            break;
+        }
+        Py_INCREF(key);  /* Python walks may let another thread change the dict */
+        Py_INCREF(item);
+        PyObject *text = dict_item_text(k, key, item, depth);
+        Py_DECREF(key);
+        Py_DECREF(item);
+        if (text == NULL) {
+            goto done;
+        }
+        int failed = PyList_Append(parts, text);
+        Py_DECREF(text);
+        if (failed) {
+            goto done;
+        }
+        if (PyDict_GET_SIZE(value) != size) {  /* as dict.items() would say */
+            PyErr_SetString(PyExc_RuntimeError, "dictionary changed size during iteration");
+            goto done;
+        }
+    }
+    result = joined(parts, "{", "}");
+done:
+    Py_DECREF(parts);
+    return result;
+}
+
+/* Abstraction._builtin of an exact list or tuple. */
+static PyObject *
+sequence_text(Walk *k, PyObject *value, Py_ssize_t depth)
+{
+    int is_list = PyList_CheckExact(value);
+    Py_ssize_t size = is_list ? PyList_GET_SIZE(value) : PyTuple_GET_SIZE(value);
+    PyObject *parts = PyList_New(0), *result = NULL;
+    if (parts == NULL) {
+        return NULL;
+    }
+    for (Py_ssize_t i = 0; i < (is_list ? PyList_GET_SIZE(value) : size); i++) {  /* a list iterator reads the length as it goes */
+        if (k->budget <= 0) {
+            if (append_rest(parts, size - PyList_GET_SIZE(parts)) < 0) {
+                goto done;
+            }
+            break;
+        }
+        PyObject *item = Py_NewRef(is_list ? PyList_GET_ITEM(value, i) : PyTuple_GET_ITEM(value, i));
+        PyObject *text = nested_text(k, item, depth);
+        Py_DECREF(item);
+        if (text == NULL) {
+            goto done;
+        }
+        int failed = PyList_Append(parts, text);
+        Py_DECREF(text);
+        if (failed) {
+            goto done;
+        }
+    }
+    if (is_list) {
+        result = joined(parts, "[", "]");
+    }
+    else {
+        result = joined(parts, "(", PyList_GET_SIZE(parts) == 1 ? ",)" : ")");
+    }
+done:
+    Py_DECREF(parts);
+    return result;
+}
+
+/* Whether the call failed with an Exception (which the Python walk catches), not a BaseException it lets through. */
+static int
+caught(void)
+{
+    if (PyErr_ExceptionMatches(PyExc_Exception)) {
+        PyErr_Clear();
+        return 1;
+    }
+    return 0;
+}
+
+/* The names and items of an instance's dictionary and set slots, as Abstraction._fields reads them: 0 with both
+ * set (possibly empty), -1 on an error. */
+static int
+read_fields(Walk *k, PyObject *value, PyTypeObject *cls, PyObject **names, PyObject **items)
+{
+    *names = *items = NULL;
+    PyObject *layout = PyDict_GetItemWithError(T(k->w, T_LAYOUTS), (PyObject *)cls), *name_list = NULL;
+    if (layout != NULL) {
+        Py_INCREF(layout);
+    }
+    else if (PyErr_Occurred() || (layout = PyObject_CallOneArg(T(k->w, T_LAYOUT), (PyObject *)cls)) == NULL) {
+        return -1;
+    }
+    if (!PyTuple_CheckExact(layout) || PyTuple_GET_SIZE(layout) != 2 || !PyTuple_CheckExact(PyTuple_GET_ITEM(layout, 1))) {
+        PyErr_SetString(PyExc_TypeError, "a layout must be (holder, slots)");
+        goto fail;
+    }
+    PyObject *holder = PyTuple_GET_ITEM(layout, 0), *slots = PyTuple_GET_ITEM(layout, 1);
+    name_list = PyList_New(0);
+    *items = PyList_New(0);
+    if (name_list == NULL || *items == NULL) {
+        goto fail;
+    }
+    if (holder != Py_None) {
+        PyObject *namespace = PyObject_CallOneArg(holder, value);
+        if (namespace == NULL && !caught()) {
+            goto fail;
+        }
+        if (namespace != NULL && PyDict_CheckExact(namespace) && PyDict_GET_SIZE(namespace)) {
+            PyObject *keys = PyDict_Keys(namespace), *values = PyDict_Values(namespace);
+            int failed = keys == NULL || values == NULL;
+            if (!failed) {
+                Py_SETREF(name_list, keys);
+                Py_SETREF(*items, values);
+            }
+            else {
+                Py_XDECREF(keys);
+                Py_XDECREF(values);
+            }
+            Py_DECREF(namespace);
+            if (failed) {
+                goto fail;
+            }
+        }
+        else {
+            Py_XDECREF(namespace);
+        }
+    }
+    for (Py_ssize_t s = 0; s < PyTuple_GET_SIZE(slots); s++) {
+        PyObject *slot = PyTuple_GET_ITEM(slots, s);
+        if (!PyTuple_CheckExact(slot) || PyTuple_GET_SIZE(slot) != 2) {
+            PyErr_SetString(PyExc_TypeError, "a slot must be (name, getter)");
+            goto fail;
+        }
+        PyObject *item = PyObject_CallOneArg(PyTuple_GET_ITEM(slot, 1), value);
+        if (item == NULL) {
+            if (caught()) {
+                continue;  /* an unset slot */
+            }
+            goto fail;
+        }
+        int failed = PyList_Append(*items, item) < 0 || PyList_Append(name_list, PyTuple_GET_ITEM(slot, 0)) < 0;
+        Py_DECREF(item);
+        if (failed) {
+            goto fail;
+        }
+    }
+    *names = PyList_AsTuple(name_list);
+    Py_DECREF(name_list);
+    Py_DECREF(layout);
+    return *names == NULL ? -1 : 0;
+fail:
+    Py_XDECREF(layout);
+    Py_XDECREF(name_list);
+    Py_CLEAR(*items);
+    return -1;
+}
+
+/* The plan for a set of field names: the cache's when every name is an exact string, else Abstraction._plan's. */
+static PyObject *
+plan_of(Walk *k, PyObject *names)
+{
+    int plain = 1;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names); i++) {
+        plain &= PyUnicode_CheckExact(PyTuple_GET_ITEM(names, i));
+    }
+    if (plain) {
+        PyObject *found = PyDict_GetItemWithError(T(k->w, T_PLANS), names);
+        if (found != NULL) {
+            return Py_NewRef(found);
+        }
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+    }
+    return PyObject_CallOneArg(T(k->w, T_PLAN), names);
+}
+
+/* label + (text or "None"), as an f-string shows a missing text. */
+static PyObject *
+labelled(PyObject *label, PyObject *text)
+{
+    return PyUnicode_Concat(label, text != NULL ? text : TEXT_NONE);
+}
+
+/* One field of Abstraction._fields, by its plan step. */
+static PyObject *
+field_text(Walk *k, PyObject *item, PyObject *label, int secret, Py_ssize_t depth)
+{
+    if (secret) {
+        PyObject *digest = PyObject_CallOneArg(T(k->w, T_SECRET), item);
+        PyObject *text = digest ? PyUnicode_Concat(label, digest) : NULL;
+        Py_XDECREF(digest);
+        return text;
+    }
+    PyTypeObject *cls = Py_TYPE(item);
+    if (cls == &PyUnicode_Type) {
+        k->budget--;
+        PyObject *shown = string_text(k, item);
+        PyObject *text = shown ? PyUnicode_Concat(label, shown) : NULL;
+        Py_XDECREF(shown);
+        return text;
+    }
+    if (cls == &PyBool_Type || item == Py_None) {
+        k->budget--;
+        return PyUnicode_Concat(label, item == Py_True ? TEXT_TRUE : item == Py_False ? TEXT_FALSE : TEXT_NONE);
+    }
+    Py_INCREF(cls);
+    PyObject *owned, *result = NULL, *inner = NULL, *name = NULL;
+    PyObject *kind_base = kind_of(k, cls, &owned);
+    if (kind_base == NULL) {
+        goto done;
+    }
+    PyObject *kind = PyTuple_GET_ITEM(kind_base, 0);
+    int shown = PySet_Contains(T(k->w, T_SHOWN_IN_FIELDS), kind);
+    if (shown < 0) {
+        goto done;
+    }
+    if (kind == T(k->w, T_STANDARD)) {  /* its text alone would not say what it is (1.5: a float or a Decimal?) */
+        inner = walk_text(k, item, cls, depth + 1);
+        if ((inner == NULL && PyErr_Occurred()) || (name = name_of(k, cls)) == NULL) {
+            goto done;
+        }
+        result = PyUnicode_FromFormat("%U%U(%U)", label, name, inner != NULL ? inner : TEXT_NONE);
+    }
+    else if (shown || PyTuple_GET_ITEM(kind_base, 1) == (PyObject *)cls) {
+        inner = walk_text(k, item, cls, depth + 1);
+        if (inner != NULL || !PyErr_Occurred()) {
+            result = labelled(label, inner);
+        }
+    }
+    else {
+        k->budget--;
+        name = name_of(k, cls);
+        result = name ? PyUnicode_Concat(label, name) : NULL;
+    }
+done:
+    Py_XDECREF(owned);
+    Py_XDECREF(inner);
+    Py_XDECREF(name);
+    Py_DECREF(cls);
+    return result;
+}
+
+/* Abstraction._fields: a shallow view of the instance dictionary and slots; NULL without an error for none. */
+static PyObject *
+fields_text(Walk *k, PyObject *value, PyTypeObject *cls, Py_ssize_t depth)
+{
+    PyObject *names, *items, *plan = NULL, *shown = NULL, *result = NULL;
+    if (read_fields(k, value, cls, &names, &items) < 0) {
+        return NULL;
+    }
+    if (PyTuple_GET_SIZE(names) == 0) {
+        goto done;
+    }
+    plan = plan_of(k, names);
+    if (plan == NULL || !PyTuple_CheckExact(plan) || (shown = PyList_New(0)) == NULL) {
+        if (plan != NULL && !PyTuple_CheckExact(plan)) {
+            PyErr_SetString(PyExc_TypeError, "a plan must be a tuple");
+        }
+        goto done;
+    }
+    Py_ssize_t steps = PyTuple_GET_SIZE(plan);
+    for (Py_ssize_t s = 0; s < steps; s++) {
+        if (k->budget <= 0) {
+            if (append_rest(shown, steps - PyList_GET_SIZE(shown)) < 0) {
+                goto done;
+            }
+            break;
+        }
+        PyObject *step = PyTuple_GET_ITEM(plan, s);
+        if (!PyTuple_CheckExact(step) || PyTuple_GET_SIZE(step) != 3) {
+            PyErr_SetString(PyExc_TypeError, "a plan step must be (index, label, secret)");
+            goto done;
+        }
+        Py_ssize_t index = PyLong_AsSsize_t(PyTuple_GET_ITEM(step, 0));
+        if (index == -1 && PyErr_Occurred()) {
+            goto done;
+        }
+        if (index < 0 || index >= PyList_GET_SIZE(items)) {
+            PyErr_SetString(PyExc_IndexError, "a plan step past the fields");
+            goto done;
+        }
+        int secret = PyObject_IsTrue(PyTuple_GET_ITEM(step, 2));
+        if (secret < 0) {
+            goto done;
+        }
+        PyObject *text = field_text(k, PyList_GET_ITEM(items, index), PyTuple_GET_ITEM(step, 1), secret, depth);
+        if (text == NULL) {
+            goto done;
+        }
+        int failed = PyList_Append(shown, text);
+        Py_DECREF(text);
+        if (failed) {
+            goto done;
+        }
+    }
+    result = joined(shown, "{", "}");
+done:
+    Py_DECREF(names);
+    Py_DECREF(items);
+    Py_XDECREF(plan);
+    Py_XDECREF(shown);
+    return result;
+}
+
+/* Abstraction._text: NULL without an error stands for None. */
+static PyObject *
+walk_text(Walk *k, PyObject *value, PyTypeObject *cls, Py_ssize_t depth)
+{
+    PyObject *owned;
+    PyObject *kind_base = kind_of(k, cls, &owned);
+    if (kind_base == NULL) {
+        return NULL;
+    }
+    PyObject *kind = PyTuple_GET_ITEM(kind_base, 0), *base = PyTuple_GET_ITEM(kind_base, 1), *text;
+    if (kind == T(k->w, T_STR) && cls == &PyUnicode_Type) {
+        k->budget--;
+        text = string_text(k, value);
+    }
+    else if (kind == T(k->w, T_SCALAR) && (cls == &PyLong_Type || cls == &PyFloat_Type || cls == &PyBool_Type || value == Py_None)) {
+        k->budget--;
+        text = scalar_text(k, value);
+    }
+    else if (kind == T(k->w, T_OBJECT)) {
+        k->budget--;
+        text = depth == 0 ? fields_text(k, value, cls, depth) : NULL;
+    }
+    else if (kind == T(k->w, T_SUBCLASS) && base == (PyObject *)cls && (cls == &PyList_Type || cls == &PyTuple_Type || cls == &PyDict_Type)) {
+        k->budget--;
+        if (depth >= MAX_DEPTH || k->budget <= 0) {
+            Py_ssize_t size = cls == &PyDict_Type ? PyDict_GET_SIZE(value) : Py_SIZE(value);
+            text = PyUnicode_FromFormat("<%s len=%zd>", cls->tp_name, size);
+        }
+        else {
+            text = cls == &PyDict_Type ? dict_text(k, value, depth) : sequence_text(k, value, depth);
+        }
+    }
+    else {
+        text = python_walk(k, value, cls, depth);
+        if (text == Py_None) {
+            Py_CLEAR(text);
+        }
+    }
+    Py_XDECREF(owned);
+    return text;
+}
+
+static PyObject *
+walker_text(WalkerObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    if (self->tables == NULL) {
+        PyErr_SetString(PyExc_RuntimeError, "Walker has no tables");
+        return NULL;
+    }
+    if (nargs != 4 || !PyType_Check(args[1]) || !PyList_CheckExact(args[2])) {
+        PyErr_SetString(PyExc_TypeError, "text(value, cls, budget: list, depth)");
+        return NULL;
+    }
+    Py_ssize_t depth = PyLong_AsSsize_t(args[3]);
+    if (depth == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    Walk k = {self, args[2], 0};
+    if (sync_in(&k) < 0) {
+        return NULL;
+    }
+    PyObject *cls = Py_NewRef(args[1]);
+    PyObject *text = walk_text(&k, args[0], (PyTypeObject *)cls, depth);
+    Py_DECREF(cls);
+    if (text == NULL && PyErr_Occurred()) {
+        return NULL;
+    }
+    if (sync_out(&k) < 0) {
+        Py_XDECREF(text);
+        return NULL;
+    }
+    return text != NULL ? text : Py_NewRef(Py_None);
+}
+
+static int
+walker_init(WalkerObject *self, PyObject *args, PyObject *kwds)
+{
+    PyObject *tables;
+    if (!PyArg_ParseTuple(args, "O!:Walker", &PyTuple_Type, &tables)) {
+        return -1;
+    }
+    if (PyTuple_GET_SIZE(tables) != T_COUNT) {
+        PyErr_Format(PyExc_TypeError, "Walker takes %d tables, not %zd", T_COUNT, PyTuple_GET_SIZE(tables));
+        return -1;
+    }
+    for (int t = T_KINDS; t <= T_REDACTED; t++) {
+        if (!PyDict_CheckExact(PyTuple_GET_ITEM(tables, t))) {
+            PyErr_Format(PyExc_TypeError, "Walker's table %d must be a dict", t);
+            return -1;
+        }
+    }
+    if (!PyFrozenSet_CheckExact(PyTuple_GET_ITEM(tables, T_SHOWN_IN_FIELDS))) {
+        PyErr_SetString(PyExc_TypeError, "Walker's kinds shown in fields must be a frozenset");
+        return -1;
+    }
+    Py_XSETREF(self->tables, Py_NewRef(tables));
+    return 0;
+}
+
+static int
+walker_traverse(WalkerObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->tables);
+    return 0;
+}
+
+static int
+walker_clear(WalkerObject *self)
+{
+    Py_CLEAR(self->tables);
+    return 0;
+}
+
+static void
+walker_dealloc(WalkerObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    walker_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyMethodDef walker_methods[] = {
+    {"text", (PyCFunction)(void (*)(void))walker_text, METH_FASTCALL,
+     "text(value, cls, budget, depth): Abstraction._walk's answer, walked in C where the shape allows."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyTypeObject WalkerType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "histeg.tracing._walk.Walker",
+    .tp_basicsize = sizeof(WalkerObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
+    .tp_doc = "The structural walk of values, over an Abstraction's tables.",
+    .tp_new = PyType_GenericNew,
+    .tp_init = (initproc)walker_init,
+    .tp_traverse = (traverseproc)walker_traverse,
+    .tp_clear = (inquiry)walker_clear,
+    .tp_dealloc = (destructor)walker_dealloc,
+    .tp_methods = walker_methods,
+};
+
+static struct PyModuleDef walk_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "histeg.tracing._walk",
+    .m_doc = "The structural walk of values in C (Abstraction._walk is its reference).",
+    .m_size = -1,
+};
+
+PyMODINIT_FUNC
+PyInit__walk(void)
+{
+    if (PyType_Ready(&WalkerType) < 0) {
+        return NULL;
+    }
+    ELLIPSIS_PLUS = PyUnicode_FromString("\xe2\x80\xa6+");
+    COMMA_SPACE = PyUnicode_FromString(", ");
+    TEXT_TRUE = PyUnicode_FromString("True");
+    TEXT_FALSE = PyUnicode_FromString("False");
+    TEXT_NONE = PyUnicode_FromString("None");
+    if (!ELLIPSIS_PLUS || !COMMA_SPACE || !TEXT_TRUE || !TEXT_FALSE || !TEXT_NONE) {
+        return NULL;
+    }
+    PyObject *module = PyModule_Create(&walk_module);
+    if (module == NULL) {
+        return NULL;
+    }
+    if (PyModule_AddObjectRef(module, "Walker", (PyObject *)&WalkerType) < 0
+        || PyModule_AddIntConstant(module, "INTERFACE", INTERFACE) < 0) {
+        Py_DECREF(module);
+        return NULL;
+    }
+    return module;
+}

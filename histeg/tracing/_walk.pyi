@@ -1,0 +1,9 @@
+"""The structural walk of values in C; ``values.Abstraction._walk`` is its reference."""
+
+from typing import Any
+
+INTERFACE: int
+
+class Walker:
+    def __init__(self, tables: tuple[Any, ...]) -> None: ...
+    def text(self, value: Any, cls: type, budget: list[int], depth: int) -> str | None: ...

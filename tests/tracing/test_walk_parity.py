@@ -1,0 +1,130 @@
+"""The C walk of values says what the Python walk (its reference) says, value for value, budget for budget."""
+
+from __future__ import annotations
+
+import datetime
+import decimal
+import enum
+import threading
+import uuid
+from collections import OrderedDict, namedtuple
+from pathlib import PurePosixPath
+from typing import Any
+
+import pytest
+
+from histeg.tracing import values
+from histeg.tracing.values import MAX_ITEMS, Abstraction
+
+pytestmark = pytest.mark.skipif(not values.native_walk(), reason="the C walk is not built here")
+
+
+class Plain:
+    def __init__(self, **fields: Any) -> None:
+        self.__dict__.update(fields)
+
+
+class Slotted:
+    __slots__ = ("a", "b", "unset")
+
+    def __init__(self, a: Any, b: Any) -> None:
+        self.a = a
+        self.b = b
+
+
+class Both(Plain):
+    __slots__ = ("slot",)
+
+
+class Shade(enum.Enum):
+    DARK = 1
+
+
+class Text(str):
+    pass
+
+
+class Items(list):
+    pass
+
+
+class Broken:
+    """A ``__dict__`` descriptor that raises: the walk shows no fields, in C as in Python."""
+
+    @property
+    def __dict__(self) -> dict:  # type: ignore[override]
+        raise RuntimeError("no dict")
+
+
+Pair = namedtuple("Pair", "left right")
+Token = namedtuple("Token", "type value start end")
+
+
+def tokens(expression: str) -> list[dict[str, Any]]:
+    """A jmespath-like lexer's output: a list of token dicts, as a parser holds it."""
+    return [{"type": "unquoted_identifier", "value": part, "start": i, "end": i + len(part)} for i, part in enumerate(expression.split("."))]
+
+
+def parser_state(expression: str, index: int) -> Plain:
+    return Plain(tokenizer=Plain(), _tokens=tokens(expression), _buffer_size=2, _index=index)
+
+
+def corpus() -> list[Any]:
+    both = Both(x=1)
+    both.slot = "s"
+    cyclic: list[Any] = [1]
+    cyclic.append(cyclic)
+    deep: dict[str, Any] = {"a": {"b": {"c": {"d": {"e": 1}}}}}
+    return [
+        None, True, False, 0, -5, 10**30, 10**200, 1.5, -0.0, float("nan"), 1e308, 2j, "", "x", "a" * 119, "a" * 121, "b" * 500,
+        "x\ny'\"", "\u2026 é \U0001f600", b"bytes", b"b" * 200, [], (), {}, [1, "a", None, True, 2.5], (1,), (1, 2),
+        {"a": 1, 2: "b", None: [1, 2], (1, 2): {"x": {1, 2}}}, {"": 1}, {"password": "hunter2", "user": "me"},
+        {"items": list(range(100))}, list(range(100)), tuple(range(70)), [[[[[1]]]]], deep, cyclic, {1, 2, 3}, frozenset({"a"}),
+        Plain(), Plain(a=1, b="two", c=None, d=[1, 2], e=Plain(), f=Shade.DARK, g=len, h=decimal.Decimal("1.5")),
+        Plain(api_key="k-1", token="t", name="n"), Plain(**{f"f{i:03d}": i for i in range(80)}), Slotted(1, [1, "x"]),
+        Slotted(Plain(), {"k": (1, 2)}), both, Broken(), Shade.DARK, Text("sub"), Items([1, 2]), Pair(1, "x"),
+        Token("name", "foo", 0, 3), OrderedDict(a=1), datetime.date(2024, 2, 29), datetime.datetime(2024, 1, 1, 12, 30),
+        decimal.Decimal("3.14"), uuid.UUID(int=7), PurePosixPath("/x/y"), ValueError("bad", 3), Plain, len, tokens,
+        threading.Lock(), parser_state("foo.bar.baz", 1), parser_state(".".join(f"p{i}" for i in range(30)), 7),
+        [Plain(a=1), Slotted(1, 2), Pair(1, 2)], {"token": Token("a", "b", 1, 2)}, [decimal.Decimal(1), datetime.date(2000, 1, 1)],
+        {Shade.DARK: Plain()}, [{"a": [{"b": [1, 2]}]}] * 20,
+    ]
+
+
+@pytest.mark.parametrize("key", [None, b"k" * 32])
+def test_the_c_walk_answers_as_the_python_walk(key: bytes | None) -> None:
+    native = Abstraction(key=key)
+    python = Abstraction(key=key, native=False)
+    assert native._text != native._walk and python._text == python._walk
+    for value in corpus():
+        assert native.abstract(value) == python.abstract(value), value
+        for budget in (0, 1, 2, 5, MAX_ITEMS):  # the budget runs out at every place a small one can
+            spent_c, spent_py = [budget], [budget]
+            for depth in (0, 1, 3):
+                assert native._text(value, type(value), spent_c, depth) == python._text(value, type(value), spent_py, depth), (value, budget, depth)
+                assert spent_c == spent_py
+
+
+def test_a_walk_in_c_runs_no_project_code() -> None:
+    """The Touchy object of the structural tests, walked in C: none of its hooks runs."""
+    from tests.tracing.test_values_structural import Touchy
+
+    native = Abstraction()
+    assert native._text != native._walk
+    assert native.abstract(Touchy()) == Abstraction(native=False).abstract(Touchy())
+    assert native.abstract([Touchy(), {"t": Touchy()}]) == Abstraction(native=False).abstract([Touchy(), {"t": Touchy()}])
+
+
+def test_a_dict_that_changes_size_while_walked_fails_as_in_python() -> None:
+    """A walk in Python (a secret's digest) lets another thread run: a dict that changes then is reported, not misread."""
+    shared: dict[str, Any] = {"password": "x", "other": 1}
+
+    class Growing(Abstraction):
+        def secret(self, value: Any) -> str:
+            shared[f"k{len(shared)}"] = 0
+            return "<secret>"
+
+    for native in (True, False):
+        shared.clear()
+        shared.update({"password": "x", "other": 1})
+        assert Growing(native=native).abstract(shared) == ("dict", "<abstraction failed: RuntimeError>")
