@@ -25,7 +25,7 @@ static unsigned int OP_CALL, CALL_ROOT, CALL_GEN, OP_RETURN, OP_RAISE, OP_YIELD,
 static unsigned long long INLINE_INT, INT_BIAS;
 #define NO_VALUE 0u
 /* The Tracer's constructor and bindings as native.py calls them: a build from another histeg is not used. */
-#define INTERFACE 3  /* native.INTERFACE: 3 adds keyed() and keyed_id() */
+#define INTERFACE 4  /* native.INTERFACE: 3 adds keyed() and keyed_id(), 4 the names checked for secrets in the keyed tables */
 static Py_ssize_t CHUNK_WORDS;
 
 /* ------------------------------------------------------------------------ */
@@ -517,13 +517,14 @@ id_from(TStateObject *st, PyObject *fn, PyObject *value)
 
 enum {
     K_BY_OBJECT, K_BY_KEY, K_OBJECTS, K_TUPLE_TYPES, K_CONTENTS, K_LAYOUTS, K_PLAIN, K_KINDS, K_SHOWN_KINDS, K_UNSET, K_SHOWN_TYPES,
-    K_SHOWN_CONTENTS, K_COUNT
+    K_SHOWN_CONTENTS, K_REDACTED, K_COUNT
 };
 #define MAX_KEYED_TUPLE 8
 #define MAX_KEY_LENGTH 64
 #define MAX_KEYED_TEXT 64
 #define MAX_KEYED_FIELD 512
 #define MAX_ITEMS 64
+#define MAX_KEYED_DEPTH 3
 
 #define TABLE(self, k) PyTuple_GET_ITEM((self)->keys, (k))
 
@@ -600,29 +601,84 @@ tuple_key(TracerObject *self, PyObject *value, int nested)
     return NULL;
 }
 
-/* Abstraction._items_key of the first `n` items of a list or tuple. */
-static PyObject *
-items_key(TracerObject *self, PyObject *seq, Py_ssize_t n)
+static int append_pair(PyObject *parts, PyObject *first, PyObject *second)
 {
-    PyObject *parts = PyTuple_New(n);
-    if (parts == NULL) {
-        return NULL;
+    return PyList_Append(parts, first) < 0 || PyList_Append(parts, second) < 0 ? -1 : 0;
+}
+
+/* Abstraction._container_parts: appends an exact list's, tuple's or dict's parts to `parts`; 1 done, 0 no key, -1 error.
+ * A dict's names must be known not to name secrets (a name not checked yet leaves the value to Python, which checks it). */
+static int
+container_parts(TracerObject *self, PyObject *parts, PyObject *value, PyTypeObject *cls, int depth)
+{
+    int is_dict = cls == &PyDict_Type;
+    Py_ssize_t count = is_dict ? PyDict_GET_SIZE(value) : cls == &PyList_Type ? PyList_GET_SIZE(value) : PyTuple_GET_SIZE(value);
+    Py_ssize_t n = count < MAX_ITEMS ? count : MAX_ITEMS;
+    PyObject *size = PyLong_FromSsize_t(count), *items = NULL;
+    int failed = size == NULL || append_pair(parts, (PyObject *)cls, size) < 0;
+    Py_XDECREF(size);
+    if (failed) {
+        return -1;
     }
-    for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *item = PyList_Check(seq) ? PyList_GET_ITEM(seq, i) : PyTuple_GET_ITEM(seq, i);
-        PyTypeObject *cls = Py_TYPE(item);
-        PyObject *part = scalar_part(item, MAX_KEYED_TEXT);
-        if (part == NULL && !PyErr_Occurred() && Py_TYPE(cls) == &PyType_Type
-            && says_true(TABLE(self, K_SHOWN_TYPES), (PyObject *)cls) == 1) {
-            part = Py_NewRef((PyObject *)cls);
+    if (is_dict) {
+        items = PyList_New(0);
+        if (items == NULL) {
+            return -1;
         }
-        if (part == NULL) {
-            Py_DECREF(parts);
-            return NULL;
+        Py_ssize_t pos = 0;
+        PyObject *name, *item;
+        while (PyList_GET_SIZE(items) < n && PyDict_Next(value, &pos, &name, &item)) {
+            if (!PyUnicode_CheckExact(name) || PyUnicode_GET_LENGTH(name) > MAX_KEYED_TEXT
+                || PyDict_GetItemWithError(TABLE(self, K_REDACTED), name) != Py_False) {  /* a secret, or not checked yet */
+                Py_DECREF(items);
+                return PyErr_Occurred() ? -1 : 0;
+            }
+            if (PyList_Append(parts, name) < 0 || PyList_Append(items, item) < 0) {
+                Py_DECREF(items);
+                return -1;
+            }
         }
-        PyTuple_SET_ITEM(parts, i, part);
+        value = items;
     }
-    return parts;
+    int result = 1;
+    for (Py_ssize_t i = 0; i < n && result == 1; i++) {
+        PyObject *item = PyList_Check(value) ? PyList_GET_ITEM(value, i) : PyTuple_GET_ITEM(value, i);
+        PyTypeObject *item_cls = Py_TYPE(item);
+        if (item == Py_None || item_cls == &PyBool_Type || item_cls == &PyLong_Type
+            || (item_cls == &PyUnicode_Type && PyUnicode_GET_LENGTH(item) <= MAX_KEYED_TEXT)) {
+            result = append_pair(parts, (PyObject *)item_cls, item) < 0 ? -1 : 1;
+        }
+        else if (item_cls == &PyList_Type || item_cls == &PyTuple_Type || item_cls == &PyDict_Type) {
+            result = depth < MAX_KEYED_DEPTH ? container_parts(self, parts, item, item_cls, depth + 1) : 0;
+        }
+        else if (item_cls == &PyMethod_Type && PyFunction_Check(PyMethod_GET_FUNCTION(item))
+                 && Py_IS_TYPE(PyMethod_GET_FUNCTION(item), &PyFunction_Type) && Py_IS_TYPE(Py_TYPE(PyMethod_GET_SELF(item)), &PyType_Type)) {
+            PyObject *qualname = ((PyFunctionObject *)PyMethod_GET_FUNCTION(item))->func_qualname;
+            result = PyList_Append(parts, (PyObject *)item_cls) < 0
+                || append_pair(parts, (PyObject *)Py_TYPE(PyMethod_GET_SELF(item)), qualname) < 0 ? -1 : 1;
+        }
+        else if (Py_TYPE(item_cls) == &PyType_Type) {
+            int shown = says_true(TABLE(self, K_SHOWN_TYPES), (PyObject *)item_cls);
+            result = shown == 1 ? (PyList_Append(parts, (PyObject *)item_cls) < 0 ? -1 : 1) : shown;
+        }
+        else {
+            result = 0;
+        }
+    }
+    Py_XDECREF(items);
+    return result;
+}
+
+/* Abstraction.container_key: one flat tuple, or NULL (no key, or an error, cleared by the caller). */
+static PyObject *
+container_key(TracerObject *self, PyObject *value, PyTypeObject *cls)
+{
+    PyObject *parts = PyList_New(0), *key = NULL;
+    if (parts != NULL && container_parts(self, parts, value, cls, 1) == 1) {
+        key = PyList_AsTuple(parts);
+    }
+    Py_XDECREF(parts);
+    return key;
 }
 
 /* Appends a field's entries (Abstraction.fields_key): 1 done, 0 no key, -1 error. */
@@ -656,25 +712,13 @@ field_entries(TracerObject *self, PyObject *parts, PyObject *item)
     if (shown != 0) {
         return shown < 0 ? -1 : 0;
     }
-    if (PyList_Append(parts, (PyObject *)cls) < 0) {
-        return -1;
-    }
     if (PyTuple_GET_ITEM(kind_base, 1) != (PyObject *)cls) {
-        return 1;  /* an object: by its type alone */
+        return PyList_Append(parts, (PyObject *)cls) < 0 ? -1 : 1;  /* an object: by its type alone */
     }
-    if (cls != &PyList_Type && cls != &PyTuple_Type) {
+    if (cls != &PyList_Type && cls != &PyTuple_Type && cls != &PyDict_Type) {
         return 0;
     }
-    Py_ssize_t size = PyList_Check(item) ? PyList_GET_SIZE(item) : PyTuple_GET_SIZE(item);
-    PyObject *held = items_key(self, item, size < MAX_ITEMS ? size : MAX_ITEMS);
-    if (held == NULL) {
-        return PyErr_Occurred() ? -1 : 0;
-    }
-    PyObject *length = PyLong_FromSsize_t(size);
-    int failed = length == NULL || PyList_Append(parts, length) < 0 || PyList_Append(parts, held) < 0;
-    Py_XDECREF(length);
-    Py_DECREF(held);
-    return failed ? -1 : 1;
+    return container_parts(self, parts, item, cls, 1);
 }
 
 /* Abstraction.fields_key: NULL when the instance has no key (or on an error, cleared by the caller). */
@@ -755,6 +799,12 @@ value_key(TracerObject *self, PyObject *value, PyTypeObject *cls)
             key = parts ? PyTuple_Pack(2, (PyObject *)&PyTuple_Type, parts) : NULL;
             Py_XDECREF(parts);
         }
+        if (key == NULL && !PyErr_Occurred()) {
+            key = container_key(self, value, cls);
+        }
+    }
+    else if (cls == &PyList_Type || cls == &PyDict_Type) {
+        key = container_key(self, value, cls);
     }
     else {
         int tuple_type = PySet_Contains(TABLE(self, K_TUPLE_TYPES), (PyObject *)cls);

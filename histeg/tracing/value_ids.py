@@ -131,6 +131,10 @@ class ValueIds:
             tuple_key = self._tuple_key(value)
             if tuple_key is not None:
                 return self._by_key((tuple, tuple_key), value)
+        if cls is list or cls is dict or cls is tuple:  # a parser's list of token dicts, say: by content
+            content_key = self.abstraction.container_key(value, cls)
+            if content_key is not None:
+                return self._by_key(content_key, value)
         if cls in self._tuple_types and len(value) <= MAX_KEYED_TUPLE:  # a lexer's token type: content and fields
             content = self._tuple_key(value, nested=True)
             fields = self.abstraction.fields_key(value, cls) if content is not None else None

@@ -132,6 +132,8 @@ _SHOWN_IN_FIELDS = frozenset({_STR, _SCALAR, _ENUM, _FUNCTION, _MODULE, _STANDAR
 _STR_ONLY = frozenset({str})
 _MAX_KEYED_TEXT = 64
 """Strings up to this length are part of a field key as they are (longer ones are abstracted each time)."""
+_MAX_KEYED_DEPTH = 3
+"""Levels of nested containers a key follows (a parser's list of token dicts is two)."""
 _MAX_KEYED_FIELD = 512
 """An attribute's string up to this length is part of its object's key (a parser's node holds the text it spans)."""
 _UNSET = object()
@@ -339,8 +341,18 @@ class Abstraction:
     def native_tables(self) -> tuple[Any, ...]:
         """What ``fields_key`` and the questions above have learnt so far, for the C collector to make the same keys
         (``keyed_id`` in _ctracer.c, in this order): layouts, names without secrets, kinds, the kinds a field shows by
-        content, the unset-slot marker, the answers of ``shown_by_type`` and of ``shown_by_content``."""
-        return (self._layouts, self._plain, self._kinds, _SHOWN_IN_FIELDS, _UNSET, self._shown_types, self._shown_contents)
+        content, the unset-slot marker, the answers of ``shown_by_type`` and of ``shown_by_content``, the names checked for
+        secrets."""
+        return (
+            self._layouts,
+            self._plain,
+            self._kinds,
+            _SHOWN_IN_FIELDS,
+            _UNSET,
+            self._shown_types,
+            self._shown_contents,
+            self._redacted_names,
+        )
 
     def walk_tables(self) -> tuple[Any, ...]:
         """What the C walk reads and calls (``Walker`` in _walk.c, in this order): the caches it reads (kinds, type names,
@@ -354,9 +366,8 @@ class Abstraction:
 
     def fields_key(self, value: Any, cls: type) -> tuple | None:
         """A key equal for two instances of ``cls`` exactly when ``_fields`` shows them alike: the field names (instance
-        dictionary, then slots), then per field its type, followed by its value for a string, bool or int, or by its
-        length and first ``MAX_ITEMS`` items (no text shows more) for a list or tuple of scalars and objects; an object
-        by its type alone. None when a field is anything else or a secret (its digest needs the value). The type says
+        dictionary, then slots), then per field its type, followed by its value for a string, bool or int; an exact list,
+        tuple or dict by its ``_container_parts``; an object by its type alone. None when a field is anything else or a secret (its digest needs the value). The type says
         how many entries a field has, so two equal keys hold equal fields."""
         holder, slots = self._layout(cls)
         names: tuple = ()
@@ -399,15 +410,12 @@ class Abstraction:
                 item_kind, item_base = kinds.get(item_cls) or self._classify(item_cls)
                 if item_kind in _SHOWN_IN_FIELDS:
                     return None
-                append(item_cls)
-                if item_cls is item_base:  # a builtin container: its length and the items it can show
-                    if item_cls is not list and item_cls is not tuple:
-                        return None
-                    held = self._items_key(item if len(item) <= MAX_ITEMS else item[:MAX_ITEMS])
-                    if held is None:
-                        return None
-                    append(len(item))
-                    append(held)
+                if item_cls is not item_base:  # an object: by its type alone
+                    append(item_cls)
+                elif (item_cls is not list and item_cls is not tuple and item_cls is not dict) or not self._container_parts(
+                    parts, item, item_cls, 1
+                ):  # a container: its type, length and the items it can show
+                    return None
         return tuple(parts)
 
     def _slot_names(self, cls: type, slots: tuple[tuple[str, Any], ...]) -> tuple[str, ...]:
@@ -425,18 +433,50 @@ class Abstraction:
                 self._plain[names] = found
         return found
 
-    def _items_key(self, items: list | tuple) -> tuple | None:
-        """A key of a list's or tuple's items as ``_nested`` shows them: scalars by value, objects by type."""
+    def container_key(self, value: list | tuple | dict, cls: type) -> tuple | None:
+        """A key equal for two exact lists, tuples or dicts exactly when their texts are alike wherever they are
+        shown (``_container_parts``), or None. One flat tuple: a parser's list of token dicts has a hundred parts,
+        and a tuple each would be a hundred objects more for the garbage collector to visit, per key kept."""
         parts: list[object] = []
+        return tuple(parts) if self._container_parts(parts, value, cls, 1) else None
+
+    def _container_parts(self, parts: list[object], value: Any, cls: type, depth: int) -> bool:
+        """Appends the type, the length, a dict's names (exact strings that name no secret) and the first ``MAX_ITEMS``
+        items (no text shows more): a scalar as its type and value, an object as its type (as ``_nested`` shows it),
+        a bound method as its owner's type and its function's name, a container the same way, ``_MAX_KEYED_DEPTH`` levels deep. Each part says how many follow, so equal
+        parts are equal containers. False when an item has no key."""
+        size = len(value)
+        parts.append(cls)
+        parts.append(size)
+        items: Any
+        if cls is dict:
+            items = []
+            for name, item in dict.items(value):
+                if len(items) == MAX_ITEMS:
+                    break
+                if type(name) is not str or len(name) > _MAX_KEYED_TEXT or self.redacts(name):
+                    return False
+                parts.append(name)
+                items.append(item)
+        else:
+            items = value if size <= MAX_ITEMS else value[:MAX_ITEMS]
         for item in items:
             item_cls = type(item)
             if item is None or item_cls is bool or item_cls is int or (item_cls is str and len(item) <= _MAX_KEYED_TEXT):
-                parts.append((item_cls, item))
+                parts.append(item_cls)
+                parts.append(item)
+            elif item_cls is list or item_cls is tuple or item_cls is dict:
+                if depth >= _MAX_KEYED_DEPTH or not self._container_parts(parts, item, item_cls, depth + 1):
+                    return False
+            elif item_cls is _BoundMethod and type(item.__func__) is _FunctionType and type(type(item.__self__)) is type:
+                parts.append(item_cls)  # a visitor's method cache: shown as its owner's type and the function's name
+                parts.append(type(item.__self__))
+                parts.append(_func_qualname(item.__func__))
             elif type(item_cls) is type and self.shown_by_type(item_cls):
                 parts.append(item_cls)
             else:
-                return None
-        return tuple(parts)
+                return False
+        return True
 
     def keyed(self, cls: type) -> bool:
         """Whether values of ``cls`` may have a ``value_key``."""

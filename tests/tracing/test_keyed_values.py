@@ -84,11 +84,31 @@ def keyable() -> list[Any]:
         (True,),
         (1,),
         (leaf, 2),
+        Node("dict", [{"a": 1}]),
+        tuple(range(9)),
+        [{"type": "name", "value": "foo", "start": 0, "end": 3}, {"type": "eof", "value": "", "start": 3, "end": 3}],
+        {"a": [1, 2], "b": None, "c": {"d": (1, "x")}},
+        [[[1]]],
+        list(range(100)),
+        Node("methods", [{"visit": Node("v").__init__, "other": Slotted("s").__init__}]),  # type: ignore[misc]
+        {},
     ]
 
 
 def not_keyable() -> list[Any]:
-    return [Secretive(), Measured(), Node("x" * 600), Node("dict", [{"a": 1}]), ("y" * 100,), (1.5,), tuple(range(9))]
+    return [
+        Secretive(),
+        Measured(),
+        Node("x" * 600),
+        ("y" * 100,),
+        (1.5,),
+        Node("secret", [{"password": 1}]),  # a secret's digest needs its value
+        {"api_key": "k"},
+        [{"x": 1.5}],
+        {1: "a number names it"},
+        {"s": {1, 2}},
+        [[[[1]]]],  # deeper than a key follows
+    ]
 
 
 def test_keyed_values_get_the_id_python_gives(pair: tuple[Any, ValueIds]) -> None:
@@ -190,3 +210,20 @@ def test_both_collectors_record_the_same_keyed_values(tmp_path_factory: pytest.T
     yielded = [str(value) for call in runs["c"].calls("pkg.lexer:Lexer.tokens") for value in call.yielded]
     assert yielded[:2] == ["tuple (pkg.lexer.TokenType(('Keyword',)), 'SELECT')", "tuple (pkg.lexer.TokenType(('Name',)), 'a')"]
     assert len(yielded) == 16 and yielded[:4] == yielded[4:8]
+
+
+def test_containers_share_a_key_only_when_their_texts_agree() -> None:
+    """``container_key``'s promise, on near pairs: equal keys, equal texts (what makes a cached id right)."""
+    abstraction = Abstraction()
+    long = list(range(70))
+    values: list[Any] = [
+        [1, 2], [2, 1], [1, True], [1, 1], ["1"], [(1,)], [[1]], ({"a": 1},), [{"a": 1}], [{"a": True}], [{"b": 1}],
+        {"a": 1}, {"a": 1, "b": 2}, {"b": 2, "a": 1}, long, [*long[:64], 0, 0, 0, 0, 0, 0], [*long[:63], -1, *long[64:]],
+        [Node("x")], [Node("y")], [Slotted("x")], [None], [], (), {}, ["x" * 64], ["x" * 63 + "y"],
+        [Node("x").__init__], [Slotted("x").__init__], [Node("y").__init__],  # type: ignore[misc]
+    ]  # fmt: skip
+    keyed = [(abstraction.container_key(value, type(value)), abstraction.abstract(value)) for value in values]
+    assert all(key is not None for key, _ in keyed)
+    pairs = [(first, second) for first in keyed for second in keyed if first is not second]
+    assert all(first[1] == second[1] for first, second in pairs if first[0] == second[0])
+    assert sum(first[0] == second[0] for first, second in pairs) == 3 * 2  # a node of another text, the unseen tail, a method
