@@ -25,7 +25,7 @@ static unsigned int OP_CALL, CALL_ROOT, CALL_GEN, OP_RETURN, OP_RAISE, OP_YIELD,
 static unsigned long long INLINE_INT, INT_BIAS;
 #define NO_VALUE 0u
 /* The Tracer's constructor and bindings as native.py calls them: a build from another histeg is not used. */
-#define INTERFACE 4  /* native.INTERFACE: 3 adds keyed() and keyed_id(), 4 the names checked for secrets in the keyed tables */
+#define INTERFACE 4  /* native.INTERFACE: 3 adds keyed() and keyed_id(), 4 the names checked for secrets in the keyed tables and untracked() */
 static Py_ssize_t CHUNK_WORDS;
 
 /* ------------------------------------------------------------------------ */
@@ -1548,11 +1548,42 @@ read_constant(PyObject *format, const char *name, unsigned long long *out)
     return PyErr_Occurred() ? -1 : 0;
 }
 
+/* untracked(key): the key with it and the tuples it holds left out of the garbage collector's generations. A value
+ * table keeps a key per distinct value (a hundred thousand on a parser's suite): tracked, every collection of the
+ * traced program, and the full ones a test runner asks for, would visit them all. A key is a tuple of types, texts,
+ * numbers and keys: it can be part of no cycle, and what it holds stays alive through its references. */
+static void
+untrack_tuples(PyObject *value, int depth)
+{
+    if (!PyTuple_CheckExact(value) || depth > 8) {
+        return;
+    }
+    if (PyObject_GC_IsTracked(value)) {
+        PyObject_GC_UnTrack(value);
+    }
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(value); i++) {
+        untrack_tuples(PyTuple_GET_ITEM(value, i), depth + 1);
+    }
+}
+
+static PyObject *
+module_untracked(PyObject *Py_UNUSED(module), PyObject *key)
+{
+    untrack_tuples(key, 0);
+    return Py_NewRef(key);
+}
+
+static PyMethodDef module_methods[] = {
+    {"untracked", module_untracked, METH_O, "untracked(key) -> key: its tuples left out of the garbage collector's generations."},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef ctracer_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "histeg.tracing._ctracer",
     .m_doc = "sys.monitoring callbacks of histeg's collector, in C.",
     .m_size = -1,
+    .m_methods = module_methods,
 };
 
 PyMODINIT_FUNC

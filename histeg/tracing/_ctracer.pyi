@@ -11,6 +11,8 @@ from histeg.tracing.protocol import Backend, FunctionEntry
 
 INTERFACE: int
 
+def untracked(key: tuple) -> tuple: ...
+
 class Tracer(Backend):
     label: int
     def py_start(self, code: CodeType, offset: int) -> object: ...

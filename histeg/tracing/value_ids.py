@@ -16,6 +16,14 @@ from typing import Any
 from histeg.tracing.format import INLINE_INT, INT_BIAS
 from histeg.tracing.values import REDACTED, Abstraction, type_name
 
+try:
+    from histeg.tracing._ctracer import untracked
+except ImportError:  # not built, or built by another histeg: keys stay tracked (the collector is slower, not wrong)
+
+    def untracked(key: tuple) -> tuple:
+        return key
+
+
 MAX_CACHED_VALUES = 1 << 17
 """Value ids are cached up to this many distinct values, then the cache starts over."""
 HASHED_EXACT = frozenset({int, str, bytes, bool, type(None)})
@@ -77,7 +85,7 @@ class ValueIds:
         if found is None:
             if len(self._by_object) >= MAX_CACHED_VALUES:
                 self._by_object.clear()
-            found = self._by_object[key] = self.intern(self.abstraction.abstract(value))
+            found = self._by_object[untracked(key)] = self.intern(self.abstraction.abstract(value))
         return found
 
     def _tuple_key(self, value: tuple, nested: bool = False) -> tuple | None:

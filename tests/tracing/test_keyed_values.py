@@ -227,3 +227,16 @@ def test_containers_share_a_key_only_when_their_texts_agree() -> None:
     pairs = [(first, second) for first in keyed for second in keyed if first is not second]
     assert all(first[1] == second[1] for first, second in pairs if first[0] == second[0])
     assert sum(first[0] == second[0] for first, second in pairs) == 3 * 2  # a node of another text, the unseen tail, a method
+
+
+def test_kept_keys_are_out_of_the_garbage_collectors_way(pair: tuple[Any, ValueIds]) -> None:
+    """A hundred thousand kept keys, tracked, would be visited by every full collection of the traced program."""
+    import gc
+
+    _, ids = pair
+    for value in keyable():
+        seen(ids, value)
+    assert len(ids._by_object) >= len(keyable()) - 1
+    assert not any(gc.is_tracked(key) for key in ids._by_object) and not gc.is_tracked(ids._by_object)
+    gc.collect()
+    assert all(ids.id_of(value) == seen(ids, value) for value in keyable())  # nothing it holds was collected
