@@ -23,6 +23,7 @@ from typing import Any, Final
 import msgspec
 
 from histeg.engine.inputs import version_inputs
+from histeg.envs.builder import build_environment
 from histeg.envs.declarations import DeclarationError, read_declarations
 from histeg.envs.environment import (
     BuildFailure,
@@ -30,7 +31,7 @@ from histeg.envs.environment import (
     ensure_environment,
 )
 from histeg.envs.install_reuse import copy_install, earlier_install, install_key
-from histeg.envs.interpreter import choose, user_interpreter
+from histeg.envs.interpreter import Interpreter, choose, user_interpreter
 from histeg.envs.project import GENERATED_BY_BUILD, install_project
 from histeg.envs.runtime import BUILD, SHIMS
 from histeg.envs.scm import pretend_environment, scm_version
@@ -150,20 +151,16 @@ def _build(
                 python=interpreter.path, version=interpreter.version, key=None, shared=False, created=False, seconds=0.0
             )
         else:
+            interpreter = choose(declarations.requires_python)
             environment = ensure_environment(
-                user.environments_root(),
-                declarations,
-                choose(declarations.requires_python),
-                log,
-                settings.build_command,
-                groups=records_folder(store.root),
+                user.environments_root(), declarations, interpreter, log, settings.build_command, groups=records_folder(store.root)
             )
     except HistegError as exc:  # an interpreter that does not fit fails this version, not the run
         raise exc if isinstance(exc, BuildFailure) else BuildFailure(str(exc)) from None
     record.environment = environment
     record.project = Project(installed=False, version=None, generated=[], seconds=0.0)
     if declarations.installable:
-        record.project = _install(store, index, version, settings, declarations, environment.python)
+        record.project = _install(store, index, version, settings, declarations, environment.python, interpreter, user)
     record.pytest_args, record.neutralised = _neutralised(environment.python)
     if settings.build_command:
         env = activated(environment.python, pinned_environment(), store.version_dir(index) / SHIMS)
@@ -180,7 +177,14 @@ def _build(
 
 
 def _install(
-    store: OutputStore, index: int, version: Version, settings: VersionSettings, declarations: Declarations, python: str
+    store: OutputStore,
+    index: int,
+    version: Version,
+    settings: VersionSettings,
+    declarations: Declarations,
+    python: str,
+    interpreter: Interpreter,
+    user: Settings,
 ) -> Project:
     """The project installed into the version's ``site``: an earlier version's install when it cannot differ
     (``install_reuse``), else built from a copy of the snapshot."""
@@ -196,6 +200,7 @@ def _install(
         seconds = round(time.monotonic() - started, 3)
         return Project(installed=True, version=None, generated=[], seconds=seconds, key=key, reused_from=earlier)
     pretend = scm_version(version.git_describe, version.git_commits, version.identifier) if declarations.scm else None
+    groups = records_folder(store.root)
     installed = install_project(
         snapshot,
         store.version_dir(index),
@@ -203,7 +208,8 @@ def _install(
         settings.sources,
         log,
         pretend_environment(pretend) if pretend else None,
-        groups=records_folder(store.root),
+        groups=groups,
+        builder=build_environment(user.environments_root(), snapshot, interpreter, log, groups),
     )
     return Project(installed=True, version=pretend, generated=installed.generated, seconds=round(installed.seconds, 3), key=key)
 

@@ -1,7 +1,8 @@
 """The project itself, installed per version beside the shared environment.
 
 It is built from a throw-away copy of the snapshot (builds write ``build/``,
-``*.egg-info`` and version files into their source tree) and installed
+``*.egg-info`` and version files into their source tree), into a wheel by the
+backend of a kept build environment (``builder``) where it can be, and installed
 without dependencies into the version's own ``site`` folder, which runs put
 on ``PYTHONPATH`` after the source directories: the code is imported from the
 run's copy of the snapshot, so it is traced there, while the installed
@@ -45,17 +46,21 @@ def install_project(
     log: Path,
     environment: dict[str, str] | None = None,
     groups: Path | None = None,
+    builder: str | None = None,
 ) -> ProjectInstall:
+    """``builder``: the interpreter of a build environment (``builder.build_environment``) that builds the wheel without
+    isolation; without one, or when that fails, the project is installed from its source."""
     site, generated_dir = version_dir / "site", version_dir / GENERATED_BY_BUILD
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix=".install-", dir=version_dir) as scratch:
         copy, target = Path(scratch) / "source", Path(scratch) / "site"
         copy_snapshot(snapshot, copy)
-        done = run_uv(
-            ["pip", "install", "--python", python, "--no-deps", "--target", str(target), str(copy)], log, env=environment, groups=groups
-        )
-        if not done.ok:
-            raise BuildFailure(f"cannot build and install the project: {last_error(done.output)}")
+        if builder is None or not _install_wheel(copy, target, python, builder, Path(scratch) / "dist", log, environment, groups):
+            done = run_uv(
+                ["pip", "install", "--python", python, "--no-deps", "--target", str(target), str(copy)], log, env=environment, groups=groups
+            )
+            if not done.ok:
+                raise BuildFailure(f"cannot build and install the project: {last_error(done.output)}")
         generated = _generated(snapshot, copy, sources)
         for directory in (site, generated_dir):
             if directory.exists():
@@ -66,6 +71,36 @@ def install_project(
             destination.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(copy / relative, destination)
     return ProjectInstall(site, generated, time.monotonic() - started)
+
+
+def _install_wheel(
+    copy: Path, target: Path, python: str, builder: str, dist: Path, log: Path, environment: dict[str, str] | None, groups: Path | None
+) -> bool:
+    """The wheel built by the backend in ``builder`` without isolation, then installed into ``target``; False (and no
+    ``target``) when either fails."""
+    built = run_uv(
+        ["build", "--wheel", "--no-build-isolation", "--python", builder, "--out-dir", str(dist), str(copy)],
+        log,
+        env=environment,
+        groups=groups,
+    )
+    wheels = sorted(dist.glob("*.whl")) if built.ok else []
+    done = (
+        run_uv(
+            ["pip", "install", "--python", python, "--no-deps", "--target", str(target), str(wheels[0])],
+            log,
+            env=environment,
+            groups=groups,
+        )
+        if len(wheels) == 1
+        else None
+    )
+    if done is None or not done.ok:
+        force_rmtree(target)
+        with log.open("a", encoding="utf-8") as handle:
+            handle.write("the wheel could not be built without isolation: the project is installed from its source\n")
+        return False
+    return True
 
 
 def _generated(snapshot: Path, copy: Path, sources: list[str]) -> list[str]:

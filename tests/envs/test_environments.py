@@ -17,6 +17,7 @@ import pytest
 
 from histeg.envs.interpreter import installed, own
 from histeg.envs.project import GENERATED_BY_BUILD
+from histeg.records.build import EnvironmentMark
 from tests.conftest import validate_output
 
 pytestmark = pytest.mark.slow  # each test makes environments with uv and runs real builds
@@ -101,6 +102,8 @@ def test_a_git_derived_version_gets_its_describe_string(make_repo, histeg, tmp_p
     assert [b["project"]["version"] for b in builds] == ["1.0.0", f"1.0.1.dev1+g{second[:7]}"]
     assert builds[1]["project"]["generated"] == ["src/scmpkg/_version.py"] and builds[1]["declarations"]["scm"] == "setuptools-scm"
     assert builds[1]["project"]["key"] is None and builds[1]["project"]["reusedFrom"] is None  # its version comes from git
+    log = (out / "1" / "build.log").read_text()
+    assert "uv build --wheel --no-build-isolation" in log and "installed from its source" not in log  # the kept build environment
     assert not (out / "1" / "snapshot" / "src" / "scmpkg" / "_version.py").exists(), "the snapshot stays as extracted"
     runs = validate_output(out / "1" / "runs.json")
     assert {run["outcome"] for run in runs["runs"]} == {"passed"}
@@ -235,3 +238,39 @@ def test_an_install_that_cannot_differ_is_reused_and_one_that_can_is_made(make_r
     for index in range(5):
         runs = validate_output(out / str(index) / "runs.json")["runs"]
         assert {run["outcome"] for run in runs} == {"passed"}, (index, runs)
+
+
+ISOLATED_ONLY = """
+import os
+import sys
+
+from setuptools import build_meta as _setuptools
+from setuptools.build_meta import *  # noqa: F403
+
+
+def build_wheel(wheel_directory, config_settings=None, metadata_directory=None):
+    if os.path.exists(os.path.join(sys.prefix, "MARK")):
+        raise RuntimeError("this backend builds in an isolated environment only")
+    return _setuptools.build_wheel(wheel_directory, config_settings, metadata_directory)
+"""
+
+
+def test_a_wheel_the_kept_build_environment_cannot_build_is_installed_from_the_source(make_repo, histeg, tmp_path: Path) -> None:
+    """A backend that refuses histeg's build environment (as one asking for more at build time would fail there): the
+    version is installed from its source, built in isolation, as it was before build environments were kept."""
+    repo = make_repo()
+    repo.commit("one", {
+        "pyproject.toml": '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "isolated_only"\nbackend-path = ["."]\n'
+                          '[project]\nname = "isopkg"\nversion = "1.0"\n',
+        "isolated_only.py": ISOLATED_ONLY.replace("MARK", EnvironmentMark.FILE),
+        "src/isopkg/__init__.py": "def triple(x):\n    return x * 3\n",
+        "tests/test_iso.py": "import importlib.metadata\nimport isopkg\n\n\ndef test_triple():\n"
+                             "    assert isopkg.triple(2) == 6 and importlib.metadata.version('isopkg') == '1.0'\n",
+    })
+    out = tmp_path / "out"
+    result = histeg("compute", "--repo", str(repo.path), "--all", "--out", str(out), "--repeat", "1", "--json")
+    assert result.code == 0, result.stderr
+    log = (out / "0" / "build.log").read_text()
+    assert "builds in an isolated environment only" in log and "installed from its source" in log
+    assert validate_output(out / "0" / "build.json")["status"] == "succeeded"
+    assert {run["outcome"] for run in validate_output(out / "0" / "runs.json")["runs"]} == {"passed"}
