@@ -87,24 +87,24 @@ python_walk(Walk *k, PyObject *value, PyTypeObject *cls, Py_ssize_t depth)
     return text;
 }
 
-/* (kind, base) of `cls`: the table's, or Abstraction._classify's (which fills the table). Borrowed from the table
- * when found there; *owned is set to the new reference to release otherwise. */
+/* table[key] when the table has it, else method(key), which fills the table: a new reference. */
 static PyObject *
-kind_of(Walk *k, PyTypeObject *cls, PyObject **owned)
+cached(Walk *k, int table, int method, PyObject *key)
 {
-    *owned = NULL;
-    PyObject *found = PyDict_GetItemWithError(T(k->w, T_KINDS), (PyObject *)cls);
-    if (found == NULL) {
-        if (PyErr_Occurred()) {
-            return NULL;
-        }
-        found = *owned = PyObject_CallOneArg(T(k->w, T_CLASSIFY), (PyObject *)cls);
-        if (found == NULL) {
-            return NULL;
-        }
+    PyObject *found = PyDict_GetItemWithError(T(k->w, table), key);
+    if (found != NULL) {
+        return Py_NewRef(found);
     }
-    if (!PyTuple_CheckExact(found) || PyTuple_GET_SIZE(found) != 2) {
-        Py_CLEAR(*owned);
+    return PyErr_Occurred() ? NULL : PyObject_CallOneArg(T(k->w, method), key);
+}
+
+/* (kind, base) of `cls` (Abstraction._classify's answer, remembered): a new reference. */
+static PyObject *
+kind_of(Walk *k, PyTypeObject *cls)
+{
+    PyObject *found = cached(k, T_KINDS, T_CLASSIFY, (PyObject *)cls);
+    if (found != NULL && (!PyTuple_CheckExact(found) || PyTuple_GET_SIZE(found) != 2)) {
+        Py_DECREF(found);
         PyErr_SetString(PyExc_TypeError, "a kind must be a (kind, base) pair");
         return NULL;
     }
@@ -115,30 +115,16 @@ kind_of(Walk *k, PyTypeObject *cls, PyObject **owned)
 static PyObject *
 name_of(Walk *k, PyTypeObject *cls)
 {
-    PyObject *found = PyDict_GetItemWithError(T(k->w, T_NAMES), (PyObject *)cls);
-    if (found != NULL) {
-        return Py_NewRef(found);
-    }
-    if (PyErr_Occurred()) {
-        return NULL;
-    }
-    return PyObject_CallOneArg(T(k->w, T_TYPE_NAME), (PyObject *)cls);
+    return cached(k, T_NAMES, T_TYPE_NAME, (PyObject *)cls);
 }
 
-/* Abstraction._string(value) of an exact string: the cache's, or Python's (which fills the cache). */
+/* Abstraction._string(value) of an exact string: the cache's, or Python's (which fills the cache; a long one it never
+ * keeps is hashed there). */
 static PyObject *
 string_text(Walk *k, PyObject *value)
 {
-    if (PyUnicode_GET_LENGTH(value) <= MAX_CACHED_STRING) {
-        PyObject *found = PyDict_GetItemWithError(T(k->w, T_STRINGS), value);
-        if (found != NULL) {
-            return Py_NewRef(found);
-        }
-        if (PyErr_Occurred()) {
-            return NULL;
-        }
-    }
-    return PyObject_CallOneArg(T(k->w, T_STRING), value);
+    return PyUnicode_GET_LENGTH(value) <= MAX_CACHED_STRING ? cached(k, T_STRINGS, T_STRING, value)
+                                                            : PyObject_CallOneArg(T(k->w, T_STRING), value);
 }
 
 /* _scalar(value, cls) of an exact int, float, bool or None: cap(repr(value)), or "<repr failed: Name>". */
@@ -257,18 +243,12 @@ joined(PyObject *parts, const char *open, const char *close)
 static int
 redacts(Walk *k, PyObject *key)
 {
-    PyObject *found = PyDict_GetItemWithError(T(k->w, T_REDACTED), key), *owned = NULL;
+    PyObject *found = cached(k, T_REDACTED, T_REDACTS, key);
     if (found == NULL) {
-        if (PyErr_Occurred()) {
-            return -1;
-        }
-        found = owned = PyObject_CallOneArg(T(k->w, T_REDACTS), key);
-        if (found == NULL) {
-            return -1;
-        }
+        return -1;
     }
     int truth = PyObject_IsTrue(found);  /* a bool: Python's own answer */
-    Py_XDECREF(owned);
+    Py_DECREF(found);
     return truth;
 }
 
@@ -482,16 +462,7 @@ plan_of(Walk *k, PyObject *names)
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(names); i++) {
         plain &= PyUnicode_CheckExact(PyTuple_GET_ITEM(names, i));
     }
-    if (plain) {
-        PyObject *found = PyDict_GetItemWithError(T(k->w, T_PLANS), names);
-        if (found != NULL) {
-            return Py_NewRef(found);
-        }
-        if (PyErr_Occurred()) {
-            return NULL;
-        }
-    }
-    return PyObject_CallOneArg(T(k->w, T_PLAN), names);
+    return plain ? cached(k, T_PLANS, T_PLAN, names) : PyObject_CallOneArg(T(k->w, T_PLAN), names);
 }
 
 /* label + (text or "None"), as an f-string shows a missing text. */
@@ -524,8 +495,8 @@ field_text(Walk *k, PyObject *item, PyObject *label, int secret, Py_ssize_t dept
         return PyUnicode_Concat(label, item == Py_True ? TEXT_TRUE : item == Py_False ? TEXT_FALSE : TEXT_NONE);
     }
     Py_INCREF(cls);
-    PyObject *owned, *result = NULL, *inner = NULL, *name = NULL;
-    PyObject *kind_base = kind_of(k, cls, &owned);
+    PyObject *result = NULL, *inner = NULL, *name = NULL;
+    PyObject *kind_base = kind_of(k, cls);
     if (kind_base == NULL) {
         goto done;
     }
@@ -553,7 +524,7 @@ field_text(Walk *k, PyObject *item, PyObject *label, int secret, Py_ssize_t dept
         result = name ? PyUnicode_Concat(label, name) : NULL;
     }
 done:
-    Py_XDECREF(owned);
+    Py_XDECREF(kind_base);
     Py_XDECREF(inner);
     Py_XDECREF(name);
     Py_DECREF(cls);
@@ -626,8 +597,7 @@ done:
 static PyObject *
 walk_text(Walk *k, PyObject *value, PyTypeObject *cls, Py_ssize_t depth)
 {
-    PyObject *owned;
-    PyObject *kind_base = kind_of(k, cls, &owned);
+    PyObject *kind_base = kind_of(k, cls);
     if (kind_base == NULL) {
         return NULL;
     }
@@ -660,7 +630,7 @@ walk_text(Walk *k, PyObject *value, PyTypeObject *cls, Py_ssize_t depth)
             Py_CLEAR(text);
         }
     }
-    Py_XDECREF(owned);
+    Py_DECREF(kind_base);
     return text;
 }
 
