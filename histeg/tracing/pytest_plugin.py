@@ -38,7 +38,32 @@ _outermost: object | None = None
 def pytest_configure(config: pytest.Config) -> None:
     collector = session.active()
     if collector is not None and not config.pluginmanager.has_plugin(PLUGIN_NAME):
-        config.pluginmanager.register(TestLabels(collector), PLUGIN_NAME)
+        labels = TestLabels(collector)
+        config.pluginmanager.register(labels, PLUGIN_NAME)
+        spec = config.pluginmanager.hook.pytest_ignore_collect.spec
+        by_path = spec is not None and "collection_path" not in spec.argnames  # pytest before 7 names it ``path`` (py.path)
+        config.pluginmanager.register(IgnoreByPyPath(labels) if by_path else IgnoreByPath(labels), f"{PLUGIN_NAME}-selection")
+
+
+class IgnoreByPath:
+    """``pytest_ignore_collect`` as pytest 7 and later call it. pluggy refuses a plugin whose hook names an argument the
+    hook does not have: with the wrong name the whole run would stop with an internal error, only because it is traced."""
+
+    def __init__(self, labels: TestLabels) -> None:
+        self.labels = labels
+
+    def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
+        return self.labels.ignored(Path(collection_path), config)
+
+
+class IgnoreByPyPath:
+    """``pytest_ignore_collect`` as pytest 6 calls it: with a ``py.path.local``."""
+
+    def __init__(self, labels: TestLabels) -> None:
+        self.labels = labels
+
+    def pytest_ignore_collect(self, path: object, config: pytest.Config) -> bool | None:
+        return self.labels.ignored(Path(str(path)), config)
 
 
 class TestLabels:
@@ -65,14 +90,14 @@ class TestLabels:
                 self._wanted = {line.rstrip("\n") for line in handle if line.strip()}
         return self._wanted
 
-    def pytest_ignore_collect(self, collection_path: Path, config: pytest.Config) -> bool | None:
+    def ignored(self, collection_path: Path, config: pytest.Config) -> bool | None:
         """Outside the selected tests' files and the folders above them, nothing is collected (conftest files,
         package ``__init__`` modules and everything of a session run inside this one are left to pytest)."""
         wanted = self._selected()
         if wanted is None or session.COLLECT_ALL in wanted or _outermost is not self:
             return None
         if self._files is None:
-            root = config.rootpath
+            root = getattr(config, "rootpath", None) or Path(str(getattr(config, "rootdir", ".")))  # rootpath: pytest 6.1 and later
             self._files = {root / nodeid.split("::", 1)[0] for nodeid in wanted}
         if collection_path in self._files or collection_path.name in ("conftest.py", "__init__.py"):
             return None

@@ -274,3 +274,22 @@ def test_a_wheel_the_kept_build_environment_cannot_build_is_installed_from_the_s
     assert "builds in an isolated environment only" in log and "installed from its source" in log
     assert validate_output(out / "0" / "build.json")["status"] == "succeeded"
     assert {run["outcome"] for run in validate_output(out / "0" / "runs.json")["runs"]} == {"passed"}
+
+
+def test_a_project_on_pytest_6_is_traced_and_re_run_with_its_own_pytest(make_repo, histeg, tmp_path: Path) -> None:
+    """pytest before 7 calls ``pytest_ignore_collect`` with ``path``: a plugin naming ``collection_path`` made every traced
+    run of such a project stop with an internal error (seen on a real project pinning pytest 6), where untraced it passes."""
+    repo = make_repo()
+    tests = "from lib import area\n\n\ndef test_area():\n    assert area(2, 3) == 6\n\n\ndef test_other():\n    assert area(1, 1) >= 1\n"
+    repo.commit("one", {"requirements.txt": "pytest<7\n", "lib.py": "def area(w, h):\n    return w * h\n", "tests/test_lib.py": tests})
+    repo.commit("two", {"lib.py": "def area(w, h):\n    return w * h + (w == 1)\n"})  # test_other sees 2, not 1
+    out = tmp_path / "out"
+    result = histeg("compute", "--repo", str(repo.path), "--all", "--out", str(out), "--json")
+    assert result.code == 0, result.stderr
+    python = validate_output(out / "1" / "build.json")["environment"]["python"]
+    assert subprocess.run([python, "-c", "import pytest, sys; sys.exit(pytest.version_tuple[0] >= 7 if hasattr(pytest, 'version_tuple') else 0)"],
+                          check=False).returncode == 0, "the environment has pytest 6"
+    for index in (0, 1):
+        assert {run["outcome"] for run in validate_output(out / str(index) / "runs.json")["runs"]} == {"passed"}
+    reruns = [run for batch in validate_output(out / "1" / "confirmations.json")["batches"] for run in batch["runs"]]
+    assert reruns and {run["outcome"] for run in reruns} == {"passed"}  # a selection: only the tests' own file collected
