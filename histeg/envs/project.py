@@ -85,22 +85,13 @@ def _install_wheel(
         groups=groups,
     )
     wheels = sorted(dist.glob("*.whl")) if built.ok else []
-    done = (
-        run_uv(
-            ["pip", "install", "--python", python, "--no-deps", "--target", str(target), str(wheels[0])],
-            log,
-            env=environment,
-            groups=groups,
-        )
-        if len(wheels) == 1
-        else None
-    )
-    if done is None or not done.ok:
-        force_rmtree(target)
-        with log.open("a", encoding="utf-8") as handle:
-            handle.write("the wheel could not be built without isolation: the project is installed from its source\n")
-        return False
-    return True
+    install = ["pip", "install", "--python", python, "--no-deps", "--target", str(target), *map(str, wheels)]
+    if len(wheels) == 1 and run_uv(install, log, env=environment, groups=groups).ok:
+        return True
+    force_rmtree(target)
+    with log.open("a", encoding="utf-8") as handle:
+        handle.write("the wheel could not be built without isolation: the project is installed from its source\n")
+    return False
 
 
 def _generated(snapshot: Path, copy: Path, sources: list[str]) -> list[str]:

@@ -56,11 +56,8 @@ class IgnoreByPath:
         return self.labels.ignored(Path(collection_path), config)
 
 
-class IgnoreByPyPath:
+class IgnoreByPyPath(IgnoreByPath):
     """``pytest_ignore_collect`` as pytest 6 calls it: with a ``py.path.local``."""
-
-    def __init__(self, labels: TestLabels) -> None:
-        self.labels = labels
 
     def pytest_ignore_collect(self, path: object, config: pytest.Config) -> bool | None:
         return self.labels.ignored(Path(str(path)), config)
