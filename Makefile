@@ -16,6 +16,7 @@ $(STAMP): pyproject.toml setup.py histeg/tracing/_ctracer.c histeg/tracing/_walk
 	  echo "error: $(VENV) was made with Python older than 3.12; remove it ('make clean') and retry." >&2; exit 1; }
 	$(VPY) -m pip install --quiet --upgrade pip
 	$(VPY) -m pip install --quiet -e '.[test,cluster]'
+	$(VPY) -m compileall -q histeg  # the tracer's modules load from their bytecode in every traced process
 	@touch $(STAMP)
 
 venv: check-python $(STAMP)

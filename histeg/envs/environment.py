@@ -22,11 +22,15 @@ from histeg.envs.declarations import environment_key
 from histeg.envs.interpreter import Interpreter
 from histeg.envs.uv import last_error, run_uv
 from histeg.errors import HistegError
+from histeg.processes.process import pinned_environment, run_process
 from histeg.records.build import Declarations, Environment, EnvironmentMark
 from histeg.store import force_rmtree
 
 MARK = EnvironmentMark.FILE
 REQUIREMENTS = "histeg-requirements.txt"
+COMPILED = "histeg-compiled"
+"""Marks an environment whose installed modules have their bytecode written (``compile_installed``)."""
+COMPILE_TIMEOUT_SECONDS = 600.0
 
 
 class BuildFailure(HistegError):
@@ -65,6 +69,7 @@ def ensure_environment(
         if (path / MARK).is_file() and python.exists():
             with log.open("a", encoding="utf-8") as handle:
                 handle.write(f"reusing environment {path}\n")
+            compile_installed(path, log, groups)  # made by a histeg that did not compile it
             return Environment(python=str(python), version=interpreter.version, key=key, shared=True, created=False, seconds=0.0)
         if path.exists():
             force_rmtree(path)  # left half-made by a run that died
@@ -81,6 +86,7 @@ def ensure_environment(
         if not done.ok:
             force_rmtree(path)
             raise BuildFailure(f"cannot install the declared requirements: {last_error(done.output)}")
+        compile_installed(path, log, groups)
         seconds = round(time.monotonic() - started, 3)
         EnvironmentMark(
             key=key,
@@ -91,6 +97,24 @@ def ensure_environment(
             seconds=seconds,
         ).write(path / MARK)
         return Environment(python=str(python), version=interpreter.version, key=key, shared=True, created=True, seconds=seconds)
+
+
+def compile_installed(path: Path, log: Path, groups: Path | None = None) -> None:
+    """Write the bytecode of every module installed in the environment at ``path``, once. uv installs without it, and
+    traced runs never write any (the snapshot stays as extracted): without it every traced run and every re-run
+    compiled pytest and the project's dependencies again, 0.5 to 0.9 s of CPU per process before the first test.
+    Bytecode changes no module's behaviour. A file that does not compile (a package's test data) is left as it is."""
+    if (path / COMPILED).is_file():
+        return
+    folders = sorted(str(folder) for folder in path.glob("lib*/python*/site-packages") if not folder.parent.parent.is_symlink())
+    if folders:
+        python = path / "bin" / "python"
+        done = run_process([str(python), "-m", "compileall", "-q", "-j", "0", *folders], path, pinned_environment(), COMPILE_TIMEOUT_SECONDS, groups=groups)
+        with log.open("a", encoding="utf-8") as handle:
+            handle.write(f"compiled the installed modules of {path}: exit {done.exit_code}\n")
+        if done.timed_out or done.start_error:
+            return  # the environment works without it; the next use tries again
+    (path / COMPILED).touch()
 
 
 def activated(python: str, base: dict[str, str], shims: Path) -> dict[str, str]:

@@ -74,6 +74,9 @@ def test_a_declared_dependency_is_installed_in_the_versions_environment_not_in_h
     assert builds[0]["environment"]["key"] == builds[1]["environment"]["key"], "equal declarations share one environment"
     assert builds[1]["environment"]["created"] is False, "the second version reuses the first one's environment"
     assert "tinydep" in builds[0]["declarations"]["requirements"]
+    site = next(Path(builds[0]["environment"]["python"]).parent.parent.glob("lib/python*/site-packages"))
+    for module in ("tinydep/__init__.py", "_pytest/python.py"):  # traced runs write no bytecode: it is there from the start
+        assert list((site / module).parent.glob(f"__pycache__/{Path(module).stem}.cpython-*.pyc")), module
     runs = validate_output(out / "1" / "runs.json")
     assert {run["outcome"] for run in runs["runs"]} == {"passed"}
     shell_run = next(run for run in runs["runs"] if run["command"]["kind"] == "shell")
