@@ -492,17 +492,34 @@ def _sample(per_group: int, groups: int, sampled: int) -> ConfirmationSample:
 
 
 def _unexplained(between: list[Divergence], unstable: NoiseMap, explained: Explanations, pair: _Pair) -> list[Divergence]:
-    """The divergences some kind of which is not noise yet and that no changed code explains."""
+    """The divergences some kind of which is not noise yet and that no changed code explains. What a command's test
+    modules ran while they were collected (their import-time code: entry points no test owns) ran before each of its
+    tests, and its results reach them: a parametrize list built by a changed parser hands every case another value."""
+    collected = {
+        command: explained.explain(functions) for command, functions in _collection_functions(pair.old_runs[0], pair.new_runs[0]).items()
+    }
     left = []
     for divergence in between:
         found = unstable.get((divergence.entry, divergence.call.function))
         if found is not None and not set(divergence.call.kinds) - found.kinds:
             continue
         entry = divergence.entry
+        if collected.get(entry.command, False):
+            continue
         executed = _functions_under(pair.new_runs[0][entry]) | _functions_under(pair.old_runs[0][pair.new_to_old[entry]])
         if not explained.explain(executed):
             left.append(divergence)
     return left
+
+
+def _collection_functions(*runs: dict[EntryKey, EntryRef]) -> dict[str, set[str]]:
+    """Per command, the functions its entry points that no test owns ran, in any of ``runs``."""
+    found: dict[str, set[str]] = {}
+    for run in runs:
+        for key, ref in run.items():
+            if not key.label:
+                found.setdefault(key.command, set()).update(_functions_under(ref))
+    return found
 
 
 def _confirm(

@@ -1,6 +1,7 @@
 """Divergences no changed code explains: they need more evidence before they can become a target.
 
-A divergence under an entry point that ran no changed function, in either version, in a version
+A divergence under an entry point that ran no changed function, in either version, of a command
+whose test modules ran none while they were collected (a parametrize list a changed function built), in a version
 without a changed class- or module-level value, has no cause in the code that histeg can name. It
 may still have one (a data file the test reads), but it is also what a coin flip that happened to
 land alike on every re-run looks like. (Under an entry point that ran a changed function, any

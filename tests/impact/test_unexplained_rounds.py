@@ -103,3 +103,34 @@ def test_a_comparison_made_again_reuses_both_rounds(computed: tuple[Path, dict[s
     assert json.loads(result.stdout)["steps"]["compare"]
     assert (out / "1" / "confirmations.json").read_bytes() == before
     assert validate_output(out / "1" / "testingTargets.json")["targets"] == []
+
+
+CASES_LIB = "def case(n):\n    return n * 2\n\n\ndef show(value):\n    return f'<{value}>'\n"
+CASES_TESTS = '''import pytest
+
+from lib import case, show
+
+CASES = [case(1), case(2)]  # built while the module is collected, by the project's code
+
+
+@pytest.mark.parametrize("value", CASES, ids=["one", "two"])
+def test_show(value):
+    assert show(value).startswith("<")
+'''
+
+
+def test_a_divergence_fed_by_changed_code_run_at_collection_is_explained_without_a_second_round(tmp_path: Path) -> None:
+    """``test_show`` never calls ``case``, but its arguments were made by it while its module was collected:
+    the change of ``case`` explains what the test is given, and no second round is spent on it."""
+    repo = GitRepo.create(tmp_path / "repo")
+    repo.commit("base", {"lib.py": CASES_LIB, "tests/test_lib.py": CASES_TESTS})
+    repo.commit("triple", {"lib.py": CASES_LIB.replace("n * 2", "n * 3")})
+    out = tmp_path / "out"
+    result = run_histeg("compute", "--repo", str(repo.path), "--all", "--out", str(out), "--json")
+    assert result.code == 0, result.stderr
+    divergences = validate_output(out / "1" / "traceDivergences.json")
+    shown = {(item["function"], item["entryPoint"]["label"]) for item in divergences["divergences"]}
+    assert ("tests.test_lib:test_show", "tests/test_lib.py::test_show[one]") in shown
+    assert divergences["confirmation"]["unexplainedEntryPoints"] == 0
+    assert {batch["round"] for batch in validate_output(out / "1" / "confirmations.json")["batches"]} == {1}
+    assert "lib:case" in [target["identifier"] for target in validate_output(out / "1" / "testingTargets.json")["targets"]]
