@@ -32,8 +32,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from histeg.tracing.activation import TraceConfig, traced_environment  # noqa: E402
+from histeg.envs.environment import compile_installed  # noqa: E402
 from histeg.traces.reader import TraceFile, trace_files  # noqa: E402
+from histeg.tracing.activation import TraceConfig, traced_environment  # noqa: E402
 
 
 def run_suite(command: list[str], cwd: Path, env: dict[str, str], log: Path) -> tuple[float, float, str, int]:
@@ -99,6 +100,15 @@ def outcomes(junit: Path) -> dict[str, str]:
     return result
 
 
+def compile_environment(python: str, work: Path) -> None:
+    """The runs below write no bytecode (as histeg's traced runs): the project's environment gets it first, as one histeg
+    makes has it, so that neither side pays for compiling pytest and the dependencies in every run."""
+    prefix, base = subprocess.run([python, "-c", "import sys; print(sys.prefix); print(sys.base_prefix)"], capture_output=True, text=True,
+                                  check=True).stdout.split()
+    if prefix != base:  # a virtual environment: a system interpreter's modules are compiled by its installer
+        compile_installed(Path(prefix), work / "compile.log")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("repo", type=Path)
@@ -116,6 +126,7 @@ def main() -> None:
     repo = args.repo.resolve()
     sources = args.sources or ("src" if (repo / "src").is_dir() else ".")
     work = Path(tempfile.mkdtemp(prefix="histeg-trace-bench-"))
+    compile_environment(args.python, work)
     pytest_args = [*shlex.split(args.pytest_args), *timed_plugins_off(args.python), *shlex.split(args.tests)]
     base = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
     base.pop("PYTHONPATH", None)
