@@ -112,13 +112,21 @@ class _Output:
         for fd in self.kept:
             os.set_blocking(fd, False)
             self.selector.register(fd, selectors.EVENT_READ)
+        self.exit_fd: int | None = None
+        """Readable once the process exits (Linux 5.3 and later): a wait ends then, not at its next poll."""
+        with contextlib.suppress(AttributeError, OSError):
+            self.exit_fd = os.pidfd_open(process.pid)
+            self.selector.register(self.exit_fd, selectors.EVENT_READ)
 
     def read(self, timeout: float) -> None:
-        """Read what is there, waiting at most ``timeout`` seconds for something to come."""
+        """Read what is there, waiting at most ``timeout`` seconds for something to come or the process to exit."""
         if not self.selector.get_map():
             time.sleep(timeout)
             return
         for key, _ in self.selector.select(timeout):
+            if key.fd == self.exit_fd:
+                self.selector.unregister(key.fd)  # exited: the caller's next look sees it
+                continue
             try:
                 data = os.read(key.fd, _READ_BYTES)
             except BlockingIOError:
@@ -139,11 +147,15 @@ class _Output:
 
     def drain(self, seconds: float) -> None:
         until = time.monotonic() + seconds
+        if self.exit_fd is not None and self.exit_fd in self.selector.get_map():
+            self.selector.unregister(self.exit_fd)  # the process was reaped: only its pipes are left to read
         while self.selector.get_map() and (left := until - time.monotonic()) > 0:
             self.read(left)
 
     def close(self) -> None:
         self.selector.close()
+        if self.exit_fd is not None:
+            os.close(self.exit_fd)
         for stream in self.files:
             stream.close()
 
