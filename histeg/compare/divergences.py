@@ -15,6 +15,7 @@ from __future__ import annotations
 import multiprocessing
 import time
 from collections.abc import Callable, Iterable
+from collections.abc import Set as AbstractSet
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -495,9 +496,8 @@ def _unexplained(between: list[Divergence], unstable: NoiseMap, explained: Expla
     """The divergences some kind of which is not noise yet and that no changed code explains. What a command's test
     modules ran while they were collected (their import-time code: entry points no test owns) ran before each of its
     tests, and its results reach them: a parametrize list built by a changed parser hands every case another value."""
-    collected = {
-        command: explained.explain(functions) for command, functions in _collection_functions(pair.old_runs[0], pair.new_runs[0]).items()
-    }
+    unowned = [(key, _functions_under(ref)) for run in (pair.old_runs[0], pair.new_runs[0]) for key, ref in run.items() if not key.label]
+    collected = {command: explained.explain(functions) for command, functions in run_at_collection(unowned).items()}
     left = []
     for divergence in between:
         found = unstable.get((divergence.entry, divergence.call.function))
@@ -512,13 +512,13 @@ def _unexplained(between: list[Divergence], unstable: NoiseMap, explained: Expla
     return left
 
 
-def _collection_functions(*runs: dict[EntryKey, EntryRef]) -> dict[str, set[str]]:
-    """Per command, the functions its entry points that no test owns ran, in any of ``runs``."""
+def run_at_collection(executed: Iterable[tuple[EntryKey, AbstractSet[str]]]) -> dict[str, set[str]]:
+    """Per command, the functions its entry points that no test owns (its test modules' import-time code) ran: they ran
+    before each of its tests, and what they made (a parametrize list, a module's table) reaches every one."""
     found: dict[str, set[str]] = {}
-    for run in runs:
-        for key, ref in run.items():
-            if not key.label:
-                found.setdefault(key.command, set()).update(_functions_under(ref))
+    for key, functions in executed:
+        if not key.label:
+            found.setdefault(key.command, set()).update(functions)
     return found
 
 

@@ -109,7 +109,9 @@ def compile_installed(path: Path, log: Path, groups: Path | None = None) -> None
     folders = sorted(str(folder) for folder in path.glob("lib*/python*/site-packages") if not folder.parent.parent.is_symlink())
     if folders:
         python = path / "bin" / "python"
-        done = run_process([str(python), "-m", "compileall", "-q", "-j", "0", *folders], path, pinned_environment(), COMPILE_TIMEOUT_SECONDS, groups=groups)
+        done = run_process(
+            [str(python), "-m", "compileall", "-q", "-j", "0", *folders], path, pinned_environment(), COMPILE_TIMEOUT_SECONDS, groups=groups
+        )
         with log.open("a", encoding="utf-8") as handle:
             handle.write(f"compiled the installed modules of {path}: exit {done.exit_code}\n")
         if done.timed_out or done.start_error:

@@ -20,7 +20,9 @@ in the same entry point (a lexer that compiles a changed table into its own
 state when it is made, and diverges later in methods that never read it); a
 changed value read by any function of the traced runs (state made once per
 process: a lexer's default instance built in the first test that lexes);
-a changed test above it (tests are entry points: their changes explain a
+for an evident divergence again, the changed functions its command's test
+modules ran while they were collected (a table or a parametrize list built
+before any test ran); a changed test above it (tests are entry points: their changes explain a
 divergence only when the code under test does not); changed test data (files
 in the tests directories that are not Python: the entry points' inputs
 changed, so nothing in the code is there to test); otherwise the divergent
@@ -33,7 +35,7 @@ from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
-from histeg.compare.divergences import Divergence
+from histeg.compare.divergences import Divergence, run_at_collection
 from histeg.compare.entry_points import EntryKey
 from histeg.impact.changes import ChangeIndex
 from histeg.settings.evidence import EXCEPTION_ONLY_IN_NEW, EXCEPTION_ONLY_IN_OLD, OUTCOME_CHANGED
@@ -92,6 +94,7 @@ def map_divergences(
         entry_functions or {},
         _changed_returns(divergences, changes),
         _changed_calls(divergences, changes, tests),
+        run_at_collection((entry_functions or {}).items()),
     )
     for divergence in divergences:
         mapper.charge(divergence)
@@ -111,6 +114,8 @@ class _Mapper:
     entry_functions: Mapping[EntryKey, AbstractSet[str]]
     returning: dict[object, list[Divergence]]
     changed_calls: dict[object, list[Divergence]]
+    collected: dict[str, set[str]]
+    """Per command, the functions its test modules ran while collected (``run_at_collection``)."""
     result: ImpactMap = field(default_factory=ImpactMap)
     run_values: list[str] | None = None
     """Changed values read anywhere in the traced runs (computed when first needed)."""
@@ -136,6 +141,7 @@ class _Mapper:
             or self._state(divergence)
             or self._read_in_entry(divergence)
             or self._read_in_run(divergence)
+            or self._collected(divergence)
             or self._callers(divergence, chain, in_tests=True)
             or self._test_data(divergence)
         )
@@ -173,6 +179,18 @@ class _Mapper:
         for hops, function in sorted(executed):
             self.result.of(function).non_local.append((divergence, hops))
         return bool(executed)
+
+    def _collected(self, divergence: Divergence) -> bool:
+        """What a test sees, when nothing closer explains it: the changed functions its command's test modules ran while
+        they were collected (a table or a parametrize list built before any test ran), past the whole call path."""
+        if not divergence.entry.label or not EVIDENT_CLASSES.intersection(divergence.classes):
+            return False
+        collected = sorted(
+            self.collected.get(divergence.entry.command, set()) & self.changes.functions - self.tests - {divergence.call.function}
+        )
+        for function in collected:
+            self.result.of(function).non_local.append((divergence, len(divergence.call.path) + 2))
+        return bool(collected)
 
     def _changed_in_calls(self, divergence: Divergence) -> list[str]:
         details = divergence.call.details

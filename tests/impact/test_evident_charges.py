@@ -169,3 +169,42 @@ def test_a_table_read_once_per_process_is_charged_in_the_tests_that_only_use_wha
     names = targets["registry:NAMES"]
     assert any("test_registry_b" in entry for entry in _entries(names)), names
     assert "registry:Registry.knows" in _charged(names)
+
+
+UNITS = '''def _label(word):
+    return word.upper()
+
+
+UNITS = [(1000, _label("thousand")), (1000000, _label("million"))]
+
+
+def spoken(n):
+    for power, label in reversed(UNITS):
+        if n >= power:
+            return f"{n / power:.1f} {label.lower()}"
+    return str(n)
+'''
+UNITS_TESTS = '''from units import spoken
+
+
+def test_spoken():
+    assert spoken(2000000) == "2.0 million"
+
+
+def test_small():
+    assert spoken(12) == "12"
+'''
+
+
+def test_a_table_built_by_a_changed_function_while_the_tests_were_collected_is_charged_with_the_failure(tmp_path: Path) -> None:
+    """``_label`` ran once, when the test module imported ``units``: ``test_spoken`` never calls it, and fails in
+    ``spoken``, which did not change. The change is the only target, and the first."""
+    repo = GitRepo.create(tmp_path / "repo")
+    repo.commit("base", {"units.py": UNITS, "tests/test_units.py": UNITS_TESTS})
+    repo.commit("labels lost", {"units.py": UNITS.replace("return word.upper()", "return None")})
+    result = run_histeg("compute", "--repo", str(repo.path), "--all", "--out", str(tmp_path / "out"), "--repeat", "1")
+    assert result.code == 0, result.stderr
+    targets = validate_output(tmp_path / "out" / "1" / "testingTargets.json")["targets"]
+    assert [target["identifier"] for target in targets] == ["units:_label"]
+    assert "units:spoken" in _charged(targets[0])
+    assert "tests/test_units.py::test_spoken" in _entries(targets[0])
