@@ -214,7 +214,7 @@ def _install(
     return Project(installed=True, version=pretend, generated=installed.generated, seconds=round(installed.seconds, 3), key=key)
 
 
-_PLUGINS = "import importlib.util as u; print(u.find_spec('pytest_cov') is not None)"
+_PLUGINS = "import importlib.util as u; print(*(u.find_spec(name) is not None for name in ('pytest_cov', 'pytest_benchmark')))"
 
 
 def _neutralised(python: str) -> tuple[list[str], list[Neutralised]]:
@@ -226,9 +226,19 @@ def _neutralised(python: str) -> tuple[list[str], list[Neutralised]]:
         Neutralised(what="bytecode files", how="PYTHONDONTWRITEBYTECODE=1"),
     ]
     done = subprocess.run([python, "-c", _PLUGINS], capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
-    if done.stdout.strip() == "True":
+    found = done.stdout.split() if done.returncode == 0 else []
+    if found[:1] == ["True"]:
         args.append("--no-cov")
         neutralised.append(Neutralised(what="coverage data and reports of pytest-cov (.coverage, coverage.xml, htmlcov)", how="--no-cov"))
+    if found[1:2] == ["True"]:  # how many rounds fit pytest-benchmark's time budget depends on the tracer's speed
+        args.append("--benchmark-disable")
+        neutralised.append(
+            Neutralised(
+                what="pytest-benchmark's timed rounds: each benchmark calls its function once, so how often it runs no longer "
+                "depends on how fast the run is (traced or not, on a busy machine or not)",
+                how="--benchmark-disable",
+            )
+        )
     return args, neutralised
 
 

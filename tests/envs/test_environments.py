@@ -187,6 +187,27 @@ def test_coverage_options_of_the_project_are_neutralised(make_repo, histeg, tmp_
     assert not list(out.rglob("coverage.xml")) and not list(out.rglob(".coverage"))
 
 
+def test_benchmarks_run_their_function_once_whatever_the_speed_of_the_run(make_repo, histeg, tmp_path: Path, monkeypatch) -> None:
+    """pytest-benchmark calls a function as often as its time budget allows: under tracing less often than without, and
+    differently from run to run. Disabled, each benchmark calls it once, as a plain test, and passes as before."""
+    counter = tmp_path / "calls"
+    monkeypatch.setenv("CALLS", str(counter))
+    repo = make_repo()
+    repo.commit("one", {
+        "pyproject.toml": '[project]\nname = "timed"\nversion = "0.1"\n[project.optional-dependencies]\ntest = ["pytest-benchmark"]\n',
+        "lib.py": "import os\n\n\ndef f(x):\n    with open(os.environ['CALLS'], 'a') as handle:\n        handle.write('.')\n    return x\n",
+        "tests/test_lib.py": "from lib import f\n\n\ndef test_speed(benchmark):\n    assert benchmark(f, 1) == 1\n",
+    })
+    out = tmp_path / "out"
+    result = histeg("analyze", "--repo", str(repo.path), "--all", "--out", str(out), "--repeat", "1", "--json")
+    assert result.code == 0, result.stderr
+    build = validate_output(out / "0" / "build.json")
+    assert "--benchmark-disable" in build["pytestArgs"] and any(n["how"] == "--benchmark-disable" for n in build["neutralised"])
+    run = validate_output(out / "0" / "runs.json")["runs"][0]
+    assert run["outcome"] == "passed" and "--benchmark-disable" in run["argv"]
+    assert counter.read_text() == ".", "one call in the one traced run"
+
+
 def test_traces_are_reused_only_with_the_build_they_were_made_with(make_repo, histeg, tmp_path: Path) -> None:
     repo = make_repo()
     repo.commit("one", {"lib.py": "def f():\n    return 1\n", "tests/test_lib.py": "from lib import f\n\n\ndef test_f():\n    assert f() == 1\n"})
