@@ -8,6 +8,11 @@ a group whose sample shows any instability of that kind is widened to every entr
 then re-run and judged one by one as without sampling. A group whose sample is stable keeps the
 divergences of its other entry points as they are: they are the same change seen by more tests.
 
+A test's own function (the entry point's root) diverges under that one test only: grouped by its name, a
+core change that every test sees would make one group per test, and the sample would be the whole suite. So
+the tests' own functions form one group per kind (``OWN_FUNCTION``): that a test's body reads a clock or draws
+a number shows in the sample like any function's noise, and widens the group to every test.
+
 The sample is chosen greedily, the groups with the fewest entry points first; within a group, entry points
 already chosen count, then those that diverged in the most groups come first, so that one test re-run serves
 every function it saw diverge. Ties go by entry point order: the same divergences always give the same sample,
@@ -23,14 +28,22 @@ from histeg.compare.noise import NoiseMap
 
 Group = tuple[str, str]
 """(function, kind of divergence)."""
+OWN_FUNCTION = "<each test's own function>"
+"""The function of the groups of the divergences of tests' own functions under their tests."""
+
+
+def group_function(entry: EntryKey, function: str) -> str:
+    """The function a divergence is grouped by: ``OWN_FUNCTION`` for a test's own (the root of an entry point a test owns)."""
+    return OWN_FUNCTION if entry.label and function == entry.root else function
 
 
 def groups(divergences: Iterable[tuple[EntryKey, str, Iterable[str]]]) -> dict[Group, set[EntryKey]]:
     """Per (function, kind), the entry points under which it diverged that way."""
     found: dict[Group, set[EntryKey]] = {}
     for entry, function, kinds in divergences:
+        grouped = group_function(entry, function)
         for kind in kinds:
-            found.setdefault((function, kind), set()).add(entry)
+            found.setdefault((grouped, kind), set()).add(entry)
     return found
 
 
@@ -57,7 +70,7 @@ def unsettled(by_group: Mapping[Group, set[EntryKey]], chosen: set[EntryKey], un
     found = set()
     for (function, kind), entries in by_group.items():
         for entry in entries & chosen:
-            noise = unstable.get((entry, function))
+            noise = unstable.get((entry, entry.root if function == OWN_FUNCTION else function))
             if noise is not None and kind in noise.kinds:
                 found.add((function, kind))
                 break

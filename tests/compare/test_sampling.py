@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from histeg.compare.noise import Unstable
-from histeg.compare.sampling import choose, groups, unsettled
+from histeg.compare.sampling import OWN_FUNCTION, choose, groups, unsettled
 from histeg.records.divergences import EntryKey
 
 
@@ -34,3 +34,18 @@ def test_a_group_is_unsettled_only_by_instability_of_its_own_kind_under_a_sample
     assert unsettled(by_group, chosen, {(other, "lib:f"): Unstable(kinds={"return"})}) == set(), "not sampled: says nothing"
     assert unsettled(by_group, chosen, {(sampled, "lib:g"): Unstable(kinds={"return"})}) == set(), "another function"
     assert unsettled(by_group, chosen, {(sampled, "lib:f"): Unstable(kinds={"return"})}) == {("lib:f", "return")}
+
+
+def test_tests_own_functions_form_one_group_per_kind_and_their_noise_unsettles_it() -> None:
+    """A core change seen by every test makes each test's own function diverge under that test alone: grouped by name,
+    that is a group per test, and the sample would be the whole suite."""
+    entries = [key(f"t{i:02}") for i in range(30)]
+    by_group = groups([(entry, entry.root, ["lines"]) for entry in entries] + [(entry, "lib:core", ["return"]) for entry in entries])
+    assert set(by_group) == {(OWN_FUNCTION, "lines"), ("lib:core", "return")}
+    chosen = choose(by_group, 4)
+    assert len(chosen) == 4
+    sampled = min(chosen)
+    assert unsettled(by_group, chosen, {(sampled, sampled.root): Unstable(kinds={"lines"})}) == {(OWN_FUNCTION, "lines")}
+    assert unsettled(by_group, chosen, {(sampled, "tests.test_x:other"): Unstable(kinds={"lines"})}) == set(), "not its own function"
+    import_time = EntryKey("pytest", "", "", "lib:core", 0)
+    assert groups([(import_time, "lib:core", ["return"])]) == {("lib:core", "return"): {import_time}}, "no test owns it"
