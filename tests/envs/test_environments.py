@@ -169,21 +169,28 @@ def test_the_users_interpreter_is_used_as_it_is(make_repo, histeg, tmp_path: Pat
     assert not (tmp_path / "out2").exists()
 
 
-def test_coverage_options_of_the_project_are_neutralised(make_repo, histeg, tmp_path: Path) -> None:
+def _neutralised_run(make_repo, histeg, tmp_path: Path, files: dict[str, str], flag: str) -> tuple[Path, dict]:
+    """A one-version project analysed: its output folder and its traced run, after checking the build passes ``flag``."""
     repo = make_repo()
-    repo.commit("one", {
-        "pyproject.toml": '[project]\nname = "covered"\nversion = "0.1"\n[project.optional-dependencies]\ntest = ["pytest-cov"]\n'
-                          '[tool.pytest.ini_options]\naddopts = "--cov=lib --cov-report=xml --cov-fail-under=100"\n',
-        "lib.py": "def f(x):\n    if x:\n        return 1\n    return 2\n",
-        "tests/test_lib.py": "from lib import f\n\n\ndef test_f():\n    assert f(1) == 1\n",
-    })
+    repo.commit("one", files)
     out = tmp_path / "out"
     result = histeg("analyze", "--repo", str(repo.path), "--all", "--out", str(out), "--repeat", "1", "--json")
     assert result.code == 0, result.stderr
     build = validate_output(out / "0" / "build.json")
-    assert build["pytestArgs"] == ["--no-cov"] and any(n["how"] == "--no-cov" for n in build["neutralised"])
+    assert flag in build["pytestArgs"] and any(n["how"] == flag for n in build["neutralised"])
     run = validate_output(out / "0" / "runs.json")["runs"][0]
-    assert run["outcome"] == "passed" and "--no-cov" in run["argv"], "coverage under 100 % would have failed the run"
+    assert flag in run["argv"]
+    return out, run
+
+
+def test_coverage_options_of_the_project_are_neutralised(make_repo, histeg, tmp_path: Path) -> None:
+    out, run = _neutralised_run(make_repo, histeg, tmp_path, {
+        "pyproject.toml": '[project]\nname = "covered"\nversion = "0.1"\n[project.optional-dependencies]\ntest = ["pytest-cov"]\n'
+                          '[tool.pytest.ini_options]\naddopts = "--cov=lib --cov-report=xml --cov-fail-under=100"\n',
+        "lib.py": "def f(x):\n    if x:\n        return 1\n    return 2\n",
+        "tests/test_lib.py": "from lib import f\n\n\ndef test_f():\n    assert f(1) == 1\n",
+    }, "--no-cov")
+    assert run["outcome"] == "passed", "coverage under 100 % would have failed the run"
     assert not list(out.rglob("coverage.xml")) and not list(out.rglob(".coverage"))
 
 
@@ -192,19 +199,12 @@ def test_benchmarks_run_their_function_once_whatever_the_speed_of_the_run(make_r
     differently from run to run. Disabled, each benchmark calls it once, as a plain test, and passes as before."""
     counter = tmp_path / "calls"
     monkeypatch.setenv("CALLS", str(counter))
-    repo = make_repo()
-    repo.commit("one", {
+    _, run = _neutralised_run(make_repo, histeg, tmp_path, {
         "pyproject.toml": '[project]\nname = "timed"\nversion = "0.1"\n[project.optional-dependencies]\ntest = ["pytest-benchmark"]\n',
         "lib.py": "import os\n\n\ndef f(x):\n    with open(os.environ['CALLS'], 'a') as handle:\n        handle.write('.')\n    return x\n",
         "tests/test_lib.py": "from lib import f\n\n\ndef test_speed(benchmark):\n    assert benchmark(f, 1) == 1\n",
-    })
-    out = tmp_path / "out"
-    result = histeg("analyze", "--repo", str(repo.path), "--all", "--out", str(out), "--repeat", "1", "--json")
-    assert result.code == 0, result.stderr
-    build = validate_output(out / "0" / "build.json")
-    assert "--benchmark-disable" in build["pytestArgs"] and any(n["how"] == "--benchmark-disable" for n in build["neutralised"])
-    run = validate_output(out / "0" / "runs.json")["runs"][0]
-    assert run["outcome"] == "passed" and "--benchmark-disable" in run["argv"]
+    }, "--benchmark-disable")
+    assert run["outcome"] == "passed"
     assert counter.read_text() == ".", "one call in the one traced run"
 
 
