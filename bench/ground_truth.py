@@ -384,7 +384,7 @@ def own_nodes(function: ast.AST) -> Iterator[ast.AST]:
     stack = list(reversed(getattr(function, "body", [])))
     while stack:
         node = stack.pop()
-        if isinstance(node, ast.JoinedStr):
+        if isinstance(node, (ast.JoinedStr, *OWN_SCOPES)):  # a def in the body is a function of its own
             continue
         yield node
         stack.extend(reversed([c for c in ast.iter_child_nodes(node) if not isinstance(c, OWN_SCOPES)]))

@@ -139,6 +139,8 @@ def own_nodes(function: ast.FunctionDef | ast.AsyncFunctionDef) -> Iterator[ast.
     stack = list(reversed(function.body))
     while stack:
         node = stack.pop()
+        if isinstance(node, OWN_SCOPES):  # a def in the body is a function of its own
+            continue
         yield node
         stack.extend(reversed([c for c in ast.iter_child_nodes(node) if not isinstance(c, OWN_SCOPES)]))
 
