@@ -214,37 +214,47 @@ def _install(
     return Project(installed=True, version=pretend, generated=installed.generated, seconds=round(installed.seconds, 3), key=key)
 
 
-_PLUGINS = "import importlib.util as u; print(*(u.find_spec(name) is not None for name in ('pytest_cov', 'pytest_benchmark')))"
+PLUGIN_OPTIONS: tuple[tuple[str, str, str], ...] = (
+    ("pytest_cov", "--no-cov", "coverage data and reports of pytest-cov (.coverage, coverage.xml, htmlcov)"),
+    (
+        "pytest_benchmark",
+        "--benchmark-disable",
+        (
+            "pytest-benchmark's timed rounds: each benchmark calls its function once, so how often it runs no longer "
+            "depends on how fast the run is (traced or not, on a busy machine or not)"
+        ),
+    ),
+)
+"""(module of a pytest plugin, the option histeg passes when it is installed, what that neutralises). Part of the build
+step's inputs: a histeg that passes other options makes other traces, so builds made before are made again."""
 
 
 def _neutralised(python: str) -> tuple[list[str], list[Neutralised]]:
-    """pytest options that keep the project's test configuration from writing reports into the run
-    folder, with what each neutralises; none changes a test's outcome."""
+    """pytest options that keep the project's test configuration from writing reports into the run folder or from
+    timing its own work, with what each neutralises; none changes a test's outcome."""
     args = []
     neutralised = [
         Neutralised(what="pytest's cache folder", how="-p no:cacheprovider"),
         Neutralised(what="bytecode files", how="PYTHONDONTWRITEBYTECODE=1"),
     ]
-    done = subprocess.run([python, "-c", _PLUGINS], capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
+    probe = f"import importlib.util as u; print(*(u.find_spec(name) is not None for name in {[m for m, _, _ in PLUGIN_OPTIONS]!r}))"
+    done = subprocess.run([python, "-c", probe], capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)
     found = done.stdout.split() if done.returncode == 0 else []
-    if found[:1] == ["True"]:
-        args.append("--no-cov")
-        neutralised.append(Neutralised(what="coverage data and reports of pytest-cov (.coverage, coverage.xml, htmlcov)", how="--no-cov"))
-    if found[1:2] == ["True"]:  # how many rounds fit pytest-benchmark's time budget depends on the tracer's speed
-        args.append("--benchmark-disable")
-        neutralised.append(
-            Neutralised(
-                what="pytest-benchmark's timed rounds: each benchmark calls its function once, so how often it runs no longer "
-                "depends on how fast the run is (traced or not, on a busy machine or not)",
-                how="--benchmark-disable",
-            )
-        )
+    for (_, option, what), installed in zip(PLUGIN_OPTIONS, found, strict=False):
+        if installed == "True":
+            args.append(option)
+            neutralised.append(Neutralised(what=what, how=option))
     return args, neutralised
 
 
 def _build_inputs(context: StepContext, index: int) -> dict[str, Any]:
     settings = context.settings
-    return {**version_inputs(context, index), "python": user_python(settings), "environments": settings.environments_root()}
+    return {
+        **version_inputs(context, index),
+        "python": user_python(settings),
+        "environments": settings.environments_root(),
+        "pluginOptions": [option for _, option, _ in PLUGIN_OPTIONS],
+    }
 
 
 def _build_step(context: StepContext, index: int) -> StepResult:

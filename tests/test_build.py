@@ -72,3 +72,22 @@ def test_a_build_record_is_reused_while_readable_and_made_again_when_written_by_
     assert rebuilt.code == 0, rebuilt.stderr
     assert json.loads(rebuilt.stdout)["steps"]["build"][0]["reused"] is False
     assert Build.read(path).inputs == record.inputs
+
+
+@pytest.mark.slow  # a version computed twice with its environment made (a minute)
+def test_builds_and_traces_are_made_again_when_histeg_passes_other_plugin_options(make_repo, tmp_path: Path, monkeypatch) -> None:
+    """The options histeg passes for the plugins it neutralises are part of what a version's traces are: an output
+    directory made by a histeg that passed others (before it turned pytest-benchmark's rounds off) is not reused."""
+    import histeg
+    from histeg import build
+
+    repo = make_repo()
+    repo.commit("one", {"lib.py": "def f():\n    return 1\n", "tests/test_lib.py": "from lib import f\n\n\ndef test_f():\n    assert f() == 1\n"})
+    project = histeg.Project(repo.path, out=tmp_path / "out", repeat=1, confirm=0, verbosity=0, read_config=False)
+    assert project.compute(["HEAD..HEAD"]).exit_code == 0
+    monkeypatch.setattr(build, "PLUGIN_OPTIONS", (*build.PLUGIN_OPTIONS, ("pluggy", "-pno:doctest", "pytest's doctest collection")))
+    again = project.compute(["HEAD..HEAD"])
+    assert again.exit_code == 0
+    assert [item["reused"] for item in again.steps["build"]] == [False]
+    assert [item["reused"] for item in again.steps["traces"]] == [False]
+    assert "-pno:doctest" in validate_output(tmp_path / "out" / "0" / "runs.json")["runs"][0]["argv"]
