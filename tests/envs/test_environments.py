@@ -170,14 +170,15 @@ def test_the_users_interpreter_is_used_as_it_is(make_repo, histeg, tmp_path: Pat
 
 
 def _neutralised_run(make_repo, histeg, tmp_path: Path, files: dict[str, str], flag: str) -> tuple[Path, dict]:
-    """A one-version project analysed: its output folder and its traced run, after checking the build passes ``flag``."""
+    """A one-version project analysed: its output folder and its traced run, after checking the build passes ``flag``
+    and no other plugin option."""
     repo = make_repo()
     repo.commit("one", files)
     out = tmp_path / "out"
     result = histeg("analyze", "--repo", str(repo.path), "--all", "--out", str(out), "--repeat", "1", "--json")
     assert result.code == 0, result.stderr
     build = validate_output(out / "0" / "build.json")
-    assert flag in build["pytestArgs"] and any(n["how"] == flag for n in build["neutralised"])
+    assert build["pytestArgs"] == [flag] and any(n["how"] == flag for n in build["neutralised"])
     run = validate_output(out / "0" / "runs.json")["runs"][0]
     assert flag in run["argv"]
     return out, run
