@@ -181,13 +181,15 @@ def _carve(
     side_runs: list[SideRunResult] = []
     if made.files:
 
-        def run(role: Role, side: VersionSide, number: int) -> SideRunResult:
+        def run(role: Role, side: VersionSide, number: int, tests: Path) -> SideRunResult:
             with _scratch(scratch / f"carved-{role}-{number}") as work:
-                return run_tests(side, role, number, root, work, root / CARVED / f"pytest-{role}-{number}.log")
+                return run_tests(side, role, number, tests, work, root / CARVED / f"pytest-{role}-{number}.log")
 
         sides: tuple[tuple[Role, VersionSide], ...] = (("new", new), ("old", old))
-        with ThreadPoolExecutor(max_workers=CARVED_RUNS_AT_ONCE) as pool:  # the runs are processes: two at once halve the wait
-            runs = [pool.submit(run, role, side, number) for role, side in sides for number in range(1, options.runs + 1)]
+        # the runs read a still copy: each writes its log beside the carved files while the others copy them
+        with _scratch(scratch / "carved-tests") as tests, ThreadPoolExecutor(max_workers=CARVED_RUNS_AT_ONCE) as pool:
+            shutil.copytree(root / CARVED, tests / CARVED)
+            runs = [pool.submit(run, role, side, number, tests) for role, side in sides for number in range(1, options.runs + 1)]
             side_runs = [future.result() for future in runs]
     seeds: dict[str, Path] = {}
     for file in made.files:
