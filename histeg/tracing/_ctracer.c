@@ -517,7 +517,7 @@ id_from(TStateObject *st, PyObject *fn, PyObject *value)
 
 enum {
     K_BY_OBJECT, K_BY_KEY, K_OBJECTS, K_TUPLE_TYPES, K_CONTENTS, K_LAYOUTS, K_PLAIN, K_KINDS, K_SHOWN_KINDS, K_UNSET, K_SHOWN_TYPES,
-    K_SHOWN_CONTENTS, K_REDACTED, K_COUNT
+    K_SHOWN_CONTENTS, K_REDACTED, K_NAMED, K_COUNT
 };
 #define MAX_KEYED_TUPLE 8
 #define MAX_KEY_LENGTH 64
@@ -789,6 +789,23 @@ done:
 }
 
 /* The key ValueIds._by_key would look up for `value`, or NULL (no key here; never an error left set). */
+/* Abstraction.name_key: a function by its module and qualified name, a class (its metaclass hashes by identity) by itself. */
+static PyObject *
+name_key(PyObject *value, PyTypeObject *cls)
+{
+    if (cls != &PyFunction_Type) {
+        return PyTuple_Pack(2, (PyObject *)cls, value);
+    }
+    PyObject *module = ((PyFunctionObject *)value)->func_module, *qualname = ((PyFunctionObject *)value)->func_qualname;
+    if (module == NULL) {
+        module = Py_None;  /* as the __module__ member reads it */
+    }
+    if ((module == Py_None || PyUnicode_CheckExact(module)) && qualname != NULL && PyUnicode_CheckExact(qualname)) {
+        return PyTuple_Pack(3, (PyObject *)cls, module, qualname);
+    }
+    return NULL;
+}
+
 static PyObject *
 value_key(TracerObject *self, PyObject *value, PyTypeObject *cls)
 {
@@ -820,6 +837,9 @@ value_key(TracerObject *self, PyObject *value, PyTypeObject *cls)
             PyObject *fields = fields_key(self, value, cls);
             key = fields ? PyTuple_Pack(3, (PyObject *)&PyBaseObject_Type, (PyObject *)cls, fields) : NULL;
             Py_XDECREF(fields);
+        }
+        else if (tuple_type == 0 && PySet_Contains(TABLE(self, K_NAMED), (PyObject *)cls) == 1) {
+            key = name_key(value, cls);
         }
     }
     if (key == NULL) {
@@ -1298,7 +1318,7 @@ tracer_keyed(TracerObject *self, PyObject *tables)
         || !PyDict_Check(PyTuple_GET_ITEM(tables, K_CONTENTS)) || !PyDict_Check(PyTuple_GET_ITEM(tables, K_LAYOUTS))
         || !PyDict_Check(PyTuple_GET_ITEM(tables, K_PLAIN)) || !PyDict_Check(PyTuple_GET_ITEM(tables, K_KINDS))
         || !PyAnySet_Check(PyTuple_GET_ITEM(tables, K_SHOWN_KINDS)) || !PyDict_Check(PyTuple_GET_ITEM(tables, K_SHOWN_TYPES))
-        || !PyDict_Check(PyTuple_GET_ITEM(tables, K_SHOWN_CONTENTS))) {
+        || !PyDict_Check(PyTuple_GET_ITEM(tables, K_SHOWN_CONTENTS)) || !PyAnySet_Check(PyTuple_GET_ITEM(tables, K_NAMED))) {
         PyErr_SetString(PyExc_TypeError, "histeg: bad value key tables");
         return NULL;
     }

@@ -325,11 +325,10 @@ done:
     return result;
 }
 
-/* Abstraction._builtin of an exact list or tuple. */
+/* Abstraction._builtin of a list or tuple (a subclass's instance read as its base's). */
 static PyObject *
-sequence_text(Walk *k, PyObject *value, Py_ssize_t depth)
+sequence_text(Walk *k, PyObject *value, Py_ssize_t depth, int is_list)
 {
-    int is_list = PyList_CheckExact(value);
     Py_ssize_t size = is_list ? PyList_GET_SIZE(value) : PyTuple_GET_SIZE(value);
     PyObject *parts = PyList_New(0), *result = NULL;
     if (parts == NULL) {
@@ -614,14 +613,19 @@ walk_text(Walk *k, PyObject *value, PyTypeObject *cls, Py_ssize_t depth)
         k->budget--;
         text = depth == 0 ? fields_text(k, value, cls, depth) : NULL;
     }
-    else if (kind == T(k->w, T_SUBCLASS) && base == (PyObject *)cls && (cls == &PyList_Type || cls == &PyTuple_Type || cls == &PyDict_Type)) {
+    else if (kind == T(k->w, T_SUBCLASS)
+             && ((base == (PyObject *)cls && (cls == &PyList_Type || cls == &PyTuple_Type || cls == &PyDict_Type))
+                 || (depth > 0 && (base == (PyObject *)&PyList_Type || base == (PyObject *)&PyTuple_Type)))) {
+        /* an exact container, or below the top a list or tuple subclass (a lexer's token type), which shows its content
+         * alone there */
+        PyTypeObject *shape = (PyTypeObject *)base;
         k->budget--;
         if (depth >= MAX_DEPTH || k->budget <= 0) {
-            Py_ssize_t size = cls == &PyDict_Type ? PyDict_GET_SIZE(value) : Py_SIZE(value);
-            text = PyUnicode_FromFormat("<%s len=%zd>", cls->tp_name, size);
+            Py_ssize_t size = shape == &PyDict_Type ? PyDict_GET_SIZE(value) : Py_SIZE(value);
+            text = PyUnicode_FromFormat("<%s len=%zd>", shape->tp_name, size);
         }
         else {
-            text = cls == &PyDict_Type ? dict_text(k, value, depth) : sequence_text(k, value, depth);
+            text = shape == &PyDict_Type ? dict_text(k, value, depth) : sequence_text(k, value, depth, shape == &PyList_Type);
         }
     }
     else {

@@ -49,6 +49,8 @@ class ValueIds:
         """Types whose values are cached by ``Abstraction.value_key``."""
         self._objects: set[type] = set()
         """Objects of the program shown by their fields: cached by a key of their fields when they have one."""
+        self._named: set[type] = set()
+        """Functions and classes: cached by the names they show (``Abstraction.name_key``)."""
         self._tuple_types: set[type] = set()
         """Tuple subclasses: cached by a key of their content and fields when both have one."""
         self._contents: dict[int, tuple[tuple, tuple]] = {}
@@ -64,10 +66,13 @@ class ValueIds:
     def native_tables(self) -> tuple[Any, ...]:
         """What the C collector reads to answer a keyed value's id without calling ``id_of`` (``keyed_id`` in _ctracer.c,
         in this order): the ids by key and what gives the id of a key not found yet, the classes keyed by their fields
-        and the tuple subclasses, the content keys of token types by identity, then the abstraction's tables. It makes
-        the keys ``_tuple_key`` and ``fields_key`` make, from what these say so far; anything they do not say yet comes
+        and the tuple subclasses, the content keys of token types by identity, the abstraction's tables, then the classes
+        keyed by their names. It makes
+        the keys ``_tuple_key``, ``fields_key`` and ``name_key`` make, from what these say so far; anything they do not say yet comes
         here."""
-        return (self._by_object, self._by_key, self._objects, self._tuple_types, self._contents, *self.abstraction.native_tables())
+        return (
+            self._by_object, self._by_key, self._objects, self._tuple_types, self._contents, *self.abstraction.native_tables(), self._named,
+        )  # fmt: skip
 
     def intern(self, key: tuple[str, str | None]) -> int:
         found = self._values.get(key)
@@ -156,6 +161,10 @@ class ValueIds:
             value_key = self.abstraction.value_key(value, cls)
             if value_key is not None:
                 return self._by_key((cls, value_key), value)
+        if cls in self._named:  # a function or a class: once per name
+            name_key = self.abstraction.name_key(value, cls)
+            if name_key is not None:
+                return self._by_key(name_key, value)
         if cls not in self._varying:
             if self.abstraction.constant(cls):
                 found = self.by_type[cls] = self.intern(abstract(value))
@@ -167,6 +176,8 @@ class ValueIds:
                 self._tuple_types.add(cls)
             if type(cls) is type and self.abstraction.shown_by_type(cls):
                 self._objects.add(cls)
+            if self.abstraction.named(cls):
+                self._named.add(cls)
         if divert is not None and self.abstraction.repr_types and type_name(cls) in self.abstraction.repr_types:
             return divert(state, lambda: self.intern(abstract(value)))
         return self.intern(abstract(value))

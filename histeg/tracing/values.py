@@ -486,6 +486,26 @@ class Abstraction:
         """A key equal for two values exactly when their abstractions are (a naive datetime, a date), or None."""
         return self._standard.key(value, cls)
 
+    def named(self, cls: type) -> bool:
+        """Whether a value of ``cls`` shows as the names it holds alone, so that ``name_key`` keys it: a function (its module
+        and qualified name) or a class whose metaclass hashes and compares by identity (its name, read once per class)."""
+        kind, _ = self._kinds.get(cls) or self._classify(cls)
+        if self.type_name(cls) in self.repr_types:
+            return False
+        if kind is _FUNCTION:
+            return True
+        return kind is _CLASS and type(cls) is type and cls.__hash__ is type.__hash__ and cls.__eq__ is type.__eq__
+
+    @staticmethod
+    def name_key(value: Any, cls: type) -> tuple | None:
+        """A key equal for two values of a ``named`` class exactly when their texts are (None: no such key)."""
+        if cls is not _FunctionType:
+            return (cls, value)  # hashed by identity: a class's name is read once (``type_name``)
+        module, qualname = _func_module(value), _func_qualname(value)
+        if (module is None or type(module) is str) and type(qualname) is str:
+            return (cls, module, qualname)
+        return None
+
     def constant(self, cls: type) -> bool:
         """Whether every instance of ``cls`` abstracts alike (no state visible): one id per type."""
         kind, _ = self._kinds.get(cls) or self._classify(cls)

@@ -145,6 +145,53 @@ def test_a_changed_field_is_not_answered_with_the_old_id(pair: tuple[Any, ValueI
     assert tracer.keyed_id(slotted) is None
 
 
+def visit(node: Any) -> None:
+    """A function passed around as a value (a visitor, a key function): keyed by its names."""
+
+
+class Raw:
+    """A class passed around as a value (``isinstance``'s second argument, a token class): keyed by itself."""
+
+
+class Vague(type):
+    """A metaclass whose classes compare by something else than identity: never keyed (its ``__eq__`` is the program's)."""
+
+    def __eq__(cls, other: object) -> bool:
+        return True
+
+    __hash__ = type.__hash__
+
+
+class Shifty(metaclass=Vague):
+    pass
+
+
+def test_functions_and_classes_are_answered_by_their_names(pair: tuple[Any, ValueIds]) -> None:
+    tracer, ids = pair
+    for value in (visit, Raw, Node, Abstraction.abstract, pytest.fixture, ValueIds):
+        expected = seen(ids, value)
+        assert tracer.keyed_id(value) == expected, value
+    assert tracer.keyed_id(Raw) != tracer.keyed_id(Node)
+    seen(ids, Shifty)
+    assert tracer.keyed_id(Shifty) is None
+
+
+def test_a_function_renamed_is_not_answered_with_its_old_id(pair: tuple[Any, ValueIds]) -> None:
+    tracer, ids = pair
+
+    def made() -> None:
+        pass
+
+    old = seen(ids, made)
+    made.__qualname__ = "renamed"  # as functools.wraps does
+    assert tracer.keyed_id(made) is None
+    new = ids.id_of(made)
+    assert new != old and tracer.keyed_id(made) == new
+    made.__module__ = 3  # type: ignore[assignment]  # not a name: abstracted the long way, every time
+    ids.id_of(made)
+    assert tracer.keyed_id(made) is None
+
+
 LEXER = """
 class TokenType(tuple):
     parent = None

@@ -48,6 +48,16 @@ class Items(list):
     pass
 
 
+class TokenType(tuple):
+    """A lexer's token type: a tuple subclass with attributes of its own, held in the tuples the lexer yields."""
+
+    parent = None
+
+
+KEYWORD = TokenType(("Keyword",))
+KEYWORD.parent = TokenType(())  # type: ignore[misc]
+
+
 class Broken:
     """A ``__dict__`` descriptor that raises: the walk shows no fields, in C as in Python."""
 
@@ -75,6 +85,8 @@ def corpus() -> list[Any]:
     cyclic: list[Any] = [1]
     cyclic.append(cyclic)
     deep: dict[str, Any] = {"a": {"b": {"c": {"d": {"e": 1}}}}}
+    noted = Items([1, "a"])
+    noted.note = "a list subclass's own field"  # type: ignore[attr-defined]
     return [
         None, True, False, 0, -5, 10**30, 10**200, 1.5, -0.0, float("nan"), 1e308, 2j, "", "x", "a" * 119, "a" * 121, "b" * 500,
         "x\ny'\"", "\u2026 é \U0001f600", b"bytes", b"b" * 200, [], (), {}, [1, "a", None, True, 2.5], (1,), (1, 2),
@@ -87,7 +99,8 @@ def corpus() -> list[Any]:
         decimal.Decimal("3.14"), uuid.UUID(int=7), PurePosixPath("/x/y"), ValueError("bad", 3), Plain, len, tokens,
         threading.Lock(), parser_state("foo.bar.baz", 1), parser_state(".".join(f"p{i}" for i in range(30)), 7),
         [Plain(a=1), Slotted(1, 2), Pair(1, 2)], {"token": Token("a", "b", 1, 2)}, [decimal.Decimal(1), datetime.date(2000, 1, 1)],
-        {Shade.DARK: Plain()}, [{"a": [{"b": [1, 2]}]}] * 20,
+        {Shade.DARK: Plain()}, [{"a": [{"b": [1, 2]}]}] * 20, KEYWORD, (KEYWORD, "select"), [(KEYWORD, "x")] * 70,
+        [noted, [noted]], (Pair(Items([1]), (KEYWORD,)),),
     ]
 
 
