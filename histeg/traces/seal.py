@@ -41,7 +41,7 @@ from typing import Any, BinaryIO
 import zstandard
 
 from histeg.traces import events
-from histeg.traces.records import Definitions, Function, NeedMore, parse_record, text_hash, value_digest
+from histeg.traces.records import Definitions, Function, NeedMore, parse_record, text_hash
 from histeg.tracing import format as fmt
 
 try:
@@ -59,7 +59,7 @@ FOOTER = struct.Struct("<QQ")
 STATUS_NAMES = {fmt.STATUS_COMPLETE: "complete", fmt.STATUS_BROKEN: "broken", fmt.STATUS_TRUNCATED: "truncated"}
 
 
-INTERFACE = 3
+INTERFACE = 4
 """What ``_decode.INTERFACE`` must be. A build left by another histeg (an in-place build for another interpreter,
 say) may lack a method this module calls; it counts as not built, and the Python reference runs."""
 
@@ -192,19 +192,13 @@ def columns_from_c(raw: tuple[Any, ...]) -> events.Columns:
     )
 
 
-NO_REPR = (1 << 64) - 1
-
-
 def value_run(data: bytes | bytearray, pos: int, into: Definitions) -> tuple[int, array, array]:
     """The value records from ``pos`` on, read in C into ``into.values``: where they end, their ids and their
     ``text_hash`` digests (from the encoded fields). Ends at once (at ``pos``) when the C decoder is not built."""
     if not native() or pos >= len(data) or data[pos] != fmt.REC_VALUE:
         return pos, array("Q"), array("Q")
-    end, id_bytes, span_bytes = _decode.value_records(data, pos)
-    ids, spans = _array("Q", id_bytes), _array("Q", span_bytes)
-    hashes = array("Q")
-    for type_start, type_end, repr_start, repr_end in zip(spans[1::5], spans[2::5], spans[3::5], spans[4::5], strict=True):
-        hashes.append(value_digest(data[type_start:type_end], None if repr_start == NO_REPR else data[repr_start:repr_end]))
+    end, id_bytes, span_bytes, digest_bytes = _decode.value_records(data, pos)
+    ids, spans, hashes = _array("Q", id_bytes), _array("Q", span_bytes), _array("Q", digest_bytes)
     into.values.add_run(data, pos, end, ids, spans[0::5], hashes)
     return end, ids, hashes
 

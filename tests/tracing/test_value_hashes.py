@@ -62,3 +62,21 @@ def test_runs_of_value_records_read_in_c_as_one_by_one_in_python() -> None:
     whole = seal.read_definitions(value_records() + label + value_records(first_id=100))
     assert len(whole.values) == 2 * len(VALUES) and whole.labels == {1: ("t.py::test", "call")}
     assert str(whole.values.get(104000)) == " " and str(whole.values.get(1000)) == "int 12"
+
+
+def test_the_c_digest_is_hashlibs_blake2b_at_every_length_across_block_boundaries() -> None:
+    """Sealing digests value records in C (its own BLAKE2b): the digest must be ``bytes_hash``'s, byte for byte, where a
+    block ends (128 bytes), where one more starts, for the empty input and for long ones."""
+    import random
+
+    import pytest
+
+    from histeg.traces import seal
+    from histeg.traces.records import bytes_hash
+
+    if not seal.native():
+        pytest.skip("histeg.traces._decode is not built")
+    draw = random.Random(7)
+    for size in [*range(0, 300), 383, 384, 385, 4096, 70_001]:
+        data = bytes(draw.getrandbits(8) for _ in range(size))
+        assert seal._decode.digest(data) == bytes_hash(data), size
