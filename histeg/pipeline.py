@@ -161,26 +161,29 @@ class Context:
                 self.fail(index, f"internal error in {description}: {type(exc).__name__}: {exc}", step)
         return results
 
-    def each_step(self, step: Step) -> list[dict[str, Any]]:
-        """``step`` on every usable version: in this loop, or as one task per version on the executor."""
-        if self.executor is None or step.name not in SPREAD_STEPS:
-            return self.each(step.doing, lambda index: self.run_step(step, index), step.name)
+    def each_stage(self, stage: tuple[Step, ...]) -> dict[str, list[dict[str, Any]]]:
+        """The steps of ``stage`` on every usable version: in this loop, step after step, or as one task per version on
+        the executor, which runs the stage's steps in order for its version (see ``FUSED``)."""
+        names = tuple(step.name for step in stage)
+        if self.executor is None or (len(stage) == 1 and names[0] not in SPREAD_STEPS):
+            return {step.name: self.each(step.doing, functools.partial(self.run_step, step), step.name) for step in stage}
         usable = self.usable()
-        task = functools.partial(version_task, WorkerJob.of(self.settings, _failing(self)), step.name)
-        found: dict[int, list[dict[str, Any]]] = {}
-        outcomes = self.executor.map(step.name, usable, task, lambda index: _touches(self, step, index))
-        for index, outcome in self.console.progress(outcomes, len(usable), step.doing):
+        task = functools.partial(version_task, WorkerJob.of(self.settings, _failing(self)), names)
+        found: dict[int, dict[str, list[dict[str, Any]]]] = {}
+        doing = ", ".join(step.doing for step in stage)
+        outcomes = self.executor.map("+".join(names), usable, task, lambda index: _stage_touches(self, stage, index))
+        for index, outcome in self.console.progress(outcomes, len(usable), doing):
             if isinstance(outcome, WriteError):  # nothing more can be written: the run stops, earlier results intact
                 raise outcome
             if isinstance(outcome, BaseException):  # the worker died, or the task could not reach it
-                self.fail(index, f"internal error in {step.doing}: {type(outcome).__name__}: {outcome}", step.name)
+                self.fail(index, f"internal error in {doing}: {type(outcome).__name__}: {outcome}", names[0])
                 continue
             for message in outcome.warnings:
                 self.console.warn(message)
             self.run.failed.update(outcome.failed)
-            self.run.failed_in.update(dict.fromkeys(outcome.failed, step.name))
+            self.run.failed_in.update(outcome.failed_in)
             found[index] = outcome.results
-        return [result for index in usable for result in found.get(index, [])]
+        return {name: [result for index in usable for result in found.get(index, {}).get(name, [])] for name in names}
 
 
 def _extract(context: Context) -> ExtractResult:
@@ -208,6 +211,12 @@ def _extract(context: Context) -> ExtractResult:
 COMPARISONS = frozenset({"compare", "targets", "merges"})
 """The steps that compare a version with others: a version failing one still has traces to be compared with."""
 
+FUSED: tuple[frozenset[str], ...] = (frozenset({"build", "statics", "traceConfig", "syntax", "traces"}), frozenset({"compare", "targets"}))
+"""With ``-j N``, runs of consecutive steps that one task does for its version: a version goes on to its next step as
+soon as its last one is done, instead of waiting at every step until every other version is done too (the workers idled
+at each step's end). In a group a step reads only its own version's earlier steps and the snapshots; a comparison reads
+its predecessor's traces, which the first group made for every version before any comparison starts."""
+
 SPREAD_STEPS = frozenset({"build", "statics", "syntax", "traces", "compare", "targets"})
 """The steps run as one task per version with ``-j N``: each writes only its version's files (``_touches`` says where a
 comparison writes more). The others run in the coordinator: writing a trace configuration is too quick to be worth a
@@ -220,6 +229,21 @@ def _failing(context: Context) -> dict[int, str]:
     return {index: reason for index, reason in context.run.failed.items() if context.traces_failed(index)}
 
 
+def stages(steps: tuple[Step, ...]) -> list[tuple[Step, ...]]:
+    """``steps`` in order, consecutive ones of one group of ``FUSED`` together."""
+    found: list[tuple[Step, ...]] = []
+    for step in steps:
+        if found and any(step.name in group and found[-1][-1].name in group for group in FUSED):
+            found[-1] = (*found[-1], step)
+        else:
+            found.append((step,))
+    return found
+
+
+def _stage_touches(context: Context, stage: tuple[Step, ...], index: int) -> frozenset[int]:
+    return frozenset().union(*(_touches(context, step, index) for step in stage))
+
+
 def _touches(context: Context, step: Step, index: int) -> frozenset[int]:
     """The versions whose files ``step`` writes for ``index``: a comparison re-runs entry points of both its versions."""
     if step.name == "compare":
@@ -228,15 +252,16 @@ def _touches(context: Context, step: Step, index: int) -> frozenset[int]:
     return frozenset({index})
 
 
-def version_task(job: WorkerJob, step_name: str, index: int) -> Outcome:
-    """One version's step in a worker process: the serial loop's body over that version alone."""
+def version_task(job: WorkerJob, step_names: tuple[str, ...], index: int) -> Outcome:
+    """One version's steps in a worker process, in order: the serial loop's body over that version alone (a step it
+    fails skips the steps after it, as in the loop)."""
     settings = job.run_settings()
     console = KeptConsole()
     before = {i: reason for i, reason in job.failed.items() if i != index}
     context = Context(settings, console, OutputStore(settings.output()), PipelineRun(failed=dict(before)), [index])
-    step = STEPS[step_name]
-    results = context.each(step.doing, lambda i: context.run_step(step, i), step.name)
-    return Outcome(results, {i: reason for i, reason in context.run.failed.items() if i not in before}, console.warnings)
+    results = {name: context.each(STEPS[name].doing, functools.partial(context.run_step, STEPS[name]), name) for name in step_names}
+    failed = {i: reason for i, reason in context.run.failed.items() if i not in before}
+    return Outcome(results, failed, {i: context.run.failed_in[i] for i in failed if i in context.run.failed_in}, console.warnings)
 
 
 PIPELINE: dict[str, tuple[Step, ...]] = {
@@ -279,8 +304,8 @@ def run_pipeline(settings: Settings, console: Console, until: str = COMMANDS[-1]
             extracted = _extract(context)
             run.steps["extract"] = extracted.to_json()
             context.versions = [v.index for v in extracted.versions]
-            for step in steps:
-                run.steps[step.name] = context.each_step(step)
+            for stage in stages(steps) if executor is not None else [(step,) for step in steps]:
+                run.steps.update(context.each_stage(stage))
     run.seconds = time.perf_counter() - started
     for item in run.steps.get("targets", []):
         if "targets" in item:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import os
+import secrets
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -83,16 +84,20 @@ class OutputStore:
         if path.is_file():
             return path
         self.prepare()
+        made = path.with_name(f"{REDACTION_KEY}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
         try:
-            descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            descriptor = os.open(made, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            try:
+                os.write(descriptor, os.urandom(32).hex().encode("ascii"))
+            finally:
+                os.close(descriptor)
+            os.link(made, path)  # whole or not there: a worker making it at the same moment never reads it half written
         except FileExistsError:  # made meanwhile by another process
-            return path
+            pass
         except OSError as exc:
             raise write_error(path, exc) from None
-        try:
-            os.write(descriptor, os.urandom(32).hex().encode("ascii"))
         finally:
-            os.close(descriptor)
+            made.unlink(missing_ok=True)
         return path
 
     def prepare(self) -> None:

@@ -40,11 +40,12 @@ INSTALL_HINT = "install histeg's 'cluster' extra: pip install 'histeg[cluster]'"
 
 @dataclass(frozen=True)
 class Outcome:
-    """What the serial loop would have collected for one version: its summary (none when the step raised),
-    the versions it failed, and the warnings it said, for the coordinator to say."""
+    """What the serial loop would have collected for one version: per step its summary (none when the step raised),
+    the versions it failed and in which step, and the warnings it said, for the coordinator to say."""
 
-    results: list[dict[str, Any]]
+    results: dict[str, list[dict[str, Any]]]
     failed: dict[int, str]
+    failed_in: dict[int, str]
     warnings: list[str]
 
 

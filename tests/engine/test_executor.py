@@ -125,7 +125,7 @@ def _stay(folder: str, index: int) -> Outcome:
     started = time.monotonic()
     time.sleep(0.3)
     Path(folder, f"{index}.json").write_text(json.dumps([started, time.monotonic()]), encoding="utf-8")
-    return Outcome([{"index": index}], {}, [f"version {index}: done"])
+    return Outcome({"targets": [{"index": index}]}, {}, {}, [f"version {index}: done"])
 
 
 @pytest.mark.slow
@@ -190,3 +190,24 @@ def test_a_scheduler_without_workers_or_a_worker_that_does_not_share_the_folder_
         for process in (*workers, scheduler):
             process.terminate()
             process.wait(timeout=30)
+
+
+def test_a_task_runs_a_versions_steps_in_data_flow_order_and_reads_no_other_versions_step_of_its_stage() -> None:
+    """With ``-j N`` a task takes its version through a whole stage: every step it runs must find what it reads made
+    already, by a step before it in the stage (its own version) or by an earlier stage (every version)."""
+    from histeg.pipeline import FUSED, PIPELINE, stages
+
+    for command, steps in PIPELINE.items():
+        grouped = stages(steps)
+        assert [step for stage in grouped for step in stage] == list(steps), command
+        done: set[str] = set()
+        for stage in grouped:
+            assert len(stage) == 1 or any({step.name for step in stage} <= group for group in FUSED), stage
+            for position, step in enumerate(stage):
+                assert set(step.upstream) <= done | {earlier.name for earlier in stage[:position]}, (command, step.name)
+            done |= {step.name for step in stage}
+    assert [tuple(step.name for step in stage) for stage in stages(PIPELINE["compute"])] == [
+        ("build", "statics", "traceConfig", "syntax", "traces"),
+        ("compare", "targets"),
+        ("merges",),
+    ]
