@@ -517,8 +517,9 @@ id_from(TStateObject *st, PyObject *fn, PyObject *value)
 
 enum {
     K_BY_OBJECT, K_BY_KEY, K_OBJECTS, K_TUPLE_TYPES, K_CONTENTS, K_LAYOUTS, K_PLAIN, K_KINDS, K_SHOWN_KINDS, K_UNSET, K_SHOWN_TYPES,
-    K_SHOWN_CONTENTS, K_REDACTED, K_NAMED, K_COUNT
+    K_SHOWN_CONTENTS, K_REDACTED, K_NAMED, K_WALK, K_NAMES, K_VALUES, K_NEXT, K_WRITE, K_CAP, K_LIMITS, K_COUNT
 };
+enum { L_CACHED, L_REPR, L_ITEMS, L_KEY_LENGTH, L_COUNT };  /* K_LIMITS: ValueIds' and values' bounds, in this order */
 #define MAX_KEYED_TUPLE 8
 #define MAX_KEY_LENGTH 64
 #define MAX_KEYED_TEXT 64
@@ -880,10 +881,112 @@ keyed_id(TracerObject *self, PyObject *value, PyTypeObject *cls, unsigned long l
     return 1;
 }
 
+static void untrack_tuples(PyObject *value, int depth);
+
+static Py_ssize_t
+limit(TracerObject *self, int which)
+{
+    return PyLong_AsSsize_t(PyTuple_GET_ITEM(TABLE(self, K_LIMITS), which));
+}
+
+/* ValueIds._by_key without a call into Python where it can: the value abstracted as Abstraction.abstract does it (the
+ * C walk, the type's name as known), interned as ValueIds.intern does it (a new abstraction gets the next id and one
+ * value record, written by ValueIds' writer) and kept under its key. 1 and *id when done; 0 (no error left set, nothing
+ * changed) where Python must: no C walk or a user's repr types (K_WALK None), a type not named yet, a walk that
+ * failed, a table due to be cleared. Runs no project code: the walk's own guarantee. */
+static int
+interned_id(TracerObject *self, TStateObject *st, PyObject *key, PyObject *value, unsigned long long *id)
+{
+    PyObject *by_object = TABLE(self, K_BY_OBJECT), *values = TABLE(self, K_VALUES), *walk = TABLE(self, K_WALK);
+    Py_ssize_t cached = limit(self, L_CACHED);
+    if (walk == Py_None || PyDict_GET_SIZE(by_object) >= cached || PyDict_GET_SIZE(values) >= cached) {
+        return 0;
+    }
+    PyObject *found = PyDict_GetItemWithError(by_object, key);
+    if (found != NULL && PyLong_CheckExact(found)) {
+        *id = PyLong_AsUnsignedLongLong(found);
+        return PyErr_Occurred() ? (PyErr_Clear(), 0) : 1;
+    }
+    PyObject *name = PyDict_GetItemWithError(TABLE(self, K_NAMES), (PyObject *)Py_TYPE(value));
+    if (found != NULL || name == NULL || !PyUnicode_CheckExact(name)) {
+        PyErr_Clear();
+        return 0;
+    }
+    Py_INCREF(name);
+    int done = 0;
+    PyObject *budget = Py_BuildValue("[n]", limit(self, L_ITEMS)), *text = NULL, *abstraction = NULL, *known, *fresh = NULL;
+    if (budget == NULL) {
+        goto out;
+    }
+    st->diverting++;
+    PyObject *args[4] = {value, (PyObject *)Py_TYPE(value), budget, NULL};
+    args[3] = PyLong_FromLong(0);
+    text = args[3] != NULL ? PyObject_Vectorcall(walk, args, 4, NULL) : NULL;
+    Py_XDECREF(args[3]);
+    st->diverting--;
+    if (text == NULL || (text != Py_None && !PyUnicode_CheckExact(text))) {
+        goto out;  /* a failed walk: Python says what its own walk makes of it */
+    }
+    if (text != Py_None && PyUnicode_GET_LENGTH(text) > limit(self, L_REPR)) {  /* a prefix and a digest of the whole */
+        Py_SETREF(text, PyObject_CallOneArg(TABLE(self, K_CAP), text));
+        if (text == NULL || !PyUnicode_CheckExact(text)) {
+            goto out;
+        }
+    }
+    abstraction = PyTuple_Pack(2, name, text);
+    if (abstraction == NULL) {
+        goto out;
+    }
+    known = PyDict_GetItemWithError(values, abstraction);
+    if (known != NULL) {
+        if (!PyLong_CheckExact(known)) {
+            goto out;
+        }
+        fresh = Py_NewRef(known);
+    }
+    else {
+        if (PyErr_Occurred()) {
+            goto out;
+        }
+        fresh = PyIter_Next(TABLE(self, K_NEXT));
+        if (fresh == NULL || PyDict_SetItem(values, abstraction, fresh) < 0) {
+            goto out;
+        }
+        st->diverting++;
+        PyObject *written = PyObject_CallFunctionObjArgs(TABLE(self, K_WRITE), fresh, name, text, NULL);
+        st->diverting--;
+        if (written == NULL) {
+            goto out;
+        }
+        Py_DECREF(written);
+    }
+    untrack_tuples(key, 0);
+    if (PyDict_SetItem(by_object, key, fresh) < 0) {
+        goto out;
+    }
+    *id = PyLong_AsUnsignedLongLong(fresh);
+    done = !PyErr_Occurred();
+out:
+    if (!done) {
+        PyErr_Clear();
+    }
+    Py_XDECREF(fresh);
+    Py_XDECREF(abstraction);
+    Py_XDECREF(text);
+    Py_XDECREF(budget);
+    Py_DECREF(name);
+    return done;
+}
+
 /* The id ValueIds._by_key gives a key it did not know: the value abstracted once for that key (no second key made). */
 static unsigned long long
 id_from_key(TracerObject *self, TStateObject *st, PyObject *key, PyObject *value)
 {
+    unsigned long long id;
+    if (interned_id(self, st, key, value, &id)) {
+        Py_DECREF(key);
+        return id;
+    }
     st->diverting++;
     PyObject *found = PyObject_CallFunctionObjArgs(TABLE(self, K_BY_KEY), key, value, NULL);
     st->diverting--;
@@ -918,6 +1021,24 @@ value_id(TracerObject *self, TStateObject *st, PyObject *value)
         if (PyErr_Occurred()) {
             PyErr_Clear();
             return NO_VALUE;
+        }
+        if (cls == &PyUnicode_Type && self->keys != NULL && PyUnicode_GET_LENGTH(value) <= limit(self, L_KEY_LENGTH)) {
+            /* a string not met yet: ValueIds.id_of's way, keyed by (str, value), then remembered by value */
+            PyObject *key = PyTuple_Pack(2, (PyObject *)&PyUnicode_Type, value);
+            unsigned long long id;
+            if (key != NULL && interned_id(self, st, key, value, &id)) {
+                Py_DECREF(key);
+                PyObject *number = PyDict_GET_SIZE(self->by_value) < limit(self, L_CACHED) ? PyLong_FromUnsignedLongLong(id) : NULL;
+                if (number != NULL) {
+                    if (PyDict_SetItem(self->by_value, value, number) < 0) {
+                        PyErr_Clear();
+                    }
+                    Py_DECREF(number);
+                }
+                return id;
+            }
+            Py_XDECREF(key);
+            PyErr_Clear();
         }
         return id_from(st, self->value_id, value);
     }
@@ -1318,7 +1439,12 @@ tracer_keyed(TracerObject *self, PyObject *tables)
         || !PyDict_Check(PyTuple_GET_ITEM(tables, K_CONTENTS)) || !PyDict_Check(PyTuple_GET_ITEM(tables, K_LAYOUTS))
         || !PyDict_Check(PyTuple_GET_ITEM(tables, K_PLAIN)) || !PyDict_Check(PyTuple_GET_ITEM(tables, K_KINDS))
         || !PyAnySet_Check(PyTuple_GET_ITEM(tables, K_SHOWN_KINDS)) || !PyDict_Check(PyTuple_GET_ITEM(tables, K_SHOWN_TYPES))
-        || !PyDict_Check(PyTuple_GET_ITEM(tables, K_SHOWN_CONTENTS)) || !PyAnySet_Check(PyTuple_GET_ITEM(tables, K_NAMED))) {
+        || !PyDict_Check(PyTuple_GET_ITEM(tables, K_SHOWN_CONTENTS)) || !PyAnySet_Check(PyTuple_GET_ITEM(tables, K_NAMED))
+        || !(PyTuple_GET_ITEM(tables, K_WALK) == Py_None || PyCallable_Check(PyTuple_GET_ITEM(tables, K_WALK)))
+        || !PyDict_Check(PyTuple_GET_ITEM(tables, K_NAMES)) || !PyDict_Check(PyTuple_GET_ITEM(tables, K_VALUES))
+        || !PyIter_Check(PyTuple_GET_ITEM(tables, K_NEXT)) || !PyCallable_Check(PyTuple_GET_ITEM(tables, K_WRITE))
+        || !PyCallable_Check(PyTuple_GET_ITEM(tables, K_CAP))
+        || !PyTuple_CheckExact(PyTuple_GET_ITEM(tables, K_LIMITS)) || PyTuple_GET_SIZE(PyTuple_GET_ITEM(tables, K_LIMITS)) != L_COUNT) {
         PyErr_SetString(PyExc_TypeError, "histeg: bad value key tables");
         return NULL;
     }
@@ -1337,6 +1463,21 @@ tracer_keyed_id(TracerObject *self, PyObject *value)
     }
     Py_XDECREF(missed);
     Py_RETURN_NONE;
+}
+
+/* id_of(value) -> the id the tracer records for a value, as a call's parameter: in C where it can, else through
+ * ValueIds (NO_VALUE: abstracting it failed). */
+static PyObject *
+tracer_id_of(TracerObject *self, PyObject *value)
+{
+    TStateObject *st = current_state(self, 1);
+    if (st == NULL) {
+        if (!PyErr_Occurred()) {
+            PyErr_SetString(PyExc_RuntimeError, "histeg: no thread state");
+        }
+        return NULL;
+    }
+    return PyLong_FromUnsignedLongLong(value_id(self, st, value));
 }
 
 /* After fork, in the child: forget threads and suspended calls, write through new bindings. */
@@ -1516,6 +1657,7 @@ static PyMethodDef tracer_methods[] = {
     {"reset", (PyCFunction)tracer_reset, METH_VARARGS, "reset(new_thread, chunk, by_type, by_value, value_id): after fork."},
     {"keyed", (PyCFunction)tracer_keyed, METH_O, "keyed(tables): what keyed values are looked up in (ValueIds.native_tables())."},
     {"keyed_id", (PyCFunction)tracer_keyed_id, METH_O, "keyed_id(value) -> the id the tracer finds for a keyed value itself, or None."},
+    {"id_of", (PyCFunction)tracer_id_of, METH_O, "id_of(value) -> the id the tracer records for a value."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -26,6 +26,7 @@ class Tracer(Backend):
     def keyed(self, tables: tuple[object, ...]) -> None:
         """The tables a keyed value's id is looked up in (``ValueIds.native_tables()``)."""
 
+    def id_of(self, value: object) -> int: ...
     def keyed_id(self, value: object) -> int | None:
         """The id the tracer finds for a keyed value without calling into Python, or None."""
     @property

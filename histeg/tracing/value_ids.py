@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from histeg.tracing.format import INLINE_INT, INT_BIAS
-from histeg.tracing.values import REDACTED, Abstraction, type_name
+from histeg.tracing.values import MAX_ITEMS, MAX_REPR, REDACTED, Abstraction, cap, type_name
 
 try:
     from histeg.tracing._ctracer import untracked
@@ -66,12 +66,16 @@ class ValueIds:
     def native_tables(self) -> tuple[Any, ...]:
         """What the C collector reads to answer a keyed value's id without calling ``id_of`` (``keyed_id`` in _ctracer.c,
         in this order): the ids by key and what gives the id of a key not found yet, the classes keyed by their fields
-        and the tuple subclasses, the content keys of token types by identity, the abstraction's tables, then the classes
-        keyed by their names. It makes
+        and the tuple subclasses, the content keys of token types by identity, the abstraction's tables, the classes
+        keyed by their names; then what abstracts and interns a value whose key is new without calling ``_by_key``
+        (``interned_id``): the C walk (None: Python must), the type names, the ids by abstraction, the next id, the writer
+        of value records, what shortens a long text, and the bounds. It makes
         the keys ``_tuple_key``, ``fields_key`` and ``name_key`` make, from what these say so far; anything they do not say yet comes
         here."""
         return (
             self._by_object, self._by_key, self._objects, self._tuple_types, self._contents, *self.abstraction.native_tables(), self._named,
+            self.abstraction.native_text(), self.abstraction.native_names(), self._values, self._next, self._write_value, cap,
+            (MAX_CACHED_VALUES, MAX_REPR, MAX_ITEMS, MAX_KEY_LENGTH),
         )  # fmt: skip
 
     def intern(self, key: tuple[str, str | None]) -> int:

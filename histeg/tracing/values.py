@@ -354,6 +354,15 @@ class Abstraction:
             self._redacted_names,
         )
 
+    def native_text(self) -> Any:
+        """The C walk, for the C collector to abstract a new value as ``abstract`` does; None where ``abstract`` does more
+        than walk (a user's repr types) or the walk is Python's."""
+        return self._text if self._text != self._walk and not self.repr_types else None
+
+    def native_names(self) -> dict[type, str]:
+        """The type names known so far (``type_name``'s cache)."""
+        return self._names
+
     def walk_tables(self) -> tuple[Any, ...]:
         """What the C walk reads and calls (``Walker`` in _walk.c, in this order): the caches it reads (kinds, type names,
         string texts, layouts, field plans, names checked for secrets), the kinds it walks itself, then the methods that

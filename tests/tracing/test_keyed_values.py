@@ -192,6 +192,30 @@ def test_a_function_renamed_is_not_answered_with_its_old_id(pair: tuple[Any, Val
     assert tracer.keyed_id(made) is None
 
 
+def test_new_values_get_the_ids_and_records_python_gives_them(pair: tuple[Any, ValueIds]) -> None:
+    """A value whose key is new is abstracted and interned in C (``interned_id``): the same id, the same value record,
+    in the same order as ``ValueIds.id_of`` alone, through every case where C hands over to Python (a long text, a
+    type not named yet, a string too long for a key), and the tables C fills answer Python's later questions alike."""
+    tracer, ids = pair
+    written: list[tuple[int, str, str | None]] = []
+    reference = ValueIds(lambda *record: written.append(record), Abstraction())
+    recorded: list[tuple[int, str, str | None]] = []
+    ids._write_value = lambda *record: recorded.append(record)  # type: ignore[method-assign]
+    tracer.keyed(ids.native_tables())
+    values: list[Any] = []
+    for number in range(3):
+        values += [f"word{number}", "x" * 200, f"{number}" * 70, (KEYWORD, f"w{number}"), (KEYWORD, "select"), Node(f"n{number}"),
+                   Node("same"), Slotted(f"s{number}"), [1, f"a{number}"], {"k": number}, visit, Raw, Node("long", list(range(100))),
+                   (1.5, number), Secretive(), Measured(), ("y" * 100,), Node("x" * 600)]
+    for value in values * 2:
+        assert tracer.id_of(value) == reference.id_of(value), value
+    assert written[0] == (ids.redacted, "<redacted>", None)  # written when each table was made, before ``recorded`` was bound
+    assert recorded == written[1:] and len(written) > 20
+    for value in values:  # what C filled (ids by key, strings by value) answers as Python's own tables do
+        assert ids.id_of(value) == reference.id_of(value), value
+    assert recorded == written[1:]
+
+
 LEXER = """
 class TokenType(tuple):
     parent = None
