@@ -17,7 +17,9 @@ not, whether it is once the noise counts are set apart (clock-reading tests
 give other counts on every run). ``--scheduler`` adds a third run on a Dask
 scheduler and JOBS workers started apart, as the README shows (``dask
 scheduler``, ``dask worker ADDRESS --nthreads 1``), each worker in its own
-working directory with its own ``TMPDIR``. Not part of ``make test``.
+working directory with its own ``TMPDIR``. It also measures what the machine gives two processes at once (a
+CPU-bound loop alone and side by side), and per run what the parallel run's
+own CPU allows at best. Not part of ``make test``.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ import contextlib
 import json
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import time
@@ -110,6 +113,31 @@ def cluster(scratch: Path, workers: int) -> Iterator[str]:
             process.wait(timeout=60)
 
 
+SPIN = """
+import time
+started = time.process_time()
+total, table = 0, {}
+for number in range(4_000_000):
+    total += number * number % 7
+    table[number % 1000] = total
+print(time.process_time() - started)
+"""
+"""A fixed amount of pure-Python work: its CPU time alone and side by side says what the machine gives two processes."""
+
+
+def side_by_side_cost(jobs: int, rounds: int = 3) -> tuple[float, float]:
+    """Median CPU seconds of SPIN alone and, over the processes, of JOBS copies at once. On a shared virtual machine two
+    busy cores can be slower than one (siblings of one physical core, an oversubscribed host): then CPU-bound work
+    costs more CPU side by side, and ``-j JOBS`` cannot be JOBS times faster whatever histeg does."""
+    alone: list[float] = []
+    together: list[float] = []
+    for _ in range(rounds):
+        alone.append(float(subprocess.run([sys.executable, "-c", SPIN], capture_output=True, text=True, check=True).stdout))
+        children = [subprocess.Popen([sys.executable, "-c", SPIN], stdout=subprocess.PIPE, text=True) for _ in range(jobs)]
+        together += [float(child.communicate()[0]) for child in children]
+    return statistics.median(alone), statistics.median(together)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("repo")
@@ -126,6 +154,7 @@ def main() -> int:
         code, seconds, _, _, stderr = measured_run(["build", *common, "--out", str(scratch / "warm")])
         print(f"environments made in {seconds:.1f} s (exit {code})")
         rows: dict[str, tuple[float, int, dict[str, bytes]]] = {}
+        cpus: dict[str, float] = {}
         runs: list[tuple[str, list[str]]] = [("-j 1", ["-j", "1"]), (f"-j {options.jobs}", ["-j", str(options.jobs)])]
         for name, flags in runs:
             out = scratch / f"out-{len(rows)}"
@@ -134,8 +163,13 @@ def main() -> int:
                 print(f"{name} failed with exit {code}:\n{stderr}", file=sys.stderr)
                 return 1
             rows[name] = (seconds, peak, targets(out))
+            cpus[name] = cpu
             print(f"{name}: {seconds:8.1f} s wall, {cpu:8.1f} s CPU ({cpu / seconds:.2f} cores busy on average), "
                   f"peak RSS {peak / 1024:7.1f} MiB (largest process), {len(rows[name][2])} testingTargets.json, exit {code}")
+            if name != "-j 1":
+                serial = rows["-j 1"][0]
+                print(f"{name}: the same work took {cpu / cpus['-j 1'] - 1:+.0%} CPU; with {options.jobs} cores busy all along it "
+                      f"would take {cpu / options.jobs:.1f} s: at most {serial / (cpu / options.jobs):.2f}x faster than -j 1")
         if options.scheduler:
             name = f"scheduler and {options.jobs} workers started apart"
             with cluster(scratch / "cluster", options.jobs) as address:
@@ -146,6 +180,10 @@ def main() -> int:
                 return 1
             rows[name] = (seconds, peak, targets(out))
             print(f"{name}: {seconds:8.1f} s wall (the workers' memory is theirs), exit {code}")
+        alone, together = side_by_side_cost(options.jobs)
+        print(f"this machine: a CPU-bound process takes {alone:.2f} s of CPU alone, {together:.2f} s with {options.jobs - 1} "
+              f"other(s) beside it ({together / alone:.2f}x): at best, -j {options.jobs} is {options.jobs * alone / together:.2f}x faster "
+              f"than one process kept busy")
         serial_seconds, _, serial_targets = rows["-j 1"]
         for name, (seconds, _, found) in rows.items():
             if name == "-j 1":
