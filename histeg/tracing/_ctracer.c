@@ -25,7 +25,8 @@ static unsigned int OP_CALL, CALL_ROOT, CALL_GEN, OP_RETURN, OP_RAISE, OP_YIELD,
 static unsigned long long INLINE_INT, INT_BIAS;
 #define NO_VALUE 0u
 /* The Tracer's constructor and bindings as native.py calls them: a build from another histeg is not used. */
-#define INTERFACE 4  /* native.INTERFACE: 3 adds keyed() and keyed_id(), 4 the names checked for secrets in the keyed tables and untracked() */
+#define INTERFACE 5  /* native.INTERFACE: 3 adds keyed() and keyed_id(), 4 the names checked for secrets in the keyed tables and untracked(),
+                      * 5 the classes keyed by their names and what interns a new value in the keyed tables, and id_of() */
 static Py_ssize_t CHUNK_WORDS;
 
 /* ------------------------------------------------------------------------ */
