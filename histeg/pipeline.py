@@ -219,8 +219,9 @@ its predecessor's traces, which the first group made for every version before an
 
 SPREAD_STEPS = frozenset({"build", "statics", "syntax", "traces", "compare", "targets"})
 """The steps run as one task per version with ``-j N``: each writes only its version's files (``_touches`` says where a
-comparison writes more). The others run in the coordinator: writing a trace configuration is too quick to be worth a
-task, and a merge's comparisons write into several versions and read the failures of the step itself."""
+comparison writes more). The others run in the coordinator when they make a stage of their own: a trace configuration
+is too quick to be worth a task (it is written by its version's task, between statics and syntax, see ``FUSED``), and a
+merge's comparisons write into several versions and read the failures of the step itself."""
 
 
 def _failing(context: Context) -> dict[int, str]:
