@@ -67,6 +67,8 @@ typedef struct TStateObject {
     int diverting;      /* > 0 while histeg's own repr calls run: their events are dropped */
 } TStateObject;
 
+enum { L_CACHED, L_REPR, L_ITEMS, L_KEY_LENGTH, L_COUNT };  /* the keyed tables' bounds (K_LIMITS), in this order */
+
 typedef struct {
     PyObject_HEAD
     FuncInfo **table;
@@ -78,6 +80,7 @@ typedef struct {
     PyObject *by_value;       /* dict: exact str, None, True, False -> value id (filled by ValueIds.id_of) */
     PyObject *value_id;       /* value -> value id */
     PyObject *keys;           /* ValueIds.native_tables(): what keyed_id reads (a tuple; None until keyed() is called) */
+    Py_ssize_t limits[L_COUNT];  /* the bounds the keyed tables give, read once by keyed() */
     PyObject *switch_lines;   /* (code, on): line events of a code object on or off */
     FuncInfo **lines_off;     /* functions whose line budget in this entry point is spent */
     size_t noff, offcap;
@@ -520,7 +523,6 @@ enum {
     K_BY_OBJECT, K_BY_KEY, K_OBJECTS, K_TUPLE_TYPES, K_CONTENTS, K_LAYOUTS, K_PLAIN, K_KINDS, K_SHOWN_KINDS, K_UNSET, K_SHOWN_TYPES,
     K_SHOWN_CONTENTS, K_REDACTED, K_NAMED, K_WALK, K_NAMES, K_VALUES, K_NEXT, K_WRITE, K_CAP, K_LIMITS, K_COUNT
 };
-enum { L_CACHED, L_REPR, L_ITEMS, L_KEY_LENGTH, L_COUNT };  /* K_LIMITS: ValueIds' and values' bounds, in this order */
 #define MAX_KEYED_TUPLE 8
 #define MAX_KEY_LENGTH 64
 #define MAX_KEYED_TEXT 64
@@ -790,7 +792,6 @@ done:
     return result;
 }
 
-/* The key ValueIds._by_key would look up for `value`, or NULL (no key here; never an error left set). */
 /* Abstraction.name_key: a function by its module and qualified name, a class (its metaclass hashes by identity) by itself. */
 static PyObject *
 name_key(PyObject *value, PyTypeObject *cls)
@@ -808,6 +809,7 @@ name_key(PyObject *value, PyTypeObject *cls)
     return NULL;
 }
 
+/* The key ValueIds._by_key would look up for `value`, or NULL (no key here; never an error left set). */
 static PyObject *
 value_key(TracerObject *self, PyObject *value, PyTypeObject *cls)
 {
@@ -850,6 +852,29 @@ value_key(TracerObject *self, PyObject *value, PyTypeObject *cls)
     return key;
 }
 
+/* The id ValueIds keeps under `key`: 1 and *id, 0 when it has none yet, -1 when the lookup failed (no error left set). */
+static int
+known_id(TracerObject *self, PyObject *key, unsigned long long *id)
+{
+    PyObject *found = PyDict_GetItemWithError(TABLE(self, K_BY_OBJECT), key);
+    if (found == NULL) {
+        if (!PyErr_Occurred()) {
+            return 0;
+        }
+        PyErr_Clear();
+        return -1;
+    }
+    if (!PyLong_CheckExact(found)) {
+        return -1;
+    }
+    *id = PyLong_AsUnsignedLongLong(found);
+    if (PyErr_Occurred()) {
+        PyErr_Clear();
+        return -1;
+    }
+    return 1;
+}
+
 /* 1 and *id when ValueIds already knows the key of `value`, else 0 (never an error left set); on 0, *missed is the
  * key ValueIds does not know yet (a new reference, to hand to ValueIds._by_key) or NULL when `value` has none here. */
 static int
@@ -863,59 +888,38 @@ keyed_id(TracerObject *self, PyObject *value, PyTypeObject *cls, unsigned long l
     if (key == NULL) {
         return 0;
     }
-    PyObject *found = PyDict_GetItemWithError(TABLE(self, K_BY_OBJECT), key);
-    if (found == NULL || !PyLong_CheckExact(found)) {
-        if (found == NULL && !PyErr_Occurred()) {
-            *missed = key;
-            return 0;
-        }
-        PyErr_Clear();
-        Py_DECREF(key);
+    int known = known_id(self, key, id);
+    if (known == 0) {
+        *missed = key;
         return 0;
     }
     Py_DECREF(key);
-    *id = PyLong_AsUnsignedLongLong(found);
-    if (PyErr_Occurred()) {
-        PyErr_Clear();
-        return 0;
-    }
-    return 1;
+    return known == 1;
 }
 
 static void untrack_tuples(PyObject *value, int depth);
 
-static Py_ssize_t
-limit(TracerObject *self, int which)
-{
-    return PyLong_AsSsize_t(PyTuple_GET_ITEM(TABLE(self, K_LIMITS), which));
-}
-
-/* ValueIds._by_key without a call into Python where it can: the value abstracted as Abstraction.abstract does it (the
- * C walk, the type's name as known), interned as ValueIds.intern does it (a new abstraction gets the next id and one
- * value record, written by ValueIds' writer) and kept under its key. 1 and *id when done; 0 (no error left set, nothing
- * changed) where Python must: no C walk or a user's repr types (K_WALK None), a type not named yet, a walk that
- * failed, a table due to be cleared. Runs no project code: the walk's own guarantee. */
+/* ValueIds._by_key for a key it does not know yet, without a call into Python where it can: the value abstracted as
+ * Abstraction.abstract does it (the C walk, the type's name as known), interned as ValueIds.intern does it (a new
+ * abstraction gets the next id and one value record, written by ValueIds' writer) and kept under its key. 1 and *id
+ * when done; 0 (no error left set, nothing changed) where Python must: no C walk or a user's repr types (K_WALK None),
+ * a type not named yet, a walk that failed, a table due to be cleared. Runs no project code: the walk's own guarantee. */
 static int
 interned_id(TracerObject *self, TStateObject *st, PyObject *key, PyObject *value, unsigned long long *id)
 {
     PyObject *by_object = TABLE(self, K_BY_OBJECT), *values = TABLE(self, K_VALUES), *walk = TABLE(self, K_WALK);
-    Py_ssize_t cached = limit(self, L_CACHED);
+    Py_ssize_t cached = self->limits[L_CACHED];
     if (walk == Py_None || PyDict_GET_SIZE(by_object) >= cached || PyDict_GET_SIZE(values) >= cached) {
         return 0;
     }
-    PyObject *found = PyDict_GetItemWithError(by_object, key);
-    if (found != NULL && PyLong_CheckExact(found)) {
-        *id = PyLong_AsUnsignedLongLong(found);
-        return PyErr_Occurred() ? (PyErr_Clear(), 0) : 1;
-    }
     PyObject *name = PyDict_GetItemWithError(TABLE(self, K_NAMES), (PyObject *)Py_TYPE(value));
-    if (found != NULL || name == NULL || !PyUnicode_CheckExact(name)) {
+    if (name == NULL || !PyUnicode_CheckExact(name)) {
         PyErr_Clear();
         return 0;
     }
     Py_INCREF(name);
     int done = 0;
-    PyObject *budget = Py_BuildValue("[n]", limit(self, L_ITEMS)), *text = NULL, *abstraction = NULL, *known, *fresh = NULL;
+    PyObject *budget = Py_BuildValue("[n]", self->limits[L_ITEMS]), *text = NULL, *abstraction = NULL, *known, *fresh = NULL;
     if (budget == NULL) {
         goto out;
     }
@@ -928,7 +932,7 @@ interned_id(TracerObject *self, TStateObject *st, PyObject *key, PyObject *value
     if (text == NULL || (text != Py_None && !PyUnicode_CheckExact(text))) {
         goto out;  /* a failed walk: Python says what its own walk makes of it */
     }
-    if (text != Py_None && PyUnicode_GET_LENGTH(text) > limit(self, L_REPR)) {  /* a prefix and a digest of the whole */
+    if (text != Py_None && PyUnicode_GET_LENGTH(text) > self->limits[L_REPR]) {  /* a prefix and a digest of the whole */
         Py_SETREF(text, PyObject_CallOneArg(TABLE(self, K_CAP), text));
         if (text == NULL || !PyUnicode_CheckExact(text)) {
             goto out;
@@ -1023,13 +1027,14 @@ value_id(TracerObject *self, TStateObject *st, PyObject *value)
             PyErr_Clear();
             return NO_VALUE;
         }
-        if (cls == &PyUnicode_Type && self->keys != NULL && PyUnicode_GET_LENGTH(value) <= limit(self, L_KEY_LENGTH)) {
-            /* a string not met yet: ValueIds.id_of's way, keyed by (str, value), then remembered by value */
+        if (cls == &PyUnicode_Type && self->keys != NULL && PyUnicode_GET_LENGTH(value) <= self->limits[L_KEY_LENGTH]) {
+            /* a string not in by_value: ValueIds.id_of's way, keyed by (str, value), then remembered by value */
             PyObject *key = PyTuple_Pack(2, (PyObject *)&PyUnicode_Type, value);
             unsigned long long id;
-            if (key != NULL && interned_id(self, st, key, value, &id)) {
+            int known = key != NULL ? known_id(self, key, &id) : -1;
+            if (known == 1 || (known == 0 && interned_id(self, st, key, value, &id))) {
                 Py_DECREF(key);
-                PyObject *number = PyDict_GET_SIZE(self->by_value) < limit(self, L_CACHED) ? PyLong_FromUnsignedLongLong(id) : NULL;
+                PyObject *number = PyDict_GET_SIZE(self->by_value) < self->limits[L_CACHED] ? PyLong_FromUnsignedLongLong(id) : NULL;
                 if (number != NULL) {
                     if (PyDict_SetItem(self->by_value, value, number) < 0) {
                         PyErr_Clear();
@@ -1448,6 +1453,15 @@ tracer_keyed(TracerObject *self, PyObject *tables)
         || !PyTuple_CheckExact(PyTuple_GET_ITEM(tables, K_LIMITS)) || PyTuple_GET_SIZE(PyTuple_GET_ITEM(tables, K_LIMITS)) != L_COUNT) {
         PyErr_SetString(PyExc_TypeError, "histeg: bad value key tables");
         return NULL;
+    }
+    for (int which = 0; which < L_COUNT; which++) {
+        self->limits[which] = PyLong_AsSsize_t(PyTuple_GET_ITEM(PyTuple_GET_ITEM(tables, K_LIMITS), which));
+        if (self->limits[which] < 0) {
+            if (!PyErr_Occurred()) {
+                PyErr_SetString(PyExc_TypeError, "histeg: bad value key tables");
+            }
+            return NULL;
+        }
     }
     Py_XSETREF(self->keys, Py_NewRef(tables));
     Py_RETURN_NONE;

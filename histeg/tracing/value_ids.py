@@ -68,10 +68,9 @@ class ValueIds:
         in this order): the ids by key and what gives the id of a key not found yet, the classes keyed by their fields
         and the tuple subclasses, the content keys of token types by identity, the abstraction's tables, the classes
         keyed by their names; then what abstracts and interns a value whose key is new without calling ``_by_key``
-        (``interned_id``): the C walk (None: Python must), the type names, the ids by abstraction, the next id, the writer
-        of value records, what shortens a long text, and the bounds. It makes
-        the keys ``_tuple_key``, ``fields_key`` and ``name_key`` make, from what these say so far; anything they do not say yet comes
-        here."""
+        (``interned_id``): the C walk (None: Python must), the type names, the ids by abstraction, the next id, the
+        writer of value records, what shortens a long text, and the bounds. It makes the keys ``_tuple_key``,
+        ``fields_key`` and ``name_key`` make, from what these say so far; anything they do not say yet comes here."""
         return (
             self._by_object, self._by_key, self._objects, self._tuple_types, self._contents, *self.abstraction.native_tables(), self._named,
             self.abstraction.native_text(), self.abstraction.native_names(), self._values, self._next, self._write_value, cap,
