@@ -10,6 +10,8 @@
  * stream, shipping a full buffer to the writer, and abstracting values that
  * are not small ints and whose type is not cached yet (ValueIds.id_of).
  *
+ * Signals stay the program's: see "signals" below.
+ *
  * Invariants: every code object in the function table is kept alive by the
  * Python collector's own table, so its address is a stable key. Callbacks run
  * with the GIL held; calls back into Python happen only at the points above.
@@ -17,6 +19,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -28,6 +31,61 @@ static unsigned long long INLINE_INT, INT_BIAS;
 #define INTERFACE 5  /* native.INTERFACE: 3 adds keyed() and keyed_id(), 4 the names checked for secrets in the keyed tables and untracked(),
                       * 5 the classes keyed by their names and what interns a new value in the keyed tables, and id_of() */
 static Py_ssize_t CHUNK_WORDS;
+
+/* -- signals ---------------------------------------------------------------
+ * Untraced, a signal's Python handler runs at the program's next check (a call, a loop's jump back), and what it
+ * raises is raised there. Run inside histeg's own Python code, called from a callback, it would raise into histeg:
+ * where a value is abstracted the error is histeg's and cleared, so the program never sees its exception (a
+ * timeout lost); elsewhere it surfaces at another place. So a callback's calls into Python hold the thread's signals
+ * (pthread_sigmask: they wait in the kernel and reach the program once released, as at its next instruction), and a
+ * handler already due is never run inside them: a value that needs Python is then unknown (NO_VALUE), a buffer
+ * waits to be shipped, and a call that must be made runs the handler first, where it is due, so that its exception
+ * is the program's at that event (PyErr_CheckSignals). Faults the CPU raises (SIGSEGV, ...) are never held. */
+
+int histeg_signals_seen(void);  /* _signals.c */
+int histeg_signal_due(void);
+
+static sigset_t HELD_SIGNALS;
+
+typedef struct {
+    sigset_t saved;
+    int held;
+} Held;
+
+static void
+release_signals(Held *h)
+{
+    if (h->held) {
+        pthread_sigmask(SIG_SETMASK, &h->saved, NULL);
+        h->held = 0;
+    }
+}
+
+/* Holds the thread's signals for a call into Python that can do without: 0, or 1 (nothing held) when a handler is
+ * due, and the call must not be made. */
+static int
+hold_signals(Held *h)
+{
+    h->held = pthread_sigmask(SIG_BLOCK, &HELD_SIGNALS, &h->saved) == 0;
+    if (histeg_signal_due()) {
+        release_signals(h);
+        return 1;
+    }
+    return 0;
+}
+
+/* Holds the thread's signals for a call into Python that must be made: a handler due runs first, here, and what it
+ * raises is the program's (-1, an error set, nothing held). */
+static int
+hold_signals_for_call(Held *h)
+{
+    while (hold_signals(h)) {
+        if (PyErr_CheckSignals() < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
 
 /* ------------------------------------------------------------------------ */
 
@@ -287,18 +345,26 @@ stack_push(TStateObject *st, PyObject *code, FuncInfo *fi, GenCallObject *gen)
     return 0;
 }
 
+/* Hands the thread's events to the writer. `now` 0: not while a signal's handler is due (the events wait in the
+ * buffer for the next time); 1: now, the handler run first (-1 when it raised). */
 static int
-ship(TracerObject *self, TStateObject *st)
+ship(TracerObject *self, TStateObject *st, int now)
 {
     if (st->len == 0 || st->index < 0) {
         return 0;
     }
+    Held held;
+    if (now ? hold_signals_for_call(&held) < 0 : hold_signals(&held)) {
+        return now ? -1 : 0;
+    }
     PyObject *data = PyBytes_FromStringAndSize((const char *)st->buf, st->len * (Py_ssize_t)sizeof(uint16_t));
     if (data == NULL) {
+        release_signals(&held);
         return -1;
     }
     st->len = 0;
     PyObject *result = PyObject_CallFunction(self->chunk, "lN", st->index, data);
+    release_signals(&held);
     if (result == NULL) {
         return -1;
     }
@@ -335,7 +401,13 @@ current_state(TracerObject *self, int create)
             Py_DECREF(key);
             return NULL;
         }
+        Held held;
+        if (hold_signals_for_call(&held) < 0) {
+            Py_DECREF(key);
+            return NULL;
+        }
         PyObject *index = PyObject_CallNoArgs(self->new_thread);
+        release_signals(&held);
         if (index == NULL) {
             Py_DECREF(key);
             return NULL;
@@ -430,7 +502,12 @@ table_put(TracerObject *self, FuncInfo *fi)
 static FuncInfo *
 instrument(TracerObject *self, PyObject *code)
 {
+    Held held;
+    if (hold_signals_for_call(&held) < 0) {
+        return NULL;
+    }
     PyObject *entry = PyObject_CallOneArg(self->instrument, code);
+    release_signals(&held);
     if (entry == NULL) {
         return NULL;
     }
@@ -505,9 +582,14 @@ answered_id(PyObject *found)
 static unsigned long long
 id_from(TStateObject *st, PyObject *fn, PyObject *value)
 {
+    Held held;
+    if (hold_signals(&held)) {
+        return NO_VALUE;
+    }
     st->diverting++;
     PyObject *found = PyObject_CallOneArg(fn, value);
     st->diverting--;
+    release_signals(&held);
     return answered_id(found);
 }
 
@@ -917,6 +999,10 @@ interned_id(TracerObject *self, TStateObject *st, PyObject *key, PyObject *value
         PyErr_Clear();
         return 0;
     }
+    Held held;
+    if (hold_signals(&held)) {
+        return 0;
+    }
     Py_INCREF(name);
     int done = 0;
     PyObject *budget = Py_BuildValue("[n]", self->limits[L_ITEMS]), *text = NULL, *abstraction = NULL, *known, *fresh = NULL;
@@ -972,6 +1058,7 @@ interned_id(TracerObject *self, TStateObject *st, PyObject *key, PyObject *value
     *id = PyLong_AsUnsignedLongLong(fresh);
     done = !PyErr_Occurred();
 out:
+    release_signals(&held);
     if (!done) {
         PyErr_Clear();
     }
@@ -992,9 +1079,15 @@ id_from_key(TracerObject *self, TStateObject *st, PyObject *key, PyObject *value
         Py_DECREF(key);
         return id;
     }
+    Held held;
+    if (hold_signals(&held)) {
+        Py_DECREF(key);
+        return NO_VALUE;
+    }
     st->diverting++;
     PyObject *found = PyObject_CallFunctionObjArgs(TABLE(self, K_BY_KEY), key, value, NULL);
     st->diverting--;
+    release_signals(&held);
     Py_DECREF(key);
     return answered_id(found);
 }
@@ -1087,7 +1180,12 @@ write_marker(TStateObject *st, unsigned int op, uint32_t func_id)
 static int
 switch_lines(TracerObject *self, FuncInfo *fi, int on)
 {
+    Held held;
+    if (hold_signals_for_call(&held) < 0) {
+        return -1;
+    }
     PyObject *result = PyObject_CallFunctionObjArgs(self->switch_lines, fi->code, on ? Py_True : Py_False, NULL);
+    release_signals(&held);
     if (result == NULL) {
         return -1;
     }
@@ -1216,6 +1314,11 @@ tracer_py_start(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (pushed < 0) {
         return NULL;
     }
+    if (histeg_signal_due() && PyErr_CheckSignals() < 0) {  /* run where the callee's first check runs it; the call raised */
+        memset(st->buf + st->len, 0, (size_t)(2 * nparams) * sizeof(uint16_t));
+        st->len += 2 * nparams;
+        return NULL;
+    }
     if (!self->capture) {
         Py_RETURN_NONE;
     }
@@ -1279,7 +1382,7 @@ leave(TracerObject *self, PyObject *const *args, Py_ssize_t nargs, unsigned int 
     put_id(w + 1, id);
     st->len += 3;
     if (st->depth == 0 || st->len > CHUNK_WORDS) {
-        if (ship(self, st) < 0) {
+        if (ship(self, st, 0) < 0) {
             return NULL;
         }
     }
@@ -1327,7 +1430,7 @@ tracer_py_resume(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
         return PyErr_Occurred() ? NULL : Py_NewRef(Py_None);
     }
     if (gen->owner != st) {  /* resumed on another thread: the events before must precede this RESUME */
-        if (ship(self, gen->owner) < 0) {
+        if (ship(self, gen->owner, 1) < 0) {
             Py_DECREF(gen);
             return NULL;
         }
@@ -1398,7 +1501,7 @@ tracer_close_stale(TracerObject *self, PyObject *Py_UNUSED(ignored))
         put_id(w + 1, NO_VALUE);
         st->len += 3;
     }
-    if (ship(self, st) < 0) {
+    if (ship(self, st, 0) < 0) {
         return NULL;
     }
     Py_RETURN_NONE;
@@ -1412,7 +1515,7 @@ tracer_ship_all(TracerObject *self, PyObject *Py_UNUSED(ignored))
     }
     Py_ssize_t count = PyList_GET_SIZE(self->states);
     for (Py_ssize_t i = 0; i < count; i++) {
-        if (ship(self, (TStateObject *)PyList_GET_ITEM(self->states, i)) < 0) {
+        if (ship(self, (TStateObject *)PyList_GET_ITEM(self->states, i), 1) < 0) {
             return NULL;
         }
     }
@@ -1798,8 +1901,14 @@ PyInit__ctracer(void)
     if (module == NULL) {
         return NULL;
     }
+    sigfillset(&HELD_SIGNALS);
+    int faults[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGTRAP, SIGSYS, SIGABRT};  /* raised by the call itself: never held */
+    for (size_t i = 0; i < sizeof(faults) / sizeof(faults[0]); i++) {
+        sigdelset(&HELD_SIGNALS, faults[i]);
+    }
     if (PyModule_AddObjectRef(module, "Tracer", (PyObject *)&TracerType) < 0
-        || PyModule_AddIntConstant(module, "INTERFACE", INTERFACE) < 0) {
+        || PyModule_AddIntConstant(module, "INTERFACE", INTERFACE) < 0
+        || PyModule_AddIntConstant(module, "SEES_DUE_SIGNALS", histeg_signals_seen()) < 0) {
         Py_DECREF(module);
         return NULL;
     }
