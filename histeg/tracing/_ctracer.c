@@ -42,8 +42,9 @@ static Py_ssize_t CHUNK_WORDS;
  * waits to be shipped, and a call that must be made runs the handler first, where it is due, so that its exception
  * is the program's at that event (PyErr_CheckSignals). Faults the CPU raises (SIGSEGV, ...) are never held. */
 
-int histeg_signals_seen(void);  /* _signals.c */
+int histeg_internals_seen(void);  /* _interpreter.c */
 int histeg_signal_due(void);
+Py_ssize_t histeg_inline_attributes(PyObject *obj, PyObject **names, PyObject **values, Py_ssize_t max);
 
 static sigset_t HELD_SIGNALS;
 
@@ -611,6 +612,7 @@ enum {
 #define MAX_KEYED_FIELD 512
 #define MAX_ITEMS 64
 #define MAX_KEYED_DEPTH 3
+#define MAX_INLINE_FIELDS 64
 
 #define TABLE(self, k) PyTuple_GET_ITEM((self)->keys, (k))
 
@@ -821,15 +823,25 @@ fields_key(TracerObject *self, PyObject *value, PyTypeObject *cls)
         goto done;
     }
     if (holder != Py_None) {
-        namespace = PyObject_CallOneArg(holder, value);
-        if (namespace == NULL || !PyDict_CheckExact(namespace)) {
-            goto done;
-        }
-        Py_ssize_t pos = 0;
-        PyObject *name, *item;
-        while (PyDict_Next(namespace, &pos, &name, &item)) {
-            if (!PyUnicode_CheckExact(name) || PyList_Append(names, name) < 0 || PyList_Append(items, item) < 0) {
+        PyObject *inline_names[MAX_INLINE_FIELDS], *inline_items[MAX_INLINE_FIELDS];
+        Py_ssize_t count = histeg_inline_attributes(value, inline_names, inline_items, MAX_INLINE_FIELDS);
+        for (Py_ssize_t k = 0; k < count; k++) {  /* read where they are: no __dict__ made */
+            if (!PyUnicode_CheckExact(inline_names[k]) || PyList_Append(names, inline_names[k]) < 0
+                || PyList_Append(items, inline_items[k]) < 0) {
                 goto done;
+            }
+        }
+        if (count < 0) {
+            namespace = PyObject_CallOneArg(holder, value);
+            if (namespace == NULL || !PyDict_CheckExact(namespace)) {
+                goto done;
+            }
+            Py_ssize_t pos = 0;
+            PyObject *name, *item;
+            while (PyDict_Next(namespace, &pos, &name, &item)) {
+                if (!PyUnicode_CheckExact(name) || PyList_Append(names, name) < 0 || PyList_Append(items, item) < 0) {
+                    goto done;
+                }
             }
         }
     }
@@ -1908,7 +1920,7 @@ PyInit__ctracer(void)
     }
     if (PyModule_AddObjectRef(module, "Tracer", (PyObject *)&TracerType) < 0
         || PyModule_AddIntConstant(module, "INTERFACE", INTERFACE) < 0
-        || PyModule_AddIntConstant(module, "SEES_DUE_SIGNALS", histeg_signals_seen()) < 0) {
+        || PyModule_AddIntConstant(module, "SEES_INTERNALS", histeg_internals_seen()) < 0) {
         Py_DECREF(module);
         return NULL;
     }

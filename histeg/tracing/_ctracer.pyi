@@ -10,6 +10,8 @@ from types import CodeType
 from histeg.tracing.protocol import Backend, FunctionEntry
 
 INTERFACE: int
+SEES_INTERNALS: int
+"""1 when built with the interpreter's internal headers (3.12, 3.13): it tells a signal's due handler and reads inline attributes."""
 
 def untracked(key: tuple) -> tuple: ...
 

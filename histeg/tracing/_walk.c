@@ -14,8 +14,11 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
-#define INTERFACE 1 /* values.WALK_INTERFACE */
+#define INTERFACE 2 /* values.WALK_INTERFACE: 2 adds inline_namespace() */
 #define MAX_DEPTH 3
+#define MAX_INLINE_FIELDS 64
+
+Py_ssize_t histeg_inline_attributes(PyObject *obj, PyObject **names, PyObject **values, Py_ssize_t max);  /* _interpreter.c */
 #define MAX_REPR 120
 #define MAX_CACHED_STRING (4 * MAX_REPR)
 
@@ -398,7 +401,23 @@ read_fields(Walk *k, PyObject *value, PyTypeObject *cls, PyObject **names, PyObj
     if (name_list == NULL || *items == NULL) {
         goto fail;
     }
-    if (holder != Py_None) {
+    PyObject *inline_names[MAX_INLINE_FIELDS], *inline_items[MAX_INLINE_FIELDS];
+    Py_ssize_t count = holder != Py_None ? histeg_inline_attributes(value, inline_names, inline_items, MAX_INLINE_FIELDS) : -1;
+    if (count > 0) {  /* read where they are: no __dict__ made */
+        PyObject *keys = PyList_New(count), *values = PyList_New(count);
+        if (keys == NULL || values == NULL) {
+            Py_XDECREF(keys);
+            Py_XDECREF(values);
+            goto fail;
+        }
+        for (Py_ssize_t i = 0; i < count; i++) {
+            PyList_SET_ITEM(keys, i, Py_NewRef(inline_names[i]));
+            PyList_SET_ITEM(values, i, Py_NewRef(inline_items[i]));
+        }
+        Py_SETREF(name_list, keys);
+        Py_SETREF(*items, values);
+    }
+    else if (holder != Py_None && count < 0) {
         PyObject *namespace = PyObject_CallOneArg(holder, value);
         if (namespace == NULL && !caught()) {
             goto fail;
@@ -717,6 +736,31 @@ walker_dealloc(WalkerObject *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
+/* inline_namespace(obj): a new dict of the attributes obj keeps as inline values, as its __dict__ would show them,
+ * without making that __dict__; None when it has no such values (read __dict__ then). */
+static PyObject *
+inline_namespace(PyObject *Py_UNUSED(module), PyObject *obj)
+{
+    PyObject *names[MAX_INLINE_FIELDS], *values[MAX_INLINE_FIELDS];
+    Py_ssize_t count = histeg_inline_attributes(obj, names, values, MAX_INLINE_FIELDS);
+    if (count < 0) {
+        Py_RETURN_NONE;
+    }
+    PyObject *namespace = PyDict_New();
+    for (Py_ssize_t i = 0; namespace != NULL && i < count; i++) {
+        if (PyDict_SetItem(namespace, names[i], values[i]) < 0) {
+            Py_CLEAR(namespace);
+        }
+    }
+    return namespace;
+}
+
+static PyMethodDef module_functions[] = {
+    {"inline_namespace", inline_namespace, METH_O,
+     "inline_namespace(obj): its attributes as its __dict__ would show them, without making it; None if it has a dict."},
+    {NULL, NULL, 0, NULL},
+};
+
 static PyMethodDef walker_methods[] = {
     {"text", (PyCFunction)(void (*)(void))walker_text, METH_FASTCALL,
      "text(value, cls, budget, depth): Abstraction._walk's answer, walked in C where the shape allows."},
@@ -741,6 +785,7 @@ static struct PyModuleDef walk_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "histeg.tracing._walk",
     .m_doc = "The structural walk of values in C (Abstraction._walk is its reference).",
+    .m_methods = module_functions,
     .m_size = -1,
 };
 

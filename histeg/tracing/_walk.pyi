@@ -7,3 +7,6 @@ INTERFACE: int
 class Walker:
     def __init__(self, tables: tuple[Any, ...]) -> None: ...
     def text(self, value: Any, cls: type, budget: list[int], depth: int) -> str | None: ...
+
+def inline_namespace(obj: object, /) -> dict[str, Any] | None:
+    """Its attributes as its ``__dict__`` would show them, without making it; None when it has a dict or none inline."""

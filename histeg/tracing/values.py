@@ -38,13 +38,24 @@ try:
 except ImportError:  # not built (no compiler at install time): the walk stays in Python
     _native_walk = None  # type: ignore[assignment]  # the module's name stands for "not built"
 
-WALK_INTERFACE = 1
+WALK_INTERFACE = 2
 """What ``_walk.INTERFACE`` must be (the tables ``walk_tables`` hands it); a build from another histeg counts as not built."""
 
 
 def native_walk() -> bool:
     """Whether the C walk (``_walk.c``, with ``Abstraction._walk`` as its reference) is built for this histeg."""
     return _native_walk is not None and getattr(_native_walk, "INTERFACE", None) == WALK_INTERFACE
+
+
+def instance_namespace(holder: Callable[[Any], Any], value: Any) -> Any:
+    """What ``holder`` (a class's ``__dict__`` getter) answers for ``value``, without making the instance's dictionary
+    where the interpreter still keeps its attributes inline: a dictionary made by reading ``__dict__`` stays, and on
+    3.12 the program's own reads of that object's attributes are then about four times slower."""
+    if native_walk():
+        found = _native_walk.inline_namespace(value)
+        if found is not None:
+            return found
+    return holder(value)
 
 
 MODES = ("structural", "repr", "off")
@@ -383,7 +394,7 @@ class Abstraction:
         items: list[Any] = []
         if holder is not None:
             try:
-                namespace = holder(value)
+                namespace = instance_namespace(holder, value)
             except Exception:  # noqa: BLE001  as in _fields: an instance without its dict is abstracted the long way
                 return None
             if type(namespace) is not dict:
@@ -743,7 +754,7 @@ class Abstraction:
         items: list[Any] = []
         if holder is not None:
             try:
-                namespace = holder(value)
+                namespace = instance_namespace(holder, value)
             except Exception:  # noqa: BLE001  the object's own __dict__ descriptor may raise anything
                 namespace = None
             if type(namespace) is dict and namespace:
@@ -823,7 +834,7 @@ class Abstraction:
 
     def _instance_dict(self, value: Any, cls: type) -> dict | None:
         holder, _ = self._layout(cls)
-        namespace = holder(value) if holder is not None else None
+        namespace = instance_namespace(holder, value) if holder is not None else None
         return namespace if type(namespace) is dict else None
 
     def _string(self, value: str) -> str:

@@ -1,0 +1,111 @@
+/* What only the interpreter's internal headers declare, read without changing anything.
+ *
+ * - Whether a signal's Python handler is due: the C handler has run, the program's next check has not (the
+ *   collector's calls into Python must not run it: see "signals" in _ctracer.c).
+ * - An instance's attributes while the interpreter still keeps them as inline values, without making its
+ *   __dict__: reading __dict__ makes one, and on 3.12 the program's attribute reads of that object are then about
+ *   four times slower (1.5 times on 3.13), for the rest of its life. Recording a value must not change how fast
+ *   the program runs.
+ *
+ * Compiled with those headers, and only where they are installed: elsewhere histeg_internals_seen says 0,
+ * histeg_signal_due answers 0 (the collector then holds signals during its calls into Python but cannot tell a
+ * handler already due before one) and histeg_inline_attributes -1 (__dict__ is read). The layouts read here are
+ * those of 3.12 and 3.13; any other version reads __dict__. */
+
+#define PY_SSIZE_T_CLEAN
+#include <patchlevel.h>
+#if defined(__has_include) && PY_VERSION_HEX >= 0x030C0000 && PY_VERSION_HEX < 0x030E0000
+#  if __has_include(<internal/pycore_runtime.h>) && __has_include(<internal/pycore_dict.h>)
+#    define HISTEG_INTERNALS 1
+#    define Py_BUILD_CORE 1
+#  endif
+#endif
+#include <Python.h>
+#include <stdint.h>
+#ifdef HISTEG_INTERNALS
+#  include <internal/pycore_runtime.h>
+#  include <internal/pycore_object.h>
+#  include <internal/pycore_dict.h>
+#endif
+
+int
+histeg_internals_seen(void)
+{
+#ifdef HISTEG_INTERNALS
+    return 1;
+#else
+    return 0;
+#endif
+}
+
+int
+histeg_signal_due(void)
+{
+#ifndef HISTEG_INTERNALS
+    return 0;
+#elif PY_VERSION_HEX >= 0x030D0000
+    return _Py_atomic_load_int(&_PyRuntime.signals.is_tripped);
+#else
+    return _Py_atomic_load_relaxed(&_PyRuntime.signals.is_tripped);
+#endif
+}
+
+/* The attributes `obj` keeps as inline values, in the order its __dict__ would list them (borrowed references):
+ * their count, at most `max`; -1 when it has none of this kind (its __dict__ was made, its type keeps no inline
+ * values, more than `max`), and __dict__ is then to be read (it makes nothing new when it exists). */
+Py_ssize_t
+histeg_inline_attributes(PyObject *obj, PyObject **names, PyObject **values, Py_ssize_t max)
+{
+#ifndef HISTEG_INTERNALS
+    (void)obj, (void)names, (void)values, (void)max;
+    return -1;
+#else
+    PyTypeObject *tp = Py_TYPE(obj);
+    if (!(tp->tp_flags & Py_TPFLAGS_MANAGED_DICT) || !(tp->tp_flags & Py_TPFLAGS_HEAPTYPE)) {
+        return -1;
+    }
+    PyDictKeysObject *keys = ((PyHeapTypeObject *)tp)->ht_cached_keys;
+    if (keys == NULL || keys->dk_kind == DICT_KEYS_GENERAL) {
+        return -1;
+    }
+#  if PY_VERSION_HEX >= 0x030D0000
+    if (!(tp->tp_flags & Py_TPFLAGS_INLINE_VALUES) || _PyObject_GetManagedDict(obj) != NULL) {
+        return -1;
+    }
+    PyDictValues *inline_values = _PyObject_InlineValues(obj);
+    if (!inline_values->valid) {
+        return -1;
+    }
+    Py_ssize_t size = inline_values->size, capacity = inline_values->capacity;
+    const uint8_t *order = get_insertion_order_array(inline_values);
+#  else
+    PyDictOrValues dorv = *_PyObject_DictOrValuesPointer(obj);
+    if (!_PyDictOrValues_IsValues(dorv)) {
+        return -1;
+    }
+    PyDictValues *inline_values = _PyDictOrValues_GetValues(dorv);
+    const uint8_t *prefix = (const uint8_t *)inline_values;  /* [-1] prefix size, [-2] used, [-3 - k] the k-th inserted */
+    Py_ssize_t size = prefix[-2], capacity = (Py_ssize_t)prefix[-1] - 2;  /* the order's room is the prefix's */
+#  endif
+    if (size > max || size > capacity) {
+        return -1;
+    }
+    PyDictUnicodeEntry *entries = DK_UNICODE_ENTRIES(keys);
+    for (Py_ssize_t k = 0; k < size; k++) {
+#  if PY_VERSION_HEX >= 0x030D0000
+        Py_ssize_t index = order[k];
+#  else
+        Py_ssize_t index = prefix[-3 - k];
+#  endif
+        if (index >= keys->dk_nentries) {
+            return -1;
+        }
+        names[k] = entries[index].me_key;
+        values[k] = inline_values->values[index];
+        if (names[k] == NULL || values[k] == NULL) {
+            return -1;
+        }
+    }
+    return size;
+#endif
+}
