@@ -10,11 +10,12 @@
  * Compiled with those headers, and only where they are installed: elsewhere histeg_internals_seen says 0,
  * histeg_signal_due answers 0 (the collector then holds signals during its calls into Python but cannot tell a
  * handler already due before one) and histeg_inline_attributes -1 (__dict__ is read). The layouts read here are
- * those of 3.12 and 3.13; any other version reads __dict__. */
+ * those of 3.12 and 3.13 with the GIL; any other build reads __dict__. */
 
 #define PY_SSIZE_T_CLEAN
 #include <patchlevel.h>
-#if defined(__has_include) && PY_VERSION_HEX >= 0x030C0000 && PY_VERSION_HEX < 0x030E0000
+#include <pyconfig.h>
+#if defined(__has_include) && PY_VERSION_HEX >= 0x030C0000 && PY_VERSION_HEX < 0x030E0000 && !defined(Py_GIL_DISABLED)
 #  if __has_include(<internal/pycore_runtime.h>) && __has_include(<internal/pycore_dict.h>)
 #    define HISTEG_INTERNALS 1
 #    define Py_BUILD_CORE 1
