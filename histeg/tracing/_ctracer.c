@@ -1473,8 +1473,12 @@ tracer_line(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (st->diverting) {
         Py_RETURN_NONE;
     }
-    long line = PyLong_AsLong(args[1]);
-    if (line == -1 && PyErr_Occurred()) {
+    PyObject *number = args[1];
+    long line;
+    if (PyLong_CheckExact(number) && PyUnstable_Long_IsCompact((PyLongObject *)number)) {  /* every line number: no call */
+        line = (long)PyUnstable_Long_CompactValue((PyLongObject *)number);
+    }
+    else if ((line = PyLong_AsLong(number)) == -1 && PyErr_Occurred()) {
         return NULL;
     }
     if (st->len == st->cap && buf_reserve(st, 1) < 0) {
