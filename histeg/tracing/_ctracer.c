@@ -45,6 +45,7 @@ static Py_ssize_t CHUNK_WORDS;
 int histeg_internals_seen(void);  /* _interpreter.c */
 int histeg_signal_due(void);
 Py_ssize_t histeg_inline_attributes(PyObject *obj, PyObject **names, PyObject **values, Py_ssize_t max);
+PyObject *histeg_slot_value(PyObject *slot, PyObject *value);
 
 static sigset_t HELD_SIGNALS;
 
@@ -813,7 +814,7 @@ field_entries(TracerObject *self, PyObject *parts, PyObject *item)
 static PyObject *
 fields_key(TracerObject *self, PyObject *value, PyTypeObject *cls)
 {
-    PyObject *layout = PyDict_GetItemWithError(TABLE(self, K_LAYOUTS), (PyObject *)cls);  /* (holder, ((name, getter), ...)) */
+    PyObject *layout = PyDict_GetItemWithError(TABLE(self, K_LAYOUTS), (PyObject *)cls);  /* (holder, ((name, getter, member), ...)) */
     if (layout == NULL || !PyTuple_CheckExact(layout) || PyTuple_GET_SIZE(layout) != 2 || !PyTuple_CheckExact(PyTuple_GET_ITEM(layout, 1))) {
         return NULL;
     }
@@ -847,10 +848,10 @@ fields_key(TracerObject *self, PyObject *value, PyTypeObject *cls)
     }
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(slots); k++) {
         PyObject *slot = PyTuple_GET_ITEM(slots, k);
-        if (!PyTuple_CheckExact(slot) || PyTuple_GET_SIZE(slot) != 2 || !PyUnicode_CheckExact(PyTuple_GET_ITEM(slot, 0))) {
+        if (!PyTuple_CheckExact(slot) || PyTuple_GET_SIZE(slot) < 2 || !PyUnicode_CheckExact(PyTuple_GET_ITEM(slot, 0))) {
             goto done;
         }
-        PyObject *item = PyObject_CallOneArg(PyTuple_GET_ITEM(slot, 1), value);
+        PyObject *item = histeg_slot_value(slot, value);
         if (item == NULL) {
             PyErr_Clear();  /* an unset slot */
             item = Py_NewRef(TABLE(self, K_UNSET));

@@ -7,6 +7,9 @@
  *   four times slower (1.5 times on 3.13), for the rest of its life. Recording a value must not change how fast
  *   the program runs.
  *
+ * - A slot's value, read from its member as the slot's getter reads it, without calling the getter (a call through
+ *   a method wrapper builds an argument tuple: most of the cost of a key of an object with slots).
+ *
  * Compiled with those headers, and only where they are installed: elsewhere histeg_internals_seen says 0,
  * histeg_signal_due answers 0 (the collector then holds signals during its calls into Python but cannot tell a
  * handler already due before one) and histeg_inline_attributes -1 (__dict__ is read). The layouts read here are
@@ -23,6 +26,7 @@
 #endif
 #include <Python.h>
 #include <stdint.h>
+#include <structmember.h>
 #ifdef HISTEG_INTERNALS
 #  include <internal/pycore_runtime.h>
 #  include <internal/pycore_object.h>
@@ -109,4 +113,21 @@ histeg_inline_attributes(PyObject *obj, PyObject **names, PyObject **values, Py_
     }
     return size;
 #endif
+}
+
+/* The value of the slot `slot` ((name, getter, member descriptor), as Abstraction._layout makes it) of `value`: read
+ * from the member as its getter reads it when the descriptor is a plain member of a type `value` is an instance of
+ * (and no audit hook is to hear of the read), else by calling the getter. A new reference, or NULL with the error
+ * the getter raises (an unset slot: AttributeError). */
+PyObject *
+histeg_slot_value(PyObject *slot, PyObject *value)
+{
+    PyObject *member = PyTuple_GET_SIZE(slot) > 2 ? PyTuple_GET_ITEM(slot, 2) : NULL;
+    if (member != NULL && Py_IS_TYPE(member, &PyMemberDescr_Type) && PyObject_TypeCheck(value, PyDescr_TYPE(member))) {
+        PyMemberDef *definition = ((PyMemberDescrObject *)member)->d_member;
+        if (!(definition->flags & Py_AUDIT_READ)) {
+            return PyMember_GetOne((const char *)value, definition);
+        }
+    }
+    return PyObject_CallOneArg(PyTuple_GET_ITEM(slot, 1), value);
 }

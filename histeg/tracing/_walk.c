@@ -19,6 +19,7 @@
 #define MAX_INLINE_FIELDS 64
 
 Py_ssize_t histeg_inline_attributes(PyObject *obj, PyObject **names, PyObject **values, Py_ssize_t max);  /* _interpreter.c */
+PyObject *histeg_slot_value(PyObject *slot, PyObject *value);
 #define MAX_REPR 120
 #define MAX_CACHED_STRING (4 * MAX_REPR)
 
@@ -444,11 +445,11 @@ read_fields(Walk *k, PyObject *value, PyTypeObject *cls, PyObject **names, PyObj
     }
     for (Py_ssize_t s = 0; s < PyTuple_GET_SIZE(slots); s++) {
         PyObject *slot = PyTuple_GET_ITEM(slots, s);
-        if (!PyTuple_CheckExact(slot) || PyTuple_GET_SIZE(slot) != 2) {
-            PyErr_SetString(PyExc_TypeError, "a slot must be (name, getter)");
+        if (!PyTuple_CheckExact(slot) || PyTuple_GET_SIZE(slot) < 2) {
+            PyErr_SetString(PyExc_TypeError, "a slot must be (name, getter, member)");
             goto fail;
         }
-        PyObject *item = PyObject_CallOneArg(PyTuple_GET_ITEM(slot, 1), value);
+        PyObject *item = histeg_slot_value(slot, value);
         if (item == NULL) {
             if (caught()) {
                 continue;  /* an unset slot */

@@ -301,7 +301,7 @@ class Abstraction:
         self.key = key
         self._standard = StandardValues()
         self.paths = [(prefix, placeholder, _whole_path(prefix)) for prefix, placeholder in placeholders(root)]
-        self._layouts: dict[type, tuple[Any, tuple[tuple[str, Any], ...]]] = {}
+        self._layouts: dict[type, tuple[Any, tuple[tuple[str, Any, Any], ...]]] = {}
         self._kinds: dict[type, tuple[str, type | None]] = {}
         self._names: dict[type, str] = {}
         self._redacted_names: dict[str, bool] = {}
@@ -401,7 +401,7 @@ class Abstraction:
                 return None
             names, items = tuple(namespace), list(dict.values(namespace))
         if slots:
-            for _, getter in slots:
+            for _, getter, _member in slots:
                 try:
                     items.append(getter(value))
                 except Exception:  # noqa: BLE001  an unset slot: _fields leaves it out
@@ -438,10 +438,10 @@ class Abstraction:
                     return None
         return tuple(parts)
 
-    def _slot_names(self, cls: type, slots: tuple[tuple[str, Any], ...]) -> tuple[str, ...]:
+    def _slot_names(self, cls: type, slots: tuple[tuple[str, Any, Any], ...]) -> tuple[str, ...]:
         found = self._slot_name_tuples.get(cls)
         if found is None:
-            found = self._slot_name_tuples[cls] = tuple(name for name, _ in slots)
+            found = self._slot_name_tuples[cls] = tuple(name for name, _, _ in slots)
         return found
 
     def _plain_names(self, names: tuple) -> bool:
@@ -761,7 +761,7 @@ class Abstraction:
                 names, items = tuple(namespace), list(dict.values(namespace))
         if slots:
             present = []
-            for name, getter in slots:
+            for name, getter, _member in slots:
                 try:
                     items.append(getter(value))
                 except Exception:  # noqa: BLE001, S112  an unset slot (AttributeError), or a slot descriptor that raises
@@ -816,20 +816,21 @@ class Abstraction:
             self._plans[names] = plan
         return plan
 
-    def _layout(self, cls: type) -> tuple[Any, tuple[tuple[str, Any], ...]]:
-        """How instances of ``cls`` keep their state: the builtin ``__dict__`` getter and slot getters (cached)."""
+    def _layout(self, cls: type) -> tuple[Any, tuple[tuple[str, Any, Any], ...]]:
+        """How instances of ``cls`` keep their state: the builtin ``__dict__`` getter and, per slot, its name, getter and
+        member descriptor (which the C readers read without calling the getter), cached."""
         found = self._layouts.get(cls)
         if found is None:
             holder = None
-            slots: dict[str, Any] = {}
+            slots: dict[str, tuple[Any, Any]] = {}
             for klass in reversed(_mro(cls)):
                 for name, attribute in _type_dict(klass).items():
                     kind = type(attribute)
                     if name == "__dict__" and kind is _GetSet:
                         holder = attribute.__get__
                     elif kind is _Member and _type_module(klass) != "builtins" and not name.startswith("__"):
-                        slots[name] = attribute.__get__
-            found = self._layouts[cls] = (holder, tuple(sorted(slots.items())))
+                        slots[name] = (attribute.__get__, attribute)
+            found = self._layouts[cls] = (holder, tuple((name, *slots[name]) for name in sorted(slots)))
         return found
 
     def _instance_dict(self, value: Any, cls: type) -> dict | None:
