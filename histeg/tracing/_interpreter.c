@@ -29,6 +29,7 @@
 #include <structmember.h>
 #ifdef HISTEG_INTERNALS
 #  include <internal/pycore_runtime.h>
+#  include <internal/pycore_pystate.h>
 #  include <internal/pycore_object.h>
 #  include <internal/pycore_dict.h>
 #endif
@@ -43,15 +44,20 @@ histeg_internals_seen(void)
 #endif
 }
 
+/* Whether a signal's handler is due in this thread: only the main thread of the main interpreter runs handlers, so for
+ * any other a tripped signal is the main thread's to handle, and nothing is due here. */
 int
 histeg_signal_due(void)
 {
 #ifndef HISTEG_INTERNALS
     return 0;
-#elif PY_VERSION_HEX >= 0x030D0000
-    return _Py_atomic_load_int(&_PyRuntime.signals.is_tripped);
 #else
-    return _Py_atomic_load_relaxed(&_PyRuntime.signals.is_tripped);
+#  if PY_VERSION_HEX >= 0x030D0000
+    int tripped = _Py_atomic_load_int(&_PyRuntime.signals.is_tripped);
+#  else
+    int tripped = _Py_atomic_load_relaxed(&_PyRuntime.signals.is_tripped);
+#  endif
+    return tripped && _Py_ThreadCanHandleSignals(PyInterpreterState_Get());
 #endif
 }
 

@@ -95,3 +95,45 @@ def test_a_signal_handlers_exception_reaches_the_program_under_the_c_collector(b
         assert run.returncode == 0, run.stdout + run.stderr
         files = trace_files(tmp_path / f"traced-{attempt}" / "traces")
         assert files and all(TraceFile(path).status == "complete" for path in files), "the run was traced to the end"
+
+
+THREADED = """
+    import signal
+    import threading
+    import time
+
+
+    def test_a_thread_runs_new_code_while_the_main_thread_has_a_signal_to_handle():
+        handled = []
+        signal.signal(signal.SIGALRM, lambda signum, frame: handled.append(signum))
+        done = []
+
+        def work():
+            for index in range(400):  # a new code object each time: the collector asks Python about each
+                namespace = {}
+                exec(f"def step_{index}(x):\\n    return x + {index}", namespace)
+                done.append(namespace[f"step_{index}"](index))
+
+        signal.setitimer(signal.ITIMER_REAL, 0.0005, 0.0005)
+        try:
+            worker = threading.Thread(target=work)
+            worker.start()
+            worker.join(timeout=30)
+        finally:
+            signal.setitimer(signal.ITIMER_REAL, 0, 0)
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+        assert not worker.is_alive()
+        assert len(done) == 400 and handled
+    """
+
+
+def test_a_thread_never_waits_for_a_signal_only_the_main_thread_can_handle(tmp_path: Path) -> None:
+    """Only the main thread runs a signal's handler. A collector in another thread that waited for a due handler to
+    run before its call into Python would wait with the GIL held, and the main thread could never run it: a hang."""
+    project = tmp_path / "threaded"
+    write_project(project, {"src/steps.py": "", "tests/test_threaded.py": THREADED})
+    config = project_config(project, tracer="c")
+    env = traced_environment(config, base_environment(project))
+    command = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]
+    run = subprocess.run(command, cwd=project, env=env, capture_output=True, text=True, timeout=120, check=False)
+    assert run.returncode == 0, run.stdout + run.stderr
