@@ -23,13 +23,16 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_interpreter.h"
+
 /* Format constants, read from histeg.tracing.format at import. */
 static unsigned int OP_CALL, CALL_ROOT, CALL_GEN, OP_RETURN, OP_RAISE, OP_YIELD, OP_RESUME, OP_LINES_OFF, OP_LINES_ON;
 static unsigned long long INLINE_INT, INT_BIAS;
 #define NO_VALUE 0u
 /* The Tracer's constructor and bindings as native.py calls them: a build from another histeg is not used. */
-#define INTERFACE 5  /* native.INTERFACE: 3 adds keyed() and keyed_id(), 4 the names checked for secrets in the keyed tables and untracked(),
-                      * 5 the classes keyed by their names and what interns a new value in the keyed tables, and id_of() */
+#define INTERFACE 6  /* native.INTERFACE: 3 adds keyed() and keyed_id(), 4 the names checked for secrets in the keyed tables and untracked(),
+                      * 5 the classes keyed by their names and what interns a new value in the keyed tables, and id_of(),
+                      * 6 slots as (name, getter, member) in the layouts, signals held, SEES_INTERNALS */
 static Py_ssize_t CHUNK_WORDS;
 
 /* -- signals ---------------------------------------------------------------
@@ -41,11 +44,6 @@ static Py_ssize_t CHUNK_WORDS;
  * handler already due is never run inside them: a value that needs Python is then unknown (NO_VALUE), a buffer
  * waits to be shipped, and a call that must be made runs the handler first, where it is due, so that its exception
  * is the program's at that event (PyErr_CheckSignals). Faults the CPU raises (SIGSEGV, ...) are never held. */
-
-int histeg_internals_seen(void);  /* _interpreter.c */
-int histeg_signal_due(void);
-Py_ssize_t histeg_inline_attributes(PyObject *obj, PyObject **names, PyObject **values, Py_ssize_t max);
-PyObject *histeg_slot_value(PyObject *slot, PyObject *value);
 
 static sigset_t HELD_SIGNALS;
 
@@ -347,8 +345,9 @@ stack_push(TStateObject *st, PyObject *code, FuncInfo *fi, GenCallObject *gen)
     return 0;
 }
 
-/* Hands the thread's events to the writer. `now` 0: not while a signal's handler is due (the events wait in the
- * buffer for the next time); 1: now, the handler run first (-1 when it raised). */
+/* Hands the thread's events to the writer. `now` 0 (from a callback): not while a signal's handler is due (the events
+ * wait in the buffer for the next time); 1 (a thread's events that must precede others, or a call from Python): now,
+ * the handler run first (-1 when it raised). */
 static int
 ship(TracerObject *self, TStateObject *st, int now)
 {
@@ -580,18 +579,35 @@ answered_id(PyObject *found)
     return id;
 }
 
+/* Python abstracting a value for this thread: 0, its events dropped and the signals held until values_end; 1 when a
+ * handler is due, and nothing may be called (the value is then unknown). */
+static int
+values_begin(TStateObject *st, Held *held)
+{
+    if (hold_signals(held)) {
+        return 1;
+    }
+    st->diverting++;
+    return 0;
+}
+
+static void
+values_end(TStateObject *st, Held *held)
+{
+    st->diverting--;
+    release_signals(held);
+}
+
 /* The id `fn(value)` answers; its events are dropped while it runs, and a failure is NO_VALUE. */
 static unsigned long long
 id_from(TStateObject *st, PyObject *fn, PyObject *value)
 {
     Held held;
-    if (hold_signals(&held)) {
+    if (values_begin(st, &held)) {
         return NO_VALUE;
     }
-    st->diverting++;
     PyObject *found = PyObject_CallOneArg(fn, value);
-    st->diverting--;
-    release_signals(&held);
+    values_end(st, &held);
     return answered_id(found);
 }
 
@@ -1013,7 +1029,7 @@ interned_id(TracerObject *self, TStateObject *st, PyObject *key, PyObject *value
         return 0;
     }
     Held held;
-    if (hold_signals(&held)) {
+    if (values_begin(st, &held)) {
         return 0;
     }
     Py_INCREF(name);
@@ -1022,12 +1038,10 @@ interned_id(TracerObject *self, TStateObject *st, PyObject *key, PyObject *value
     if (budget == NULL) {
         goto out;
     }
-    st->diverting++;
     PyObject *args[4] = {value, (PyObject *)Py_TYPE(value), budget, NULL};
     args[3] = PyLong_FromLong(0);
     text = args[3] != NULL ? PyObject_Vectorcall(walk, args, 4, NULL) : NULL;
     Py_XDECREF(args[3]);
-    st->diverting--;
     if (text == NULL || (text != Py_None && !PyUnicode_CheckExact(text))) {
         goto out;  /* a failed walk: Python says what its own walk makes of it */
     }
@@ -1056,9 +1070,7 @@ interned_id(TracerObject *self, TStateObject *st, PyObject *key, PyObject *value
         if (fresh == NULL || PyDict_SetItem(values, abstraction, fresh) < 0) {
             goto out;
         }
-        st->diverting++;
         PyObject *written = PyObject_CallFunctionObjArgs(TABLE(self, K_WRITE), fresh, name, text, NULL);
-        st->diverting--;
         if (written == NULL) {
             goto out;
         }
@@ -1071,7 +1083,7 @@ interned_id(TracerObject *self, TStateObject *st, PyObject *key, PyObject *value
     *id = PyLong_AsUnsignedLongLong(fresh);
     done = !PyErr_Occurred();
 out:
-    release_signals(&held);
+    values_end(st, &held);
     if (!done) {
         PyErr_Clear();
     }
@@ -1093,14 +1105,12 @@ id_from_key(TracerObject *self, TStateObject *st, PyObject *key, PyObject *value
         return id;
     }
     Held held;
-    if (hold_signals(&held)) {
+    if (values_begin(st, &held)) {
         Py_DECREF(key);
         return NO_VALUE;
     }
-    st->diverting++;
     PyObject *found = PyObject_CallFunctionObjArgs(TABLE(self, K_BY_KEY), key, value, NULL);
-    st->diverting--;
-    release_signals(&held);
+    values_end(st, &held);
     Py_DECREF(key);
     return answered_id(found);
 }
@@ -1518,7 +1528,7 @@ tracer_close_stale(TracerObject *self, PyObject *Py_UNUSED(ignored))
         put_id(w + 1, NO_VALUE);
         st->len += 3;
     }
-    if (ship(self, st, 0) < 0) {
+    if (ship(self, st, 1) < 0) {
         return NULL;
     }
     Py_RETURN_NONE;

@@ -1,4 +1,4 @@
-/* What only the interpreter's internal headers declare, read without changing anything.
+/* The interpreter's objects read as the program left them, and what only its internal headers declare.
  *
  * - Whether a signal's Python handler is due: the C handler has run, the program's next check has not (the
  *   collector's calls into Python must not run it: see "signals" in _ctracer.c).
@@ -6,7 +6,6 @@
  *   __dict__: reading __dict__ makes one, and on 3.12 the program's attribute reads of that object are then about
  *   four times slower (1.5 times on 3.13), for the rest of its life. Recording a value must not change how fast
  *   the program runs.
- *
  * - A slot's value, read from its member as the slot's getter reads it, without calling the getter (a call through
  *   a method wrapper builds an argument tuple: most of the cost of a key of an object with slots).
  *
@@ -27,6 +26,7 @@
 #include <Python.h>
 #include <stdint.h>
 #include <structmember.h>
+#include "_interpreter.h"
 #ifdef HISTEG_INTERNALS
 #  include <internal/pycore_runtime.h>
 #  include <internal/pycore_pystate.h>

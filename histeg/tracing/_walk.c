@@ -14,14 +14,13 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
+#include "_interpreter.h"
+
 #define INTERFACE 2 /* values.WALK_INTERFACE: 2 adds inline_namespace() */
 #define MAX_DEPTH 3
-#define MAX_INLINE_FIELDS 64
-
-Py_ssize_t histeg_inline_attributes(PyObject *obj, PyObject **names, PyObject **values, Py_ssize_t max);  /* _interpreter.c */
-PyObject *histeg_slot_value(PyObject *slot, PyObject *value);
 #define MAX_REPR 120
 #define MAX_CACHED_STRING (4 * MAX_REPR)
+#define MAX_INLINE_FIELDS 64
 
 enum {
     T_KINDS, T_NAMES, T_STRINGS, T_LAYOUTS, T_PLANS, T_REDACTED,

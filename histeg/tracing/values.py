@@ -47,15 +47,15 @@ def native_walk() -> bool:
     return _native_walk is not None and getattr(_native_walk, "INTERFACE", None) == WALK_INTERFACE
 
 
+_inline_namespace: Callable[[Any], dict[str, Any] | None] | None = _native_walk.inline_namespace if native_walk() else None
+
+
 def instance_namespace(holder: Callable[[Any], Any], value: Any) -> Any:
     """What ``holder`` (a class's ``__dict__`` getter) answers for ``value``, without making the instance's dictionary
     where the interpreter still keeps its attributes inline: a dictionary made by reading ``__dict__`` stays, and on
     3.12 the program's own reads of that object's attributes are then about four times slower."""
-    if native_walk():
-        found = _native_walk.inline_namespace(value)
-        if found is not None:
-            return found
-    return holder(value)
+    found = _inline_namespace(value) if _inline_namespace is not None else None
+    return found if found is not None else holder(value)
 
 
 MODES = ("structural", "repr", "off")

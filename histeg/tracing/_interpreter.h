@@ -1,0 +1,12 @@
+/* _interpreter.c: the interpreter's objects read as the program left them (see there). */
+#ifndef HISTEG_INTERPRETER_H
+#define HISTEG_INTERPRETER_H
+
+#include <Python.h>
+
+int histeg_internals_seen(void);
+int histeg_signal_due(void);
+Py_ssize_t histeg_inline_attributes(PyObject *obj, PyObject **names, PyObject **values, Py_ssize_t max);
+PyObject *histeg_slot_value(PyObject *slot, PyObject *value);
+
+#endif
