@@ -69,8 +69,9 @@ def begin(settings: dict) -> Collector:
     )
     collector.start()
     _collector = collector
-    coverage = LineCoverage(selector)
-    _coverage = coverage if coverage.start(TOOL_IDS) else None
+    if not settings.get("select"):  # a targeted re-run tells noise from a change: the version's executed lines are its full runs'
+        coverage = LineCoverage(selector)
+        _coverage = coverage if coverage.start(TOOL_IDS) else None
     atexit.register(end)
 
     def in_child() -> None:

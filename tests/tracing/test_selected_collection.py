@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from histeg.tracing.activation import TraceConfig, traced_environment
+from histeg.tracing.coverage import SUFFIX as LINES
 from histeg.tracing.session import COLLECT_ALL
 
 TEST_A = '''def test_one():
@@ -58,3 +59,19 @@ def test_a_selection_that_asks_for_every_file_collects_them_all(tmp_path: Path) 
     root = project(tmp_path)
     result = traced_pytest(root, [COLLECT_ALL, "tests/test_a.py::test_two"])
     assert result.returncode == 2 and "this module was collected" in result.stdout  # both broken modules were imported
+
+
+def test_a_selected_run_records_no_line_coverage_a_full_run_does(tmp_path: Path) -> None:
+    """The version's executed lines come from its full runs: a targeted re-run pays no second monitoring tool."""
+    root = project(tmp_path)
+    (root / "tests" / "test_b.py").unlink()
+    (root / "tests" / "other" / "test_c.py").unlink()
+    result = traced_pytest(root, ["tests/test_a.py::test_two"])
+    assert result.returncode == 0, result.stdout + result.stderr
+    traces = root.parent / "traces"
+    assert list(traces.glob("*.htrace")) and not list(traces.glob(f"*{LINES}"))
+    full = TraceConfig(root=str(root), sources=["."], tests=["tests"], trace_dir=str(tmp_path / "full"))
+    full.write(tmp_path / "full.json")
+    subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"], cwd=root, capture_output=True,
+                   text=True, env=traced_environment(tmp_path / "full.json"), timeout=120, check=True)
+    assert [path.name.endswith(LINES) for path in sorted((tmp_path / "full").iterdir())].count(True) == 1

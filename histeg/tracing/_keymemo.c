@@ -1,0 +1,208 @@
+/* The ids of keyed values, found again by a digest of their key.
+ *
+ * Why: a program's object shown by its fields gets its id from a key made of its fields, a tuple looked up in
+ * ValueIds' table. Making that tuple (lists, tuples, their hashes and comparisons, then freeing them) was two
+ * thirds of what recording values cost on a parser's suite. The same parts, fed to a 128-bit digest as the key
+ * would be made of them, find the id again without making anything.
+ *
+ * Why it is safe: the digest takes a string or a small tuple by its content, an int by its value, and every other
+ * part (a class, None, True, False, a sentinel) by identity, which is how the key compares it; anything else makes
+ * the digest unusable. Two keys with equal digests are then equal unless both 128-bit lanes collide (for a table of
+ * N keys, about N^2 / 2^129). Each entry holds its key, so no address it took is reused while it is kept. */
+#include "_keymemo.h"
+
+#include <string.h>
+
+#define P0 0xa0761d6478bd642full
+#define P1 0xe7037ed1a0b428dbull
+#define P2 0x8ebc6af09c88c6e3ull
+#define P3 0x589965cc75374cc3ull
+
+enum { TAG_STR = 1, TAG_INT, TAG_TUPLE, TAG_BYTES, TAG_SAME, TAG_END };
+
+static inline uint64_t
+mum(uint64_t x, uint64_t y)
+{
+#ifdef __SIZEOF_INT128__
+    __uint128_t r = (__uint128_t)x * y;
+    return (uint64_t)r ^ (uint64_t)(r >> 64);
+#else
+    uint64_t xl = (uint32_t)x, xh = x >> 32, yl = (uint32_t)y, yh = y >> 32;
+    uint64_t ll = xl * yl, lh = xl * yh, hl = xh * yl, hh = xh * yh;
+    uint64_t mid = (ll >> 32) + (uint32_t)lh + (uint32_t)hl;
+    uint64_t lo = (mid << 32) | (uint32_t)ll, hi = hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+    return lo ^ hi;
+#endif
+}
+
+static inline void
+feed(KeyDigest *d, uint64_t wa, uint64_t wb)
+{
+    d->a = mum(d->a ^ wa ^ P2, P0);
+    d->b = mum(d->b ^ wb ^ P3, P1);
+}
+
+static uint64_t
+data_hash(const unsigned char *p, size_t n, uint64_t seed)
+{
+    uint64_t h = mum(seed ^ P0, (uint64_t)n ^ P1), w;
+    for (; n >= 8; p += 8, n -= 8) {
+        memcpy(&w, p, 8);
+        h = mum(h ^ w ^ P2, P3);
+    }
+    w = 0;
+    memcpy(&w, p, n);
+    return mum(h ^ w ^ P1, P3 ^ (uint64_t)n);
+}
+
+void
+key_digest_start(KeyDigest *d, uint64_t shape)
+{
+    d->a = P0 ^ shape;
+    d->b = P1 ^ shape;
+    d->count = 0;
+    d->usable = 1;
+}
+
+void
+key_digest_add(KeyDigest *d, PyObject *part)
+{
+    if (!d->usable) {
+        return;
+    }
+    d->count++;
+    PyTypeObject *cls = Py_TYPE(part);
+    if (cls == &PyUnicode_Type) {
+        Py_hash_t hash = PyObject_Hash(part);  /* kept in the string once made */
+        if (hash == -1) {
+            PyErr_Clear();
+            d->usable = 0;
+            return;
+        }
+        uint64_t length = (uint64_t)PyUnicode_GET_LENGTH(part), kind = (uint64_t)PyUnicode_KIND(part);
+        feed(d, TAG_STR | length << 8, TAG_STR | length << 8);
+        feed(d, (uint64_t)hash, data_hash(PyUnicode_DATA(part), (size_t)(length * kind), kind));
+    }
+    else if (cls == &PyLong_Type) {
+        int overflow = 0;
+        long long number = PyLong_AsLongLongAndOverflow(part, &overflow);
+        if (overflow || (number == -1 && PyErr_Occurred())) {
+            PyErr_Clear();
+            d->usable = 0;
+            return;
+        }
+        feed(d, TAG_INT, TAG_INT);
+        feed(d, (uint64_t)number, (uint64_t)number);
+    }
+    else if (cls == &PyTuple_Type) {
+        uint64_t length = (uint64_t)PyTuple_GET_SIZE(part);
+        feed(d, TAG_TUPLE | length << 8, TAG_TUPLE | length << 8);
+        for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(part); i++) {
+            key_digest_add(d, PyTuple_GET_ITEM(part, i));
+        }
+    }
+    else if (cls == &PyBytes_Type) {
+        uint64_t length = (uint64_t)PyBytes_GET_SIZE(part);
+        const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(part);
+        feed(d, TAG_BYTES | length << 8, TAG_BYTES | length << 8);
+        feed(d, data_hash(data, (size_t)length, P2), data_hash(data, (size_t)length, P3));
+    }
+    else if (part == Py_True || part == Py_False || cls->tp_richcompare == PyBaseObject_Type.tp_richcompare) {
+        /* compared by identity: a class whose metaclass is type, None, a sentinel; True and False are singletons */
+        feed(d, TAG_SAME, TAG_SAME);
+        feed(d, (uint64_t)(uintptr_t)part, (uint64_t)(uintptr_t)part);
+    }
+    else {
+        d->usable = 0;
+    }
+}
+
+void
+key_digest_add_same(KeyDigest *d, PyObject *const *parts, Py_ssize_t n)
+{
+    d->count++;
+    feed(d, TAG_TUPLE | (uint64_t)n << 8, TAG_TUPLE | (uint64_t)n << 8);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        feed(d, TAG_SAME, TAG_SAME);
+        feed(d, (uint64_t)(uintptr_t)parts[i], (uint64_t)(uintptr_t)parts[i]);
+    }
+}
+
+int
+key_digest_finish(KeyDigest *d)
+{
+    if (d->usable) {
+        feed(d, TAG_END | (uint64_t)d->count << 8, TAG_END | (uint64_t)d->count << 8);
+    }
+    return d->usable;
+}
+
+int
+key_memo_get(const KeyMemo *memo, const KeyDigest *d, unsigned long long *id)
+{
+    if (memo->cap == 0) {
+        return 0;
+    }
+    size_t mask = memo->cap - 1;
+    for (size_t i = (size_t)d->a & mask;; i = (i + 1) & mask) {
+        const KeyMemoEntry *e = &memo->entries[i];
+        if (e->key == NULL) {
+            return 0;
+        }
+        if (e->a == d->a && e->b == d->b) {
+            *id = e->id;
+            return 1;
+        }
+    }
+}
+
+static void
+place(KeyMemoEntry *entries, size_t cap, KeyMemoEntry entry)
+{
+    size_t mask = cap - 1, i = (size_t)entry.a & mask;
+    while (entries[i].key != NULL) {
+        i = (i + 1) & mask;
+    }
+    entries[i] = entry;
+}
+
+int
+key_memo_put(KeyMemo *memo, const KeyDigest *d, unsigned long long id, PyObject *key, size_t limit)
+{
+    if (memo->count >= limit) {
+        key_memo_clear(memo);
+    }
+    if ((memo->count + 1) * 4 > memo->cap * 3) {  /* at most three quarters full */
+        size_t cap = memo->cap ? memo->cap * 2 : 1024;
+        KeyMemoEntry *entries = PyMem_Calloc(cap, sizeof(KeyMemoEntry));
+        if (entries == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        for (size_t i = 0; i < memo->cap; i++) {
+            if (memo->entries[i].key != NULL) {
+                place(entries, cap, memo->entries[i]);
+            }
+        }
+        PyMem_Free(memo->entries);
+        memo->entries = entries;
+        memo->cap = cap;
+    }
+    KeyMemoEntry entry = {d->a, d->b, id, Py_NewRef(key)};
+    place(memo->entries, memo->cap, entry);
+    memo->count++;
+    return 0;
+}
+
+void
+key_memo_clear(KeyMemo *memo)
+{
+    KeyMemoEntry *entries = memo->entries;
+    size_t cap = memo->cap;
+    memo->entries = NULL;
+    memo->cap = memo->count = 0;
+    for (size_t i = 0; i < cap; i++) {
+        Py_XDECREF(entries[i].key);  /* may free a class, which may run code: the memo is empty by then */
+    }
+    PyMem_Free(entries);
+}
