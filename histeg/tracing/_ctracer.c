@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "_interpreter.h"
+#include "_keymemo.h"
 
 /* Format constants, read from histeg.tracing.format at import. */
 static unsigned int OP_CALL, CALL_ROOT, CALL_GEN, OP_RETURN, OP_RAISE, OP_YIELD, OP_RESUME, OP_LINES_OFF, OP_LINES_ON;
@@ -138,6 +139,7 @@ typedef struct {
     PyObject *by_value;       /* dict: exact str, None, True, False -> value id (filled by ValueIds.id_of) */
     PyObject *value_id;       /* value -> value id */
     PyObject *keys;           /* ValueIds.native_tables(): what keyed_id reads (a tuple; None until keyed() is called) */
+    KeyMemo memo;             /* digest of a key -> its id in the keyed tables (emptied with them: keyed(), reset()) */
     Py_ssize_t limits[L_COUNT];  /* the bounds the keyed tables give, read once by keyed() */
     PyObject *switch_lines;   /* (code, on): line events of a code object on or off */
     FuncInfo **lines_off;     /* functions whose line budget in this entry point is spent */
@@ -706,15 +708,31 @@ tuple_key(TracerObject *self, PyObject *value, int nested)
     return NULL;
 }
 
-static int append_pair(PyObject *parts, PyObject *first, PyObject *second)
+/* Where a key's parts go: into a list the key is made of, or into its digest (the same parts, nothing made). */
+typedef struct {
+    PyObject *list;
+    KeyDigest *digest;
+} Parts;
+
+static int
+parts_add(Parts *parts, PyObject *part)
 {
-    return PyList_Append(parts, first) < 0 || PyList_Append(parts, second) < 0 ? -1 : 0;
+    if (parts->list != NULL) {
+        return PyList_Append(parts->list, part);
+    }
+    key_digest_add(parts->digest, part);
+    return 0;
+}
+
+static int append_pair(Parts *parts, PyObject *first, PyObject *second)
+{
+    return parts_add(parts, first) < 0 || parts_add(parts, second) < 0 ? -1 : 0;
 }
 
 /* Abstraction._container_parts: appends an exact list's, tuple's or dict's parts to `parts`; 1 done, 0 no key, -1 error.
  * A dict's names must be known not to name secrets (a name not checked yet leaves the value to Python, which checks it). */
 static int
-container_parts(TracerObject *self, PyObject *parts, PyObject *value, PyTypeObject *cls, int depth)
+container_parts(TracerObject *self, Parts *parts, PyObject *value, PyTypeObject *cls, int depth)
 {
     int is_dict = cls == &PyDict_Type;
     Py_ssize_t count = is_dict ? PyDict_GET_SIZE(value) : cls == &PyList_Type ? PyList_GET_SIZE(value) : PyTuple_GET_SIZE(value);
@@ -738,7 +756,7 @@ container_parts(TracerObject *self, PyObject *parts, PyObject *value, PyTypeObje
                 Py_DECREF(items);
                 return PyErr_Occurred() ? -1 : 0;
             }
-            if (PyList_Append(parts, name) < 0 || PyList_Append(items, item) < 0) {
+            if (parts_add(parts, name) < 0 || PyList_Append(items, item) < 0) {
                 Py_DECREF(items);
                 return -1;
             }
@@ -759,12 +777,12 @@ container_parts(TracerObject *self, PyObject *parts, PyObject *value, PyTypeObje
         else if (item_cls == &PyMethod_Type && PyFunction_Check(PyMethod_GET_FUNCTION(item))
                  && Py_IS_TYPE(PyMethod_GET_FUNCTION(item), &PyFunction_Type) && Py_IS_TYPE(Py_TYPE(PyMethod_GET_SELF(item)), &PyType_Type)) {
             PyObject *qualname = ((PyFunctionObject *)PyMethod_GET_FUNCTION(item))->func_qualname;
-            result = PyList_Append(parts, (PyObject *)item_cls) < 0
+            result = parts_add(parts, (PyObject *)item_cls) < 0
                 || append_pair(parts, (PyObject *)Py_TYPE(PyMethod_GET_SELF(item)), qualname) < 0 ? -1 : 1;
         }
         else if (Py_TYPE(item_cls) == &PyType_Type) {
             int shown = says_true(TABLE(self, K_SHOWN_TYPES), (PyObject *)item_cls);
-            result = shown == 1 ? (PyList_Append(parts, (PyObject *)item_cls) < 0 ? -1 : 1) : shown;
+            result = shown == 1 ? (parts_add(parts, (PyObject *)item_cls) < 0 ? -1 : 1) : shown;
         }
         else {
             result = 0;
@@ -778,30 +796,31 @@ container_parts(TracerObject *self, PyObject *parts, PyObject *value, PyTypeObje
 static PyObject *
 container_key(TracerObject *self, PyObject *value, PyTypeObject *cls)
 {
-    PyObject *parts = PyList_New(0), *key = NULL;
-    if (parts != NULL && container_parts(self, parts, value, cls, 1) == 1) {
-        key = PyList_AsTuple(parts);
+    Parts parts = {PyList_New(0), NULL};
+    PyObject *key = NULL;
+    if (parts.list != NULL && container_parts(self, &parts, value, cls, 1) == 1) {
+        key = PyList_AsTuple(parts.list);
     }
-    Py_XDECREF(parts);
+    Py_XDECREF(parts.list);
     return key;
 }
 
 /* Appends a field's entries (Abstraction.fields_key): 1 done, 0 no key, -1 error. */
 static int
-field_entries(TracerObject *self, PyObject *parts, PyObject *item)
+field_entries(TracerObject *self, Parts *parts, PyObject *item)
 {
     PyTypeObject *cls = Py_TYPE(item);
     if (cls == &PyUnicode_Type) {
         if (PyUnicode_GET_LENGTH(item) > MAX_KEYED_FIELD) {
             return 0;
         }
-        return PyList_Append(parts, (PyObject *)cls) < 0 || PyList_Append(parts, item) < 0 ? -1 : 1;
+        return parts_add(parts, (PyObject *)cls) < 0 || parts_add(parts, item) < 0 ? -1 : 1;
     }
     if (item == Py_None || item == TABLE(self, K_UNSET)) {
-        return PyList_Append(parts, item) < 0 ? -1 : 1;
+        return parts_add(parts, item) < 0 ? -1 : 1;
     }
     if (cls == &PyBool_Type || cls == &PyLong_Type) {
-        return PyList_Append(parts, (PyObject *)cls) < 0 || PyList_Append(parts, item) < 0 ? -1 : 1;
+        return parts_add(parts, (PyObject *)cls) < 0 || parts_add(parts, item) < 0 ? -1 : 1;
     }
     if (Py_TYPE(cls) != &PyType_Type) {
         return 0;
@@ -818,7 +837,7 @@ field_entries(TracerObject *self, PyObject *parts, PyObject *item)
         return shown < 0 ? -1 : 0;
     }
     if (PyTuple_GET_ITEM(kind_base, 1) != (PyObject *)cls) {
-        return PyList_Append(parts, (PyObject *)cls) < 0 ? -1 : 1;  /* an object: by its type alone */
+        return parts_add(parts, (PyObject *)cls) < 0 ? -1 : 1;  /* an object: by its type alone */
     }
     if (cls != &PyList_Type && cls != &PyTuple_Type && cls != &PyDict_Type) {
         return 0;
@@ -826,45 +845,51 @@ field_entries(TracerObject *self, PyObject *parts, PyObject *item)
     return container_parts(self, parts, item, cls, 1);
 }
 
-/* Abstraction.fields_key: NULL when the instance has no key (or on an error, cleared by the caller). */
-static PyObject *
-fields_key(TracerObject *self, PyObject *value, PyTypeObject *cls)
+#define MAX_FIELDS 128
+
+/* Adds an instance's fields key (Abstraction.fields_key) to `out`, part by part: 1 done, 0 no key, -1 error (an error
+ * may be left set: the caller clears it). An instance with more than MAX_FIELDS fields is left to Python. */
+static int
+fields_parts(TracerObject *self, Parts *out, PyObject *value, PyTypeObject *cls)
 {
     PyObject *layout = PyDict_GetItemWithError(TABLE(self, K_LAYOUTS), (PyObject *)cls);  /* (holder, ((name, getter, member), ...)) */
     if (layout == NULL || !PyTuple_CheckExact(layout) || PyTuple_GET_SIZE(layout) != 2 || !PyTuple_CheckExact(PyTuple_GET_ITEM(layout, 1))) {
-        return NULL;
+        return PyErr_Occurred() ? -1 : 0;
     }
     PyObject *holder = PyTuple_GET_ITEM(layout, 0), *slots = PyTuple_GET_ITEM(layout, 1);
-    PyObject *names = PyList_New(0), *items = PyList_New(0), *parts = NULL, *result = NULL, *namespace = NULL;
-    if (names == NULL || items == NULL) {
-        goto done;
-    }
+    PyObject *names[MAX_FIELDS], *items[MAX_FIELDS], *namespace = NULL, *name_tuple = NULL;
+    Py_ssize_t n = 0;
+    int result = 0;
     if (holder != Py_None) {
         PyObject *inline_names[MAX_INLINE_FIELDS], *inline_items[MAX_INLINE_FIELDS];
         Py_ssize_t count = histeg_inline_attributes(value, inline_names, inline_items, MAX_INLINE_FIELDS);
         for (Py_ssize_t k = 0; k < count; k++) {  /* read where they are: no __dict__ made */
-            if (!PyUnicode_CheckExact(inline_names[k]) || PyList_Append(names, inline_names[k]) < 0
-                || PyList_Append(items, inline_items[k]) < 0) {
+            if (!PyUnicode_CheckExact(inline_names[k]) || n == MAX_FIELDS) {
                 goto done;
             }
+            names[n] = Py_NewRef(inline_names[k]);
+            items[n++] = Py_NewRef(inline_items[k]);
         }
         if (count < 0) {
             namespace = PyObject_CallOneArg(holder, value);
             if (namespace == NULL || !PyDict_CheckExact(namespace)) {
+                result = namespace == NULL ? -1 : 0;
                 goto done;
             }
             Py_ssize_t pos = 0;
             PyObject *name, *item;
             while (PyDict_Next(namespace, &pos, &name, &item)) {
-                if (!PyUnicode_CheckExact(name) || PyList_Append(names, name) < 0 || PyList_Append(items, item) < 0) {
+                if (!PyUnicode_CheckExact(name) || n == MAX_FIELDS) {
                     goto done;
                 }
+                names[n] = Py_NewRef(name);
+                items[n++] = Py_NewRef(item);
             }
         }
     }
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(slots); k++) {
         PyObject *slot = PyTuple_GET_ITEM(slots, k);
-        if (!PyTuple_CheckExact(slot) || PyTuple_GET_SIZE(slot) < 2 || !PyUnicode_CheckExact(PyTuple_GET_ITEM(slot, 0))) {
+        if (!PyTuple_CheckExact(slot) || PyTuple_GET_SIZE(slot) < 2 || !PyUnicode_CheckExact(PyTuple_GET_ITEM(slot, 0)) || n == MAX_FIELDS) {
             goto done;
         }
         PyObject *item = histeg_slot_value(slot, value);
@@ -872,35 +897,51 @@ fields_key(TracerObject *self, PyObject *value, PyTypeObject *cls)
             PyErr_Clear();  /* an unset slot */
             item = Py_NewRef(TABLE(self, K_UNSET));
         }
-        int failed = PyList_Append(names, PyTuple_GET_ITEM(slot, 0)) < 0 || PyList_Append(items, item) < 0;
-        Py_DECREF(item);
-        if (failed) {
-            goto done;
-        }
+        names[n] = Py_NewRef(PyTuple_GET_ITEM(slot, 0));
+        items[n++] = item;
     }
-    PyObject *name_tuple = PyList_AsTuple(names);
-    if (name_tuple == NULL || says_true(TABLE(self, K_PLAIN), name_tuple) != 1) {
-        Py_XDECREF(name_tuple);
+    name_tuple = PyTuple_New(n);
+    if (name_tuple == NULL) {
+        result = -1;
         goto done;
     }
-    parts = PyList_New(0);
-    int appended = parts != NULL && PyList_Append(parts, name_tuple) == 0;
-    Py_DECREF(name_tuple);
-    if (!appended) {
+    for (Py_ssize_t k = 0; k < n; k++) {
+        PyTuple_SET_ITEM(name_tuple, k, Py_NewRef(names[k]));
+    }
+    result = says_true(TABLE(self, K_PLAIN), name_tuple);
+    if (result != 1) {
         goto done;
     }
-    for (Py_ssize_t k = 0; k < PyList_GET_SIZE(items); k++) {
-        if (field_entries(self, parts, PyList_GET_ITEM(items, k)) != 1) {
-            goto done;
-        }
+    if (out->list != NULL) {
+        result = PyList_Append(out->list, name_tuple) < 0 ? -1 : 1;
     }
-    result = PyList_AsTuple(parts);
+    else {
+        key_digest_add_same(out->digest, names, n);  /* a class's field names are the same strings each time */
+    }
+    for (Py_ssize_t k = 0; k < n && result == 1; k++) {
+        result = field_entries(self, out, items[k]);
+    }
 done:
+    for (Py_ssize_t k = 0; k < n; k++) {
+        Py_DECREF(names[k]);
+        Py_DECREF(items[k]);
+    }
+    Py_XDECREF(name_tuple);
     Py_XDECREF(namespace);
-    Py_XDECREF(names);
-    Py_XDECREF(items);
-    Py_XDECREF(parts);
     return result;
+}
+
+/* Abstraction.fields_key: NULL when the instance has no key (or on an error, cleared by the caller). */
+static PyObject *
+fields_key(TracerObject *self, PyObject *value, PyTypeObject *cls)
+{
+    Parts parts = {PyList_New(0), NULL};
+    PyObject *key = NULL;
+    if (parts.list != NULL && fields_parts(self, &parts, value, cls) == 1) {
+        key = PyList_AsTuple(parts.list);
+    }
+    Py_XDECREF(parts.list);
+    return key;
 }
 
 /* Abstraction.name_key: a function by its module and qualified name, a class (its metaclass hashes by identity) by itself. */
@@ -986,26 +1027,81 @@ known_id(TracerObject *self, PyObject *key, unsigned long long *id)
     return 1;
 }
 
-/* 1 and *id when ValueIds already knows the key of `value`, else 0 (never an error left set); on 0, *missed is the
- * key ValueIds does not know yet (a new reference, to hand to ValueIds._by_key) or NULL when `value` has none here. */
+/* 1 and *id when ValueIds already knows the key of `value`, else 0 (never an error left set). *key is the key (a new
+ * reference) or NULL when `value` has none here; on 0 it is the key ValueIds does not know yet, to hand to
+ * ValueIds._by_key. */
 static int
-keyed_id(TracerObject *self, PyObject *value, PyTypeObject *cls, unsigned long long *id, PyObject **missed)
+keyed_id(TracerObject *self, PyObject *value, PyTypeObject *cls, unsigned long long *id, PyObject **key)
 {
-    *missed = NULL;
+    *key = NULL;
     if (self->keys == NULL || !PyTuple_CheckExact(self->keys)) {
         return 0;
     }
-    PyObject *key = value_key(self, value, cls);
-    if (key == NULL) {
-        return 0;
+    *key = value_key(self, value, cls);
+    int known = *key != NULL ? known_id(self, *key, id) : 0;
+    if (known < 0) {  /* a lookup that failed: ValueIds.id_of answers */
+        Py_CLEAR(*key);
     }
-    int known = known_id(self, key, id);
-    if (known == 0) {
-        *missed = key;
-        return 0;
-    }
-    Py_DECREF(key);
     return known == 1;
+}
+
+enum { SHAPE_CONTAINER = 1, SHAPE_TUPLE_TYPE, SHAPE_OBJECT, SHAPE_NAMED };
+enum { NO_KEY = -1, NO_DIGEST = 0, DIGESTED = 1 };
+
+/* value_key's key digested instead of made, for the keys made of many parts (a list's or a dict's content, an
+ * object's fields) and for functions and classes: DIGESTED and `digest` when the value has a key, made of the same
+ * parts as value_key would make it; NO_KEY when it has none (value_key would make none: the same code decides);
+ * NO_DIGEST when value_key must say (a plain tuple, or a part the digest does not take). */
+static int
+value_digest(TracerObject *self, PyObject *value, PyTypeObject *cls, KeyDigest *digest)
+{
+    if (self->keys == NULL || !PyTuple_CheckExact(self->keys) || cls == &PyTuple_Type) {
+        return NO_DIGEST;
+    }
+    Parts parts = {NULL, digest};
+    int made = 0;
+    if (cls == &PyList_Type || cls == &PyDict_Type) {
+        key_digest_start(digest, SHAPE_CONTAINER);
+        made = container_parts(self, &parts, value, cls, 1);
+    }
+    else {
+        int tuple_type = PySet_Contains(TABLE(self, K_TUPLE_TYPES), (PyObject *)cls);
+        if (tuple_type == 1) {
+            PyObject *content = PyTuple_GET_SIZE(value) <= MAX_KEYED_TUPLE ? tuple_key(self, value, 1) : NULL;
+            if (content != NULL) {  /* (cls, content, fields) */
+                key_digest_start(digest, SHAPE_TUPLE_TYPE);
+                key_digest_add(digest, (PyObject *)cls);
+                key_digest_add(digest, content);
+                Py_DECREF(content);
+                made = fields_parts(self, &parts, value, cls);
+            }
+            else {
+                made = PyErr_Occurred() ? -1 : 0;
+            }
+        }
+        else if (tuple_type == 0 && (made = PySet_Contains(TABLE(self, K_OBJECTS), (PyObject *)cls)) == 1) {  /* (object, cls, fields) */
+            key_digest_start(digest, SHAPE_OBJECT);
+            key_digest_add(digest, (PyObject *)cls);
+            made = fields_parts(self, &parts, value, cls);
+        }
+        else if (tuple_type == 0 && made == 0 && (made = PySet_Contains(TABLE(self, K_NAMED), (PyObject *)cls)) == 1) {
+            PyObject *key = name_key(value, cls);  /* a few parts, made once: they are digested as the key holds them */
+            key_digest_start(digest, SHAPE_NAMED);
+            if (key != NULL) {
+                key_digest_add(digest, key);
+                Py_DECREF(key);
+            }
+            made = key != NULL ? 1 : PyErr_Occurred() ? -1 : 0;
+        }
+        else {
+            made = tuple_type < 0 || made < 0 ? -1 : 0;
+        }
+    }
+    if (made != 1) {
+        PyErr_Clear();
+        return made == 0 ? NO_KEY : NO_DIGEST;  /* after an error, value_key says */
+    }
+    return key_digest_finish(digest) ? DIGESTED : NO_DIGEST;
 }
 
 static void untrack_tuples(PyObject *value, int depth);
@@ -1171,11 +1267,23 @@ value_id(TracerObject *self, TStateObject *st, PyObject *value)
             return NO_VALUE;
         }
         unsigned long long known;
-        PyObject *missed;
-        if (keyed_id(self, value, cls, &known, &missed)) {
+        KeyDigest digest;
+        int digested = value_digest(self, value, cls, &digest);
+        if (digested == DIGESTED && key_memo_get(&self->memo, &digest, &known)) {
             return known;
         }
-        return missed != NULL ? id_from_key(self, st, missed, value) : id_from(st, self->value_id, value);
+        PyObject *key = NULL;
+        if (digested == NO_KEY || !keyed_id(self, value, cls, &known, &key)) {
+            if (key == NULL) {
+                return id_from(st, self->value_id, value);
+            }
+            known = id_from_key(self, st, Py_NewRef(key), value);
+        }
+        if (digested == DIGESTED && known != NO_VALUE && key_memo_put(&self->memo, &digest, known, key, (size_t)self->limits[L_CACHED]) < 0) {
+            PyErr_Clear();  /* found by its key next time */
+        }
+        Py_DECREF(key);
+        return known;
     }
     unsigned long long id = PyLong_AsUnsignedLongLong(found);
     if (PyErr_Occurred()) {
@@ -1594,6 +1702,7 @@ tracer_keyed(TracerObject *self, PyObject *tables)
         }
     }
     Py_XSETREF(self->keys, Py_NewRef(tables));
+    key_memo_clear(&self->memo);  /* its ids were another table's */
     Py_RETURN_NONE;
 }
 
@@ -1602,11 +1711,12 @@ static PyObject *
 tracer_keyed_id(TracerObject *self, PyObject *value)
 {
     unsigned long long id;
-    PyObject *missed;
-    if (keyed_id(self, value, Py_TYPE(value), &id, &missed)) {
+    PyObject *key;
+    int known = keyed_id(self, value, Py_TYPE(value), &id, &key);
+    Py_XDECREF(key);
+    if (known) {
         return PyLong_FromUnsignedLongLong(id);
     }
-    Py_XDECREF(missed);
     Py_RETURN_NONE;
 }
 
@@ -1639,6 +1749,7 @@ tracer_reset(TracerObject *self, PyObject *args)
     self->last_state = NULL;
     self->last_tid = 0;
     susp_clear(&self->suspended);
+    key_memo_clear(&self->memo);
     PyDict_Clear(self->states_by_tid);
     if (PyList_SetSlice(self->states, 0, PyList_GET_SIZE(self->states), NULL) < 0) {
         return NULL;
@@ -1671,6 +1782,12 @@ static PyObject *
 tracer_get_thread_count(TracerObject *self, void *Py_UNUSED(closure))
 {
     return PyLong_FromSsize_t(PyList_GET_SIZE(self->states));
+}
+
+static PyObject *
+tracer_get_digested(TracerObject *self, void *Py_UNUSED(closure))
+{
+    return PyLong_FromSize_t(self->memo.count);
 }
 
 /* -- type boilerplate ------------------------------------------------------ */
@@ -1755,6 +1872,7 @@ tracer_clear(TracerObject *self)
     Py_CLEAR(self->by_value);
     Py_CLEAR(self->value_id);
     Py_CLEAR(self->keys);
+    key_memo_clear(&self->memo);
     Py_CLEAR(self->switch_lines);
     self->ready = 0;
     susp_clear(&self->suspended);
@@ -1809,6 +1927,7 @@ static PyMethodDef tracer_methods[] = {
 static PyGetSetDef tracer_getset[] = {
     {"label", (getter)tracer_get_label, (setter)tracer_set_label, "Label id of the entry points that start from now on.", NULL},
     {"thread_count", (getter)tracer_get_thread_count, NULL, "Threads that recorded events.", NULL},
+    {"digested", (getter)tracer_get_digested, NULL, "Keyed values whose ids are kept by a digest of their key.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

@@ -34,6 +34,9 @@ class Tracer(Backend):
     @property
     def thread_count(self) -> int:
         """Threads that recorded events."""
+    @property
+    def digested(self) -> int:
+        """Keyed values whose ids are kept by a digest of their key (``_keymemo.c``)."""
 
     def __init__(
         self,

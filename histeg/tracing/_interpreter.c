@@ -131,7 +131,13 @@ histeg_slot_value(PyObject *slot, PyObject *value)
     PyObject *member = PyTuple_GET_SIZE(slot) > 2 ? PyTuple_GET_ITEM(slot, 2) : NULL;
     if (member != NULL && Py_IS_TYPE(member, &PyMemberDescr_Type) && PyObject_TypeCheck(value, PyDescr_TYPE(member))) {
         PyMemberDef *definition = ((PyMemberDescrObject *)member)->d_member;
-        if (!(definition->flags & Py_AUDIT_READ)) {
+        if (!(definition->flags & (Py_AUDIT_READ | Py_RELATIVE_OFFSET))) {
+            if (definition->type == Py_T_OBJECT_EX) {  /* a __slots__ member: PyMember_GetOne's own read when it is set */
+                PyObject *found = *(PyObject **)((char *)value + definition->offset);
+                if (found != NULL) {
+                    return Py_NewRef(found);
+                }
+            }
             return PyMember_GetOne((const char *)value, definition);
         }
     }

@@ -35,11 +35,25 @@ mum(uint64_t x, uint64_t y)
 #endif
 }
 
+/* One part into both lanes; its kind (tag) picks the multipliers, so that equal words of two kinds differ. */
 static inline void
-feed(KeyDigest *d, uint64_t wa, uint64_t wb)
+feed(KeyDigest *d, uint64_t tag, uint64_t wa, uint64_t wb)
 {
-    d->a = mum(d->a ^ wa ^ P2, P0);
-    d->b = mum(d->b ^ wb ^ P3, P1);
+    d->a = mum(d->a ^ wa, P0 ^ tag * P2);
+    d->b = mum(d->b ^ wb, P1 ^ tag * P3);
+}
+
+/* CPython's hash of a string, read where the string keeps it once made. */
+static inline Py_hash_t
+string_hash(PyObject *text)
+{
+#if PY_VERSION_HEX < 0x030E0000
+    Py_hash_t kept = ((PyASCIIObject *)text)->hash;
+    if (kept != -1) {
+        return kept;
+    }
+#endif
+    return PyObject_Hash(text);
 }
 
 static uint64_t
@@ -73,15 +87,14 @@ key_digest_add(KeyDigest *d, PyObject *part)
     d->count++;
     PyTypeObject *cls = Py_TYPE(part);
     if (cls == &PyUnicode_Type) {
-        Py_hash_t hash = PyObject_Hash(part);  /* kept in the string once made */
+        Py_hash_t hash = string_hash(part);
         if (hash == -1) {
             PyErr_Clear();
             d->usable = 0;
             return;
         }
         uint64_t length = (uint64_t)PyUnicode_GET_LENGTH(part), kind = (uint64_t)PyUnicode_KIND(part);
-        feed(d, TAG_STR | length << 8, TAG_STR | length << 8);
-        feed(d, (uint64_t)hash, data_hash(PyUnicode_DATA(part), (size_t)(length * kind), kind));
+        feed(d, TAG_STR, (uint64_t)hash, data_hash(PyUnicode_DATA(part), (size_t)(length * kind), kind));
     }
     else if (cls == &PyLong_Type) {
         int overflow = 0;
@@ -91,12 +104,11 @@ key_digest_add(KeyDigest *d, PyObject *part)
             d->usable = 0;
             return;
         }
-        feed(d, TAG_INT, TAG_INT);
-        feed(d, (uint64_t)number, (uint64_t)number);
+        feed(d, TAG_INT, (uint64_t)number, (uint64_t)number);
     }
     else if (cls == &PyTuple_Type) {
         uint64_t length = (uint64_t)PyTuple_GET_SIZE(part);
-        feed(d, TAG_TUPLE | length << 8, TAG_TUPLE | length << 8);
+        feed(d, TAG_TUPLE, length, length);
         for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(part); i++) {
             key_digest_add(d, PyTuple_GET_ITEM(part, i));
         }
@@ -104,13 +116,11 @@ key_digest_add(KeyDigest *d, PyObject *part)
     else if (cls == &PyBytes_Type) {
         uint64_t length = (uint64_t)PyBytes_GET_SIZE(part);
         const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(part);
-        feed(d, TAG_BYTES | length << 8, TAG_BYTES | length << 8);
-        feed(d, data_hash(data, (size_t)length, P2), data_hash(data, (size_t)length, P3));
+        feed(d, TAG_BYTES, data_hash(data, (size_t)length, P2), data_hash(data, (size_t)length, P3));
     }
-    else if (part == Py_True || part == Py_False || cls->tp_richcompare == PyBaseObject_Type.tp_richcompare) {
-        /* compared by identity: a class whose metaclass is type, None, a sentinel; True and False are singletons */
-        feed(d, TAG_SAME, TAG_SAME);
-        feed(d, (uint64_t)(uintptr_t)part, (uint64_t)(uintptr_t)part);
+    else if (part == Py_None || part == Py_True || part == Py_False || cls->tp_richcompare == PyBaseObject_Type.tp_richcompare) {
+        /* compared by identity: None, True and False (singletons), a class whose metaclass is type, a sentinel */
+        feed(d, TAG_SAME, (uint64_t)(uintptr_t)part, (uint64_t)(uintptr_t)part);
     }
     else {
         d->usable = 0;
@@ -121,10 +131,9 @@ void
 key_digest_add_same(KeyDigest *d, PyObject *const *parts, Py_ssize_t n)
 {
     d->count++;
-    feed(d, TAG_TUPLE | (uint64_t)n << 8, TAG_TUPLE | (uint64_t)n << 8);
+    feed(d, TAG_TUPLE, (uint64_t)n, (uint64_t)n);
     for (Py_ssize_t i = 0; i < n; i++) {
-        feed(d, TAG_SAME, TAG_SAME);
-        feed(d, (uint64_t)(uintptr_t)parts[i], (uint64_t)(uintptr_t)parts[i]);
+        feed(d, TAG_SAME, (uint64_t)(uintptr_t)parts[i], (uint64_t)(uintptr_t)parts[i]);
     }
 }
 
@@ -132,7 +141,7 @@ int
 key_digest_finish(KeyDigest *d)
 {
     if (d->usable) {
-        feed(d, TAG_END | (uint64_t)d->count << 8, TAG_END | (uint64_t)d->count << 8);
+        feed(d, TAG_END, (uint64_t)d->count, (uint64_t)d->count);
     }
     return d->usable;
 }

@@ -1,0 +1,130 @@
+"""A keyed value's id is found again by a 128-bit digest of its key (``_keymemo.c``), never wrongly.
+
+Why: making a program object's key (lists, tuples, their hashes) was most of what recording its value cost. The
+digest takes the same parts: every answer ``id_of`` gives through it is checked against ``ValueIds.id_of``, on the
+second sight of a value (answered by the digest alone) and after each kind of change a key sees.
+"""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from typing import Any
+
+import pytest
+
+from histeg.tracing import native
+from histeg.tracing.value_ids import ValueIds
+from histeg.tracing.values import Abstraction
+
+
+class Token:
+    __slots__ = ("value", "kind", "parent", "flag", "count")
+
+    def __init__(self, value: str, kind: object = None) -> None:
+        self.value = value
+        self.kind = kind
+        self.parent: object = None
+        self.flag = False
+        self.count = 0
+
+
+class Node:
+    def __init__(self, text: str, kids: list[Any] | None = None) -> None:
+        self.text = text
+        self.kids = kids or []
+        self.ratio = 1
+
+
+@pytest.fixture
+def pair() -> tuple[Any, ValueIds]:
+    if not native.available():
+        pytest.skip("the C collector is not built here")
+    ids = ValueIds(lambda *record: None, Abstraction())
+    tracer = native._ctracer.Tracer(
+        lambda code: None, lambda: 0, lambda index, data: None, ids.by_type, ids.by_value, ids.id_of, True, 64, lambda code, on: None, 64
+    )
+    tracer.keyed(ids.native_tables())
+    return tracer, ids
+
+
+def python_id(ids: ValueIds, value: Any) -> int:
+    ids.id_of(value)  # the first value of a class is abstracted the long way
+    return ids.id_of(value)
+
+
+def test_a_value_seen_again_is_answered_by_its_digest_with_the_id_python_gives(pair: tuple[Any, ValueIds]) -> None:
+    tracer, ids = pair
+    values = [Token("select"), Token("a", Token("kind")), Node("n", [1, "x", None]), [{"type": "name", "value": "x"}], {"a": [1, 2]}]
+    for value in values:
+        python_id(ids, value)
+    for value in values:
+        assert tracer.id_of(value) == ids.id_of(value), value
+    kept = tracer.digested
+    assert kept == len(values)
+    for value in values:
+        assert tracer.id_of(value) == ids.id_of(value), value
+    assert tracer.digested == kept  # answered by the digest: nothing new kept
+
+
+def test_equal_values_made_apart_share_an_id_and_every_change_gets_python_s_new_id(pair: tuple[Any, ValueIds]) -> None:
+    tracer, ids = pair
+    text = "select!"[:-1]  # equal to "select", another string object
+    assert text is not "select"  # noqa: F632
+    first = Token("select")
+    python_id(ids, first)
+    assert tracer.id_of(first) == tracer.id_of(Token(text)) == ids.id_of(first)
+    changes = [
+        ("value", "selects"),
+        ("value", "sélect"),  # another kind of string
+        ("flag", True),
+        ("count", 1),
+        ("count", True),  # 1 == True, but a bool is shown as one
+        ("count", 2**70),  # past 64 bits: no digest, the key says
+        ("kind", Token("kind")),
+        ("parent", Node("p")),
+    ]
+    seen = {tracer.id_of(first)}
+    for name, changed in changes:
+        token = Token("select")
+        setattr(token, name, changed)
+        expected = python_id(ids, token)
+        assert tracer.id_of(token) == expected and tracer.id_of(token) == expected, (name, changed)
+        seen.add(expected)
+    assert len(seen) == len(changes) + 1
+    unset = Token("select")
+    del unset.count
+    assert tracer.id_of(unset) == python_id(ids, unset) not in seen
+
+
+def test_values_without_a_key_keep_nothing_and_get_python_s_id(pair: tuple[Any, ValueIds]) -> None:
+    tracer, ids = pair
+    measured = Node("ratio")
+    measured.ratio = 0.5  # type: ignore[assignment]  # a float field: shown by value, never keyed
+    for value in (measured, Token("x" * 600), [{"x": 1.5}], {"password": "p"}):
+        expected = python_id(ids, value)
+        assert tracer.id_of(value) == expected and tracer.id_of(value) == expected, value
+    assert tracer.digested == 0
+
+
+def test_new_tables_let_go_of_what_the_digests_held() -> None:
+    """Each entry holds its key, so that no class a digest took the address of is freed and its address reused while
+    the entry is kept; a trace file's new tables (after a fork) empty them."""
+    if not native.available():
+        pytest.skip("the C collector is not built here")
+    ids = ValueIds(lambda *record: None, Abstraction())
+    tracer = native._ctracer.Tracer(
+        lambda code: None, lambda: 0, lambda index, data: None, ids.by_type, ids.by_value, ids.id_of, True, 64, lambda code, on: None, 64
+    )
+    tracer.keyed(ids.native_tables())
+    made = type("Made", (), {"__init__": lambda self: setattr(self, "text", "t")})
+    value = made()
+    python_id(ids, value)
+    assert tracer.id_of(value) == ids.id_of(value) and tracer.digested == 1
+    alive = weakref.ref(made)
+    del made, value
+    ids = ValueIds(lambda *record: None, Abstraction())
+    tracer.reset(lambda: 0, lambda index, data: None, ids.by_type, ids.by_value, ids.id_of)  # as after a fork
+    tracer.keyed(ids.native_tables())
+    gc.collect()
+    assert tracer.digested == 0 and alive() is None
