@@ -1045,57 +1045,52 @@ keyed_id(TracerObject *self, PyObject *value, PyTypeObject *cls, unsigned long l
     return known == 1;
 }
 
-enum { SHAPE_CONTAINER = 1, SHAPE_TUPLE_TYPE, SHAPE_OBJECT, SHAPE_NAMED };
+enum { SHAPE_TUPLE_TYPE = 1, SHAPE_OBJECT, SHAPE_NAMED };
 enum { NO_KEY = -1, NO_DIGEST = 0, DIGESTED = 1 };
 
-/* value_key's key digested instead of made, for the keys made of many parts (a list's or a dict's content, an
- * object's fields) and for functions and classes: DIGESTED and `digest` when the value has a key, made of the same
- * parts as value_key would make it; NO_KEY when it has none (value_key would make none: the same code decides);
- * NO_DIGEST when value_key must say (a plain tuple, or a part the digest does not take). */
+/* value_key's key digested instead of made, for a program's objects (their fields), token types and functions and
+ * classes: DIGESTED and `digest` when the value has a key, made of the same parts as value_key would make it;
+ * NO_KEY when it has none (value_key would make none: the same code decides); NO_DIGEST when value_key must say
+ * (a part the digest does not take), and for builtin containers and tuples: a parser's dicts and lists seldom
+ * repeat, and a digest that misses costs as much as the key it did not save (measured). */
 static int
 value_digest(TracerObject *self, PyObject *value, PyTypeObject *cls, KeyDigest *digest)
 {
-    if (self->keys == NULL || !PyTuple_CheckExact(self->keys) || cls == &PyTuple_Type) {
+    if (self->keys == NULL || !PyTuple_CheckExact(self->keys) || cls == &PyTuple_Type || cls == &PyList_Type || cls == &PyDict_Type) {
         return NO_DIGEST;
     }
     Parts parts = {NULL, digest};
     int made = 0;
-    if (cls == &PyList_Type || cls == &PyDict_Type) {
-        key_digest_start(digest, SHAPE_CONTAINER);
-        made = container_parts(self, &parts, value, cls, 1);
-    }
-    else {
-        int tuple_type = PySet_Contains(TABLE(self, K_TUPLE_TYPES), (PyObject *)cls);
-        if (tuple_type == 1) {
-            PyObject *content = PyTuple_GET_SIZE(value) <= MAX_KEYED_TUPLE ? tuple_key(self, value, 1) : NULL;
-            if (content != NULL) {  /* (cls, content, fields) */
-                key_digest_start(digest, SHAPE_TUPLE_TYPE);
-                key_digest_add(digest, (PyObject *)cls);
-                key_digest_add(digest, content);
-                Py_DECREF(content);
-                made = fields_parts(self, &parts, value, cls);
-            }
-            else {
-                made = PyErr_Occurred() ? -1 : 0;
-            }
-        }
-        else if (tuple_type == 0 && (made = PySet_Contains(TABLE(self, K_OBJECTS), (PyObject *)cls)) == 1) {  /* (object, cls, fields) */
-            key_digest_start(digest, SHAPE_OBJECT);
+    int tuple_type = PySet_Contains(TABLE(self, K_TUPLE_TYPES), (PyObject *)cls);
+    if (tuple_type == 1) {
+        PyObject *content = PyTuple_GET_SIZE(value) <= MAX_KEYED_TUPLE ? tuple_key(self, value, 1) : NULL;
+        if (content != NULL) {  /* (cls, content, fields) */
+            key_digest_start(digest, SHAPE_TUPLE_TYPE);
             key_digest_add(digest, (PyObject *)cls);
+            key_digest_add(digest, content);
+            Py_DECREF(content);
             made = fields_parts(self, &parts, value, cls);
         }
-        else if (tuple_type == 0 && made == 0 && (made = PySet_Contains(TABLE(self, K_NAMED), (PyObject *)cls)) == 1) {
-            PyObject *key = name_key(value, cls);  /* a few parts, made once: they are digested as the key holds them */
-            key_digest_start(digest, SHAPE_NAMED);
-            if (key != NULL) {
-                key_digest_add(digest, key);
-                Py_DECREF(key);
-            }
-            made = key != NULL ? 1 : PyErr_Occurred() ? -1 : 0;
-        }
         else {
-            made = tuple_type < 0 || made < 0 ? -1 : 0;
+            made = PyErr_Occurred() ? -1 : 0;
         }
+    }
+    else if (tuple_type == 0 && (made = PySet_Contains(TABLE(self, K_OBJECTS), (PyObject *)cls)) == 1) {  /* (object, cls, fields) */
+        key_digest_start(digest, SHAPE_OBJECT);
+        key_digest_add(digest, (PyObject *)cls);
+        made = fields_parts(self, &parts, value, cls);
+    }
+    else if (tuple_type == 0 && made == 0 && (made = PySet_Contains(TABLE(self, K_NAMED), (PyObject *)cls)) == 1) {
+        PyObject *key = name_key(value, cls);  /* a few parts, made once: they are digested as the key holds them */
+        key_digest_start(digest, SHAPE_NAMED);
+        if (key != NULL) {
+            key_digest_add(digest, key);
+            Py_DECREF(key);
+        }
+        made = key != NULL ? 1 : PyErr_Occurred() ? -1 : 0;
+    }
+    else {
+        made = tuple_type < 0 || made < 0 ? -1 : 0;
     }
     if (made != 1) {
         PyErr_Clear();

@@ -29,6 +29,13 @@ class Token:
         self.count = 0
 
 
+class Kind(tuple):
+    parent = None
+
+
+KIND = Kind(("Keyword", "DML"))
+
+
 class Node:
     def __init__(self, text: str, kids: list[Any] | None = None) -> None:
         self.text = text
@@ -55,7 +62,7 @@ def python_id(ids: ValueIds, value: Any) -> int:
 
 def test_a_value_seen_again_is_answered_by_its_digest_with_the_id_python_gives(pair: tuple[Any, ValueIds]) -> None:
     tracer, ids = pair
-    values = [Token("select"), Token("a", Token("kind")), Node("n", [1, "x", None]), [{"type": "name", "value": "x"}], {"a": [1, 2]}]
+    values = [Token("select"), Token("a", Token("kind")), Node("n", [1, "x", {"k": (1, "v")}]), python_id, Token, KIND]
     for value in values:
         python_id(ids, value)
     for value in values:
@@ -65,6 +72,9 @@ def test_a_value_seen_again_is_answered_by_its_digest_with_the_id_python_gives(p
     for value in values:
         assert tracer.id_of(value) == ids.id_of(value), value
     assert tracer.digested == kept  # answered by the digest: nothing new kept
+    for container in ([{"type": "name", "value": "x"}], {"a": [1, 2]}, (1, "a")):  # keyed, but seldom the same twice
+        assert tracer.id_of(container) == python_id(ids, container)
+    assert tracer.digested == kept
 
 
 def test_equal_values_made_apart_share_an_id_and_every_change_gets_python_s_new_id(pair: tuple[Any, ValueIds]) -> None:
