@@ -13,7 +13,7 @@ import msgspec
 
 from histeg.records.base import Part, Record
 from histeg.records.types import CommitId, Count, Seconds
-from histeg.tracing.tracers import LINE_BUDGET
+from histeg.tracing.tracers import LINE_BUDGET, LINE_CAP
 from histeg.tracing.values import DEFAULT_REDACT
 
 Outcome = Annotated[
@@ -288,6 +288,16 @@ class TraceConfig(Record, kw_only=True):
         int, msgspec.Meta(ge=0, description="Values are recorded for the first N calls of each function per entry point; 0: every call.")
     ]
     line_budget: Budget
+    line_cap: Annotated[
+        int,
+        msgspec.Meta(
+            ge=0,
+            description=(
+                "Lines are also recorded for the first N line events of each function per entry point; beyond them its "
+                "lines go off as beyond the line budget. 0: no bound."
+            ),
+        ),
+    ] = LINE_CAP
     label: Annotated[str | None, msgspec.Meta(description="Name of the run, stored in every trace file's header.")]
     tracer: Tracer
     select: Annotated[

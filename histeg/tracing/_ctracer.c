@@ -31,9 +31,10 @@ static unsigned int OP_CALL, CALL_ROOT, CALL_GEN, OP_RETURN, OP_RAISE, OP_YIELD,
 static unsigned long long INLINE_INT, INT_BIAS;
 #define NO_VALUE 0u
 /* The Tracer's constructor and bindings as native.py calls them: a build from another histeg is not used. */
-#define INTERFACE 6  /* native.INTERFACE: 3 adds keyed() and keyed_id(), 4 the names checked for secrets in the keyed tables and untracked(),
+#define INTERFACE 7  /* native.INTERFACE: 3 adds keyed() and keyed_id(), 4 the names checked for secrets in the keyed tables and untracked(),
                       * 5 the classes keyed by their names and what interns a new value in the keyed tables, and id_of(),
-                      * 6 slots as (name, getter, member) in the layouts, signals held, SEES_INTERNALS */
+                      * 6 slots as (name, getter, member) in the layouts, signals held, SEES_INTERNALS,
+                      * 7 line_cap */
 static Py_ssize_t CHUNK_WORDS;
 
 /* -- signals ---------------------------------------------------------------
@@ -96,8 +97,10 @@ typedef struct {
     Py_ssize_t nparams;
     uint32_t func_id;
     int suspends;       /* generator or coroutine */
-    uint64_t epoch;     /* entry point in which `spent` counts */
+    uint64_t epoch;     /* entry point in which `spent` and `lines` count */
     uint64_t spent;     /* calls in that entry point */
+    uint64_t lines;     /* line events in that entry point */
+    int off;            /* its line events are off until the next entry point (a budget spent) */
     uint64_t redact;    /* parameters (bit i) and return value (bit 63) recorded through `redacted` */
     PyObject *redacted; /* value -> id of its keyed digest (strong): secrets compare, never reach the trace */
 } FuncInfo;
@@ -145,6 +148,7 @@ typedef struct {
     FuncInfo **lines_off;     /* functions whose line budget in this entry point is spent */
     size_t noff, offcap;
     unsigned long long line_budget;
+    unsigned long long line_cap;  /* line events per function per entry point (0: no bound) */
     struct SuspendedTable {   /* frame address -> GenCall (strong), open addressing with tombstones */
         void **keys;
         GenCallObject **gens;
@@ -1319,7 +1323,8 @@ switch_lines(TracerObject *self, FuncInfo *fi, int on)
     return 0;
 }
 
-/* The first call beyond the budget: the function's line events go off until the next entry point. */
+/* The first call beyond the budget, or the line event that reaches the line cap: the function's line events go off
+ * until the next entry point. */
 static int
 spend_lines(TracerObject *self, TStateObject *st, FuncInfo *fi)
 {
@@ -1336,6 +1341,7 @@ spend_lines(TracerObject *self, TStateObject *st, FuncInfo *fi)
     if (switch_lines(self, fi, 0) < 0) {
         return -1;
     }
+    fi->off = 1;
     self->lines_off[self->noff++] = fi;
     return write_marker(st, OP_LINES_OFF, fi->func_id);
 }
@@ -1346,6 +1352,7 @@ lines_back_on(TracerObject *self, TStateObject *st)
 {
     for (size_t i = 0; i < self->noff; i++) {  /* in the order they went off, as the Python backend does */
         FuncInfo *fi = self->lines_off[i];
+        fi->off = 0;
         if (switch_lines(self, fi, 1) < 0 || write_marker(st, OP_LINES_ON, fi->func_id) < 0) {
             return -1;
         }
@@ -1394,10 +1401,10 @@ tracer_py_start(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     if (fi->epoch != self->epoch) {
         fi->epoch = self->epoch;
-        fi->spent = 0;
+        fi->spent = fi->lines = 0;
     }
     fi->spent++;
-    if (self->line_budget && fi->spent == self->line_budget + 1 && spend_lines(self, st, fi) < 0) {
+    if (self->line_budget && fi->spent == self->line_budget + 1 && !fi->off && spend_lines(self, st, fi) < 0) {
         return NULL;
     }
     Py_ssize_t nparams = self->capture ? fi->nparams : 0;
@@ -1599,6 +1606,16 @@ tracer_line(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     st->buf[st->len++] = (uint16_t)line;
+    if (self->line_cap && st->depth && st->stack[st->depth - 1].code == args[0]) {  /* a line of the running call */
+        FuncInfo *fi = st->stack[st->depth - 1].fi;
+        if (fi->epoch != self->epoch) {  /* a generator resumed in a later entry point */
+            fi->epoch = self->epoch;
+            fi->spent = fi->lines = 0;
+        }
+        if (++fi->lines == self->line_cap && !fi->off && spend_lines(self, st, fi) < 0) {
+            return NULL;
+        }
+    }
     Py_RETURN_NONE;
 }
 
@@ -1791,12 +1808,12 @@ static int
 tracer_init(TracerObject *self, PyObject *args, PyObject *kwds)
 {
     static char *kwlist[] = {"instrument", "new_thread", "chunk", "by_type", "by_value", "value_id", "capture", "budget", "switch_lines",
-                             "line_budget", NULL};
+                             "line_budget", "line_cap", NULL};
     PyObject *instrument_fn, *new_thread, *chunk, *by_type, *by_value, *value_id_fn, *switch_fn;
     int capture;
-    unsigned long long budget, line_budget;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOOpKOK", kwlist, &instrument_fn, &new_thread, &chunk, &by_type,
-                                     &by_value, &value_id_fn, &capture, &budget, &switch_fn, &line_budget)) {
+    unsigned long long budget, line_budget, line_cap = 0;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "OOOOOOpKOK|K", kwlist, &instrument_fn, &new_thread, &chunk, &by_type,
+                                     &by_value, &value_id_fn, &capture, &budget, &switch_fn, &line_budget, &line_cap)) {
         return -1;
     }
     if (!PyCallable_Check(instrument_fn) || !PyCallable_Check(switch_fn)) {
@@ -1805,6 +1822,7 @@ tracer_init(TracerObject *self, PyObject *args, PyObject *kwds)
     }
     Py_XSETREF(self->switch_lines, Py_NewRef(switch_fn));
     self->line_budget = line_budget;
+    self->line_cap = line_cap;
     if (bind(self, new_thread, chunk, by_type, by_value, value_id_fn) < 0) {
         return -1;
     }
@@ -1945,7 +1963,7 @@ static PyTypeObject TStateType = {
 static PyTypeObject TracerType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "histeg.tracing._ctracer.Tracer",
-    .tp_doc = "Tracer(instrument, new_thread, chunk, by_type, by_value, value_id, capture, budget, switch_lines, line_budget): the hot callbacks.",
+    .tp_doc = "Tracer(instrument, new_thread, chunk, by_type, by_value, value_id, capture, budget, switch_lines, line_budget, line_cap=0): the hot callbacks.",
     .tp_basicsize = sizeof(TracerObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC,
     .tp_traverse = (traverseproc)tracer_traverse,

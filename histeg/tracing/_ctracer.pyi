@@ -50,6 +50,7 @@ class Tracer(Backend):
         budget: int,
         switch_lines: Callable[[CodeType, bool], None],
         line_budget: int,
+        line_cap: int = 0,
     ) -> None: ...
     def reset(
         self,

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from histeg.tracing.session import CONFIG_ENV, CONFIG_VERSION
-from histeg.tracing.tracers import LINE_BUDGET, VALUE_BUDGET
+from histeg.tracing.tracers import LINE_BUDGET, LINE_CAP, VALUE_BUDGET
 from histeg.tracing.values import DEFAULT_REDACT, MODES
 
 HASH_SEED = "0"
@@ -59,6 +59,9 @@ class TraceConfig:
     beyond it a call keeps its calls, returns and nesting, and its lines are "not recorded", which
     comparisons treat as unknown. A loop-heavy function called millions of times then costs little
     more than its calls (sys.monitoring dispatches every line event, whatever the callback does)."""
+    line_cap: int = LINE_CAP
+    """Lines are also recorded for the first N line events of each function per entry point (0: no bound): one
+    call looping over a long input then costs what its first N lines cost, and its lines are "not recorded"."""
     label: str | None = None
     """An optional name of the run, stored in every trace file's header."""
     tracer: str = "auto"

@@ -48,7 +48,7 @@ from typing import Any
 from histeg.tracing import format as fmt
 from histeg.tracing.protocol import RETURN_REDACTED, Backend, FunctionEntry
 from histeg.tracing.selection import Selector
-from histeg.tracing.tracers import LINE_BUDGET, VALUE_BUDGET
+from histeg.tracing.tracers import LINE_BUDGET, LINE_CAP, VALUE_BUDGET
 from histeg.tracing.value_ids import ValueIds
 from histeg.tracing.values import Abstraction
 
@@ -110,6 +110,7 @@ class Collector:
         value_budget: int = VALUE_BUDGET,
         tool: int | None = None,
         line_budget: int = LINE_BUDGET,
+        line_cap: int = LINE_CAP,
     ) -> None:
         self.selector = selector
         self.writer = writer
@@ -119,6 +120,8 @@ class Collector:
         self.value_budget = value_budget
         self.line_budget = line_budget
         """Lines are recorded for the first N calls of each function per entry point (0: every call)."""
+        self.line_cap = line_cap
+        """And for its first N line events per entry point (0: no bound)."""
         self.tool = tool
         self.broken: str | None = None
         """Why the trace cannot be complete (the tool id was freed, cleared or taken over)."""
@@ -381,12 +384,13 @@ class PyTracer:
         if tool is None:  # stopped: a callback still running on another thread
             return state
         with self._lock:
+            count = self.count_line
             if self._owner is None and not self._multi:
                 self._owner = state
-                _mon.register_callback(tool, _E.LINE, _fast_line(state.buf.append))
+                _mon.register_callback(tool, _E.LINE, _fast_line(state.buf.append) if count is None else _capped_line(state, count))
             elif not self._multi:
                 self._multi = True
-                _mon.register_callback(tool, _E.LINE, _multi_line(self._tls))
+                _mon.register_callback(tool, _E.LINE, _multi_line(self._tls) if count is None else _capped_multi_line(self._tls, count))
         return state
 
     def _build(self) -> None:
@@ -451,16 +455,19 @@ class PyTracer:
                     for off in lines_off:
                         switch_lines(off.code, True)
                         buf.extend(off.lines_on)
+                        off.spent[3] = False
                     lines_off.clear()
             spent = entry.spent
             if spent[0] != epoch[0]:
                 spent[0] = epoch[0]
                 spent[1] = 0
+                spent[2] = 0
             spent[1] += 1
-            if spent[1] == line_limit and state.index >= 0:  # the first call beyond the line budget
+            if spent[1] == line_limit and state.index >= 0 and not spent[3]:  # the first call beyond the line budget
                 switch_lines(code, False)
                 buf.extend(entry.lines_off)
                 lines_off.append(entry)
+                spent[3] = True
             if stack and not entry.suspends:  # the common case: a nested plain function
                 stack.append(entry.plain)
                 buf.extend(entry.called)
@@ -554,6 +561,27 @@ class PyTracer:
             state.stack.append(entry)
             state.buf.extend(entry[3])
 
+        line_cap = collector.line_cap
+
+        def count_line(state: ThreadState, code: CodeType) -> None:
+            """A line of the running call counts against its function's line cap in this entry point."""
+            stack = state.stack
+            if not stack or stack[-1][0] is not code:
+                return
+            spent = code_entry(id(code)).spent
+            if spent[0] != epoch[0]:  # a generator resumed in a later entry point
+                spent[0] = epoch[0]
+                spent[1] = 0
+                spent[2] = 0
+            spent[2] += 1
+            if spent[2] == line_cap and not spent[3]:
+                entry = code_entry(id(code))
+                switch_lines(code, False)
+                state.buf.extend(entry.lines_off)
+                lines_off.append(entry)
+                spent[3] = True
+
+        self.count_line = count_line if line_cap else None
         self.py_start = py_start
         self.py_return = leaving(fmt.OP_RETURN)
         self.py_yield = leaving(fmt.OP_YIELD)
@@ -564,6 +592,27 @@ class PyTracer:
 def _fast_line(append: Callable[[int], None]) -> Callable[[CodeType, int], None]:
     def line(code: CodeType, line_number: int) -> None:
         append(line_number)
+
+    return line
+
+
+def _capped_line(state: ThreadState, count: Callable[[ThreadState, CodeType], None]) -> Callable[[CodeType, int], None]:
+    append = state.buf.append
+
+    def line(code: CodeType, line_number: int) -> None:
+        append(line_number)
+        count(state, code)
+
+    return line
+
+
+def _capped_multi_line(tls: _local, count: Callable[[ThreadState, CodeType], None]) -> Callable[[CodeType, int], None]:
+    def line(code: CodeType, line_number: int) -> None:
+        try:
+            tls.buf.append(line_number)
+            count(tls.st, code)
+        except AttributeError:
+            pass
 
     return line
 

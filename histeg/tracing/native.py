@@ -11,7 +11,7 @@ from histeg.tracing import format as fmt
 from histeg.tracing.monitor import Collector
 from histeg.tracing.protocol import Backend
 from histeg.tracing.selection import Selector
-from histeg.tracing.tracers import LINE_BUDGET, TRACERS, VALUE_BUDGET
+from histeg.tracing.tracers import LINE_BUDGET, LINE_CAP, TRACERS, VALUE_BUDGET
 from histeg.tracing.values import Abstraction
 
 try:
@@ -20,7 +20,7 @@ except ImportError:  # not built (no compiler at install time): the Python colle
     _ctracer = None  # type: ignore[assignment]  # the module's name stands for "not built"
 
 
-INTERFACE = 6
+INTERFACE = 7
 """What ``_ctracer.INTERFACE`` must be: the Tracer's constructor and bindings as this module calls them. A build left
 by another histeg (an in-place build for another interpreter, say) would take other arguments; it counts as not built."""
 
@@ -40,13 +40,14 @@ class NativeCollector(Collector):
         value_budget: int = VALUE_BUDGET,
         tool: int | None = None,
         line_budget: int = LINE_BUDGET,
+        line_cap: int = LINE_CAP,
     ) -> None:
         if not available():
             raise RuntimeError(
                 "histeg: the C tracer is not built, or was built from another histeg "
                 "(reinstall histeg with a C compiler, or use tracer 'python')"
             )
-        super().__init__(selector, writer, abstraction, value_budget, tool, line_budget)
+        super().__init__(selector, writer, abstraction, value_budget, tool, line_budget, line_cap)
 
     def _make_backend(self) -> Backend:
         tracer = _ctracer.Tracer(
@@ -60,6 +61,7 @@ class NativeCollector(Collector):
             self.value_budget,
             self.switch_lines,
             self.line_budget,
+            self.line_cap,
         )
         tracer.keyed(self.value_ids.native_tables())
         return tracer
@@ -89,6 +91,7 @@ def make_collector(
     value_budget: int = VALUE_BUDGET,
     tool: int | None = None,
     line_budget: int = LINE_BUDGET,
+    line_cap: int = LINE_CAP,
 ) -> Collector:
     kind = NativeCollector if resolve(implementation) == "c" else Collector
-    return kind(selector, writer, abstraction, value_budget, tool, line_budget)
+    return kind(selector, writer, abstraction, value_budget, tool, line_budget, line_cap)

@@ -64,8 +64,8 @@ class FunctionEntry:
         """The stack item of a call of a plain function."""
         self.called = called
         """The words of a nested plain call: prefix and parameter count."""
-        self.spent = [0, 0]
-        """[entry point epoch, calls with values recorded in it]."""
+        self.spent = [0, 0, 0, False]
+        """[entry point epoch, calls in it, line events in it, whether its line events are off until the next one]."""
         self.unrecorded = array("H", bytes(4 * len(names)))
         """Parameter words of a call beyond the value budget: "no value" for each."""
         self.redact = redact

@@ -45,7 +45,7 @@ def begin(settings: dict) -> Collector:
     from histeg.tracing.coverage import LineCoverage
     from histeg.tracing.monitor import TOOL_IDS, free_tool_id
     from histeg.tracing.native import make_collector, resolve
-    from histeg.tracing.tracers import LINE_BUDGET, VALUE_BUDGET
+    from histeg.tracing.tracers import LINE_BUDGET, LINE_CAP, VALUE_BUDGET
 
     selector = _selector(settings)
     trace_dir = settings["traceDir"]
@@ -66,6 +66,7 @@ def begin(settings: dict) -> Collector:
         int(settings.get("valueBudget", VALUE_BUDGET)),
         tool,
         int(settings.get("lineBudget", LINE_BUDGET)),
+        int(settings.get("lineCap", LINE_CAP)),
     )
     collector.start()
     _collector = collector
