@@ -99,6 +99,12 @@ class TraceOptions(Part, kw_only=True, frozen=True):  # type: ignore[misc]  # ms
     ] = DEFAULT_REDACT
     tracer: Tracer = "auto"
     line_budget: Budget = LINE_BUDGET
+    line_cap: Annotated[
+        int,
+        msgspec.Meta(
+            ge=0, description="Lines are also recorded for the first N line events of each function per entry point; 0: no bound."
+        ),
+    ] = LINE_CAP
 
 
 class Run(Part, kw_only=True):

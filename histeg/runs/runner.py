@@ -103,6 +103,7 @@ def trace_config(
         redaction_key=str(redaction_key.resolve()) if redaction_key is not None else None,
         value_budget=TracerConfig.value_budget,
         line_budget=options.line_budget,
+        line_cap=options.line_cap,
         label=label,
         tracer=options.tracer,
         select=str(select.resolve()) if select is not None else None,

@@ -62,6 +62,7 @@ class Settings:
     repr_types: tuple[str, ...]
     redact: tuple[str, ...]
     line_budget: int
+    line_cap: int
     metric: tuple[str, ...]
     restrict_syntax_mapping: bool
     evidence_first: tuple[str, ...]

@@ -27,7 +27,7 @@ from histeg.settings.kinds import (
 )
 from histeg.settings.scaling import METRICS, Scaling
 from histeg.tracing.selection import DEFAULT_IGNORED_FUNCTIONS
-from histeg.tracing.tracers import LINE_BUDGET, TRACERS
+from histeg.tracing.tracers import LINE_BUDGET, LINE_CAP, TRACERS
 from histeg.tracing.values import DEFAULT_REDACT, MODES
 
 Group = Literal["run", "trace", "target"]
@@ -296,6 +296,14 @@ OPTIONS: tuple[Option, ...] = (
         Whole(0),
         LINE_BUDGET,
         "Lines are recorded for the first N calls of a function per entry point (0: every call).",
+        flags=(),
+    ),
+    _trace(
+        "line-cap",
+        Whole(0),
+        LINE_CAP,
+        "And for its first N line events per entry point (0: no bound): one call looping over a long input costs what its "
+        "first N lines cost.",
         flags=(),
     ),
     _target("metric", Choices(METRICS), ("sections",), "Ranking metric; coverage and distance can be combined (repeatable)."),
