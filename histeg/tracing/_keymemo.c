@@ -56,17 +56,37 @@ string_hash(PyObject *text)
     return PyObject_Hash(text);
 }
 
+/* A hash of `n` bytes: one multiplication for up to 16 of them (overlapping reads cover every byte: for a given n the
+ * two words tell the bytes apart, as in wyhash), a chain of them beyond. */
 static uint64_t
 data_hash(const unsigned char *p, size_t n, uint64_t seed)
 {
-    uint64_t h = mum(seed ^ P0, (uint64_t)n ^ P1), w;
-    for (; n >= 8; p += 8, n -= 8) {
-        memcpy(&w, p, 8);
-        h = mum(h ^ w ^ P2, P3);
+    uint64_t first = 0, last = 0;
+    if (n <= 16) {
+        if (n >= 8) {
+            memcpy(&first, p, 8);
+            memcpy(&last, p + n - 8, 8);
+        }
+        else if (n >= 4) {
+            uint32_t low, high;
+            memcpy(&low, p, 4);
+            memcpy(&high, p + n - 4, 4);
+            first = low;
+            last = high;
+        }
+        else if (n > 0) {
+            first = (uint64_t)p[0] << 16 | (uint64_t)p[n >> 1] << 8 | p[n - 1];
+        }
+        return mum(first ^ seed ^ P0, last ^ (uint64_t)n ^ P1);
     }
-    w = 0;
-    memcpy(&w, p, n);
-    return mum(h ^ w ^ P1, P3 ^ (uint64_t)n);
+    uint64_t h = mum(seed ^ P0, (uint64_t)n ^ P1);
+    for (; n > 16; p += 8, n -= 8) {
+        memcpy(&first, p, 8);
+        h = mum(h ^ first ^ P2, P3);
+    }
+    memcpy(&first, p, 8);  /* the last 9 to 16 bytes, as above */
+    memcpy(&last, p + n - 8, 8);
+    return mum(h ^ first ^ P0, last ^ (uint64_t)n ^ P1);
 }
 
 void
