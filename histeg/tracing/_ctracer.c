@@ -898,7 +898,7 @@ fields_parts(TracerObject *self, Parts *out, PyObject *value, PyTypeObject *cls)
         }
         PyObject *item = histeg_slot_value(slot, value);
         if (item == NULL) {
-            PyErr_Clear();  /* an unset slot */
+            PyErr_Clear();  /* an unset slot (its error, if any) */
             item = Py_NewRef(TABLE(self, K_UNSET));
         }
         names[n] = Py_NewRef(PyTuple_GET_ITEM(slot, 0));

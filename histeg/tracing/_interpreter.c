@@ -123,8 +123,8 @@ histeg_inline_attributes(PyObject *obj, PyObject **names, PyObject **values, Py_
 
 /* The value of the slot `slot` ((name, getter, member descriptor), as Abstraction._layout makes it) of `value`: read
  * from the member as its getter reads it when the descriptor is a plain member of a type `value` is an instance of
- * (and no audit hook is to hear of the read), else by calling the getter. A new reference, or NULL with the error
- * the getter raises (an unset slot: AttributeError). */
+ * (and no audit hook is to hear of the read), else by calling the getter. A new reference; NULL and no error set for
+ * an unset member read so; else NULL with the error the getter raises (an unset slot: AttributeError). */
 PyObject *
 histeg_slot_value(PyObject *slot, PyObject *value)
 {
@@ -132,11 +132,9 @@ histeg_slot_value(PyObject *slot, PyObject *value)
     if (member != NULL && Py_IS_TYPE(member, &PyMemberDescr_Type) && PyObject_TypeCheck(value, PyDescr_TYPE(member))) {
         PyMemberDef *definition = ((PyMemberDescrObject *)member)->d_member;
         if (!(definition->flags & (Py_AUDIT_READ | Py_RELATIVE_OFFSET))) {
-            if (definition->type == Py_T_OBJECT_EX) {  /* a __slots__ member: PyMember_GetOne's own read when it is set */
+            if (definition->type == Py_T_OBJECT_EX) {  /* a __slots__ member: PyMember_GetOne's own read */
                 PyObject *found = *(PyObject **)((char *)value + definition->offset);
-                if (found != NULL) {
-                    return Py_NewRef(found);
-                }
+                return found != NULL ? Py_NewRef(found) : NULL;  /* unset: no AttributeError formatted to be cleared */
             }
             return PyMember_GetOne((const char *)value, definition);
         }

@@ -450,7 +450,7 @@ read_fields(Walk *k, PyObject *value, PyTypeObject *cls, PyObject **names, PyObj
         }
         PyObject *item = histeg_slot_value(slot, value);
         if (item == NULL) {
-            if (caught()) {
+            if (!PyErr_Occurred() || caught()) {
                 continue;  /* an unset slot */
             }
             goto fail;
