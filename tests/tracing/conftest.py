@@ -16,9 +16,9 @@ import pytest
 
 from histeg.compare.entry_points import EntryRef
 from histeg.traces import seal
-from histeg.tracing.activation import TraceConfig, traced_environment
 from histeg.traces.call_tree import Call, Trace
 from histeg.traces.reader import TraceFile, read_trace, trace_files
+from histeg.tracing.activation import TraceConfig, traced_environment
 
 
 @dataclass
@@ -126,3 +126,32 @@ def python_reference(monkeypatch: pytest.MonkeyPatch) -> Callable[[], Any]:
             yield
 
     return forced
+
+
+def keyed_tracer(ids: Any) -> Any:
+    """A C tracer bound to ``ids`` (a ``ValueIds``) that answers keyed values itself, outside any traced run."""
+    from histeg.tracing import native
+
+    if not native.available():
+        pytest.skip("the C collector is not built here")
+    tracer = native._ctracer.Tracer(
+        lambda code: None, lambda: 0, lambda index, data: None, ids.by_type, ids.by_value, ids.id_of, True, 64, lambda code, on: None, 64
+    )
+    tracer.keyed(ids.native_tables())
+    return tracer
+
+
+@pytest.fixture
+def pair() -> tuple[Any, Any]:
+    """(C tracer, ValueIds) over one value table."""
+    from histeg.tracing.value_ids import ValueIds
+    from histeg.tracing.values import Abstraction
+
+    ids = ValueIds(lambda *record: None, Abstraction())
+    return keyed_tracer(ids), ids
+
+
+def seen(ids: Any, value: Any) -> int:
+    """The id of ``value`` once ``id_of`` has met its class (the first value of a class is abstracted the long way)."""
+    ids.id_of(value)
+    return ids.id_of(value)

@@ -11,11 +11,9 @@ import gc
 import weakref
 from typing import Any
 
-import pytest
-
-from histeg.tracing import native
 from histeg.tracing.value_ids import ValueIds
 from histeg.tracing.values import Abstraction
+from tests.tracing.conftest import keyed_tracer, seen
 
 
 class Token:
@@ -43,28 +41,11 @@ class Node:
         self.ratio = 1
 
 
-@pytest.fixture
-def pair() -> tuple[Any, ValueIds]:
-    if not native.available():
-        pytest.skip("the C collector is not built here")
-    ids = ValueIds(lambda *record: None, Abstraction())
-    tracer = native._ctracer.Tracer(
-        lambda code: None, lambda: 0, lambda index, data: None, ids.by_type, ids.by_value, ids.id_of, True, 64, lambda code, on: None, 64
-    )
-    tracer.keyed(ids.native_tables())
-    return tracer, ids
-
-
-def python_id(ids: ValueIds, value: Any) -> int:
-    ids.id_of(value)  # the first value of a class is abstracted the long way
-    return ids.id_of(value)
-
-
 def test_a_value_seen_again_is_answered_by_its_digest_with_the_id_python_gives(pair: tuple[Any, ValueIds]) -> None:
     tracer, ids = pair
-    values = [Token("select"), Token("a", Token("kind")), Node("n", [1, "x", {"k": (1, "v")}]), python_id, Token, KIND]
+    values = [Token("select"), Token("a", Token("kind")), Node("n", [1, "x", {"k": (1, "v")}]), keyed_tracer, Token, KIND]
     for value in values:
-        python_id(ids, value)
+        seen(ids, value)
     for value in values:
         assert tracer.id_of(value) == ids.id_of(value), value
     kept = tracer.digested
@@ -73,7 +54,7 @@ def test_a_value_seen_again_is_answered_by_its_digest_with_the_id_python_gives(p
         assert tracer.id_of(value) == ids.id_of(value), value
     assert tracer.digested == kept  # answered by the digest: nothing new kept
     for container in ([{"type": "name", "value": "x"}], {"a": [1, 2]}, (1, "a")):  # keyed, but seldom the same twice
-        assert tracer.id_of(container) == python_id(ids, container)
+        assert tracer.id_of(container) == seen(ids, container)
     assert tracer.digested == kept
 
 
@@ -82,7 +63,7 @@ def test_equal_values_made_apart_share_an_id_and_every_change_gets_python_s_new_
     text = "select!"[:-1]  # equal to "select", another string object
     assert text is not "select"  # noqa: F632
     first = Token("select")
-    python_id(ids, first)
+    seen(ids, first)
     assert tracer.id_of(first) == tracer.id_of(Token(text)) == ids.id_of(first)
     changes = [
         ("value", "selects"),
@@ -94,17 +75,17 @@ def test_equal_values_made_apart_share_an_id_and_every_change_gets_python_s_new_
         ("kind", Token("kind")),
         ("parent", Node("p")),
     ]
-    seen = {tracer.id_of(first)}
+    ids_seen = {tracer.id_of(first)}
     for name, changed in changes:
         token = Token("select")
         setattr(token, name, changed)
-        expected = python_id(ids, token)
+        expected = seen(ids, token)
         assert tracer.id_of(token) == expected and tracer.id_of(token) == expected, (name, changed)
-        seen.add(expected)
-    assert len(seen) == len(changes) + 1
+        ids_seen.add(expected)
+    assert len(ids_seen) == len(changes) + 1
     unset = Token("select")
     del unset.count
-    assert tracer.id_of(unset) == python_id(ids, unset) not in seen
+    assert tracer.id_of(unset) == seen(ids, unset) not in ids_seen
 
 
 def test_values_without_a_key_keep_nothing_and_get_python_s_id(pair: tuple[Any, ValueIds]) -> None:
@@ -112,7 +93,7 @@ def test_values_without_a_key_keep_nothing_and_get_python_s_id(pair: tuple[Any, 
     measured = Node("ratio")
     measured.ratio = 0.5  # type: ignore[assignment]  # a float field: shown by value, never keyed
     for value in (measured, Token("x" * 600), [{"x": 1.5}], {"password": "p"}):
-        expected = python_id(ids, value)
+        expected = seen(ids, value)
         assert tracer.id_of(value) == expected and tracer.id_of(value) == expected, value
     assert tracer.digested == 0
 
@@ -120,16 +101,11 @@ def test_values_without_a_key_keep_nothing_and_get_python_s_id(pair: tuple[Any, 
 def test_new_tables_let_go_of_what_the_digests_held() -> None:
     """Each entry holds its key, so that no class a digest took the address of is freed and its address reused while
     the entry is kept; a trace file's new tables (after a fork) empty them."""
-    if not native.available():
-        pytest.skip("the C collector is not built here")
     ids = ValueIds(lambda *record: None, Abstraction())
-    tracer = native._ctracer.Tracer(
-        lambda code: None, lambda: 0, lambda index, data: None, ids.by_type, ids.by_value, ids.id_of, True, 64, lambda code, on: None, 64
-    )
-    tracer.keyed(ids.native_tables())
+    tracer = keyed_tracer(ids)
     made = type("Made", (), {"__init__": lambda self: setattr(self, "text", "t")})
     value = made()
-    python_id(ids, value)
+    seen(ids, value)
     assert tracer.id_of(value) == ids.id_of(value) and tracer.digested == 1
     alive = weakref.ref(made)
     del made, value

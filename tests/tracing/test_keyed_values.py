@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from histeg.tracing import native
 from histeg.tracing.value_ids import ValueIds
 from histeg.tracing.values import Abstraction
+from tests.tracing.conftest import seen
 
 
 class Node:
@@ -50,24 +50,6 @@ class Measured:
 
 KEYWORD = TokenType(("Keyword",))
 KEYWORD.parent = TokenType(())  # type: ignore[misc]  # an instance attribute of the token type, as a lexer sets it
-
-
-@pytest.fixture
-def pair() -> tuple[Any, ValueIds]:
-    if not native.available():
-        pytest.skip("the C collector is not built here")
-    ids = ValueIds(lambda *record: None, Abstraction())
-    tracer = native._ctracer.Tracer(
-        lambda code: None, lambda: 0, lambda index, data: None, ids.by_type, ids.by_value, ids.id_of, True, 64, lambda code, on: None, 64
-    )
-    tracer.keyed(ids.native_tables())
-    return tracer, ids
-
-
-def seen(ids: ValueIds, value: Any) -> int:
-    """The id of ``value`` once ``id_of`` has met its class (the first value of a class is abstracted the long way)."""
-    ids.id_of(value)
-    return ids.id_of(value)
 
 
 def keyable() -> list[Any]:

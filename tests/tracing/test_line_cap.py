@@ -13,7 +13,7 @@ from tests.tracing.conftest import TRACERS, TracedRun
 
 CAP = 20
 FILES = {
-    "src/lexer.py": '''
+    "src/lexer.py": """
         def lex(n):
             out = []
             for i in range(n):
@@ -34,8 +34,8 @@ FILES = {
         def tokens(n):
             for i in range(n):
                 yield i
-    ''',
-    "tests/test_lexer.py": '''
+    """,
+    "tests/test_lexer.py": """
         from lexer import lex, steps, tokens
 
 
@@ -54,7 +54,7 @@ FILES = {
 
         def test_tokens():
             assert list(tokens(40)) == list(range(40))
-    ''',
+    """,
 }
 
 
