@@ -712,11 +712,28 @@ tuple_key(TracerObject *self, PyObject *value, int nested)
     return NULL;
 }
 
-/* Where a key's parts go: into a list the key is made of, or into its digest (the same parts, nothing made). */
+/* Where a key's parts go: into a list the key is made of, or into its digest (the same parts, nothing made).
+ * `unsettled`: a table had no answer yet (Python fills it when it makes the key itself), so "no key" is not final. */
 typedef struct {
     PyObject *list;
     KeyDigest *digest;
+    int unsettled;
 } Parts;
+
+/* says_true for a table a key's parts are decided by: a missing answer unsettles them. */
+static int
+parts_ask(Parts *parts, PyObject *table, PyObject *key)
+{
+    PyObject *found = PyDict_GetItemWithError(table, key);
+    if (found == NULL) {
+        if (PyErr_Occurred()) {
+            return -1;
+        }
+        parts->unsettled = 1;
+        return 0;
+    }
+    return found == Py_True;
+}
 
 static int
 parts_add(Parts *parts, PyObject *part)
@@ -755,8 +772,10 @@ container_parts(TracerObject *self, Parts *parts, PyObject *value, PyTypeObject 
         Py_ssize_t pos = 0;
         PyObject *name, *item;
         while (PyList_GET_SIZE(items) < n && PyDict_Next(value, &pos, &name, &item)) {
-            if (!PyUnicode_CheckExact(name) || PyUnicode_GET_LENGTH(name) > MAX_KEYED_TEXT
-                || PyDict_GetItemWithError(TABLE(self, K_REDACTED), name) != Py_False) {  /* a secret, or not checked yet */
+            PyObject *redacted = PyUnicode_CheckExact(name) && PyUnicode_GET_LENGTH(name) <= MAX_KEYED_TEXT
+                ? PyDict_GetItemWithError(TABLE(self, K_REDACTED), name) : Py_True;
+            if (redacted != Py_False) {  /* a secret, or not checked yet */
+                parts->unsettled |= redacted == NULL;
                 Py_DECREF(items);
                 return PyErr_Occurred() ? -1 : 0;
             }
@@ -785,7 +804,7 @@ container_parts(TracerObject *self, Parts *parts, PyObject *value, PyTypeObject 
                 || append_pair(parts, (PyObject *)Py_TYPE(PyMethod_GET_SELF(item)), qualname) < 0 ? -1 : 1;
         }
         else if (Py_TYPE(item_cls) == &PyType_Type) {
-            int shown = says_true(TABLE(self, K_SHOWN_TYPES), (PyObject *)item_cls);
+            int shown = parts_ask(parts, TABLE(self, K_SHOWN_TYPES), (PyObject *)item_cls);
             result = shown == 1 ? (parts_add(parts, (PyObject *)item_cls) < 0 ? -1 : 1) : shown;
         }
         else {
@@ -831,6 +850,7 @@ field_entries(TracerObject *self, Parts *parts, PyObject *item)
     }
     PyObject *kind_base = PyDict_GetItemWithError(TABLE(self, K_KINDS), (PyObject *)cls);  /* (kind, base) */
     if (kind_base == NULL) {
+        parts->unsettled = 1;  /* a type not classified yet */
         return PyErr_Occurred() ? -1 : 0;
     }
     if (!PyTuple_CheckExact(kind_base) || PyTuple_GET_SIZE(kind_base) != 2) {
@@ -858,6 +878,7 @@ fields_parts(TracerObject *self, Parts *out, PyObject *value, PyTypeObject *cls)
 {
     PyObject *layout = PyDict_GetItemWithError(TABLE(self, K_LAYOUTS), (PyObject *)cls);  /* (holder, ((name, getter, member), ...)) */
     if (layout == NULL || !PyTuple_CheckExact(layout) || PyTuple_GET_SIZE(layout) != 2 || !PyTuple_CheckExact(PyTuple_GET_ITEM(layout, 1))) {
+        out->unsettled |= layout == NULL;
         return PyErr_Occurred() ? -1 : 0;
     }
     PyObject *holder = PyTuple_GET_ITEM(layout, 0), *slots = PyTuple_GET_ITEM(layout, 1);
@@ -869,6 +890,7 @@ fields_parts(TracerObject *self, Parts *out, PyObject *value, PyTypeObject *cls)
         Py_ssize_t count = histeg_inline_attributes(value, inline_names, inline_items, MAX_INLINE_FIELDS);
         for (Py_ssize_t k = 0; k < count; k++) {  /* read where they are: no __dict__ made */
             if (!PyUnicode_CheckExact(inline_names[k]) || n == MAX_FIELDS) {
+                out->unsettled |= n == MAX_FIELDS;  /* Python makes the key of so many fields */
                 goto done;
             }
             names[n] = Py_NewRef(inline_names[k]);
@@ -884,6 +906,7 @@ fields_parts(TracerObject *self, Parts *out, PyObject *value, PyTypeObject *cls)
             PyObject *name, *item;
             while (PyDict_Next(namespace, &pos, &name, &item)) {
                 if (!PyUnicode_CheckExact(name) || n == MAX_FIELDS) {
+                    out->unsettled |= n == MAX_FIELDS;
                     goto done;
                 }
                 names[n] = Py_NewRef(name);
@@ -894,6 +917,7 @@ fields_parts(TracerObject *self, Parts *out, PyObject *value, PyTypeObject *cls)
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(slots); k++) {
         PyObject *slot = PyTuple_GET_ITEM(slots, k);
         if (!PyTuple_CheckExact(slot) || PyTuple_GET_SIZE(slot) < 2 || !PyUnicode_CheckExact(PyTuple_GET_ITEM(slot, 0)) || n == MAX_FIELDS) {
+            out->unsettled = 1;
             goto done;
         }
         PyObject *item = histeg_slot_value(slot, value);
@@ -912,7 +936,7 @@ fields_parts(TracerObject *self, Parts *out, PyObject *value, PyTypeObject *cls)
     for (Py_ssize_t k = 0; k < n; k++) {
         PyTuple_SET_ITEM(name_tuple, k, Py_NewRef(names[k]));
     }
-    result = says_true(TABLE(self, K_PLAIN), name_tuple);
+    result = parts_ask(out, TABLE(self, K_PLAIN), name_tuple);
     if (result != 1) {
         goto done;
     }
@@ -1054,7 +1078,8 @@ enum { NO_KEY = -1, NO_DIGEST = 0, DIGESTED = 1 };
 
 /* value_key's key digested instead of made, for a program's objects (their fields), token types and functions and
  * classes: DIGESTED and `digest` when the value has a key, made of the same parts as value_key would make it;
- * NO_KEY when it has none (value_key would make none: the same code decides); NO_DIGEST when value_key must say
+ * NO_KEY when it has none and never will (value_key would make none: the same code decides, and no table lacked an
+ * answer Python gives when it tries); NO_DIGEST when value_key must say
  * (a part the digest does not take), and for builtin containers and tuples: a parser's dicts and lists seldom
  * repeat, and a digest that misses costs as much as the key it did not save (measured). */
 static int
@@ -1098,24 +1123,23 @@ value_digest(TracerObject *self, PyObject *value, PyTypeObject *cls, KeyDigest *
     }
     if (made != 1) {
         PyErr_Clear();
-        return made == 0 ? NO_KEY : NO_DIGEST;  /* after an error, value_key says */
+        return made == 0 && !parts.unsettled ? NO_KEY : NO_DIGEST;  /* after an error or a table's missing answer, value_key says */
     }
     return key_digest_finish(digest) ? DIGESTED : NO_DIGEST;
 }
 
 static void untrack_tuples(PyObject *value, int depth);
 
-/* ValueIds._by_key for a key it does not know yet, without a call into Python where it can: the value abstracted as
- * Abstraction.abstract does it (the C walk, the type's name as known), interned as ValueIds.intern does it (a new
- * abstraction gets the next id and one value record, written by ValueIds' writer) and kept under its key. 1 and *id
- * when done; 0 (no error left set, nothing changed) where Python must: no C walk or a user's repr types (K_WALK None),
- * a type not named yet, a walk that failed, a table due to be cleared. Runs no project code: the walk's own guarantee. */
+/* The id of `value`'s abstraction without a call into Python where it can: abstracted as Abstraction.abstract does it
+ * (the C walk, the type's name as known) and interned as ValueIds.intern does it (a new abstraction gets the next id and
+ * one value record, written by ValueIds' writer). 1 and *id when done; 0 (no error left set, nothing changed) where
+ * Python must: no C walk or a user's repr types (K_WALK None), a type not named yet, a walk that failed, a table due
+ * to be cleared. Runs no project code: the walk's own guarantee. Called with the values held (values_begin). */
 static int
-interned_id(TracerObject *self, TStateObject *st, PyObject *key, PyObject *value, unsigned long long *id)
+walked_id(TracerObject *self, PyObject *value, unsigned long long *id)
 {
-    PyObject *by_object = TABLE(self, K_BY_OBJECT), *values = TABLE(self, K_VALUES), *walk = TABLE(self, K_WALK);
-    Py_ssize_t cached = self->limits[L_CACHED];
-    if (walk == Py_None || PyDict_GET_SIZE(by_object) >= cached || PyDict_GET_SIZE(values) >= cached) {
+    PyObject *values = TABLE(self, K_VALUES), *walk = TABLE(self, K_WALK);
+    if (walk == Py_None || PyDict_GET_SIZE(values) >= self->limits[L_CACHED]) {
         return 0;
     }
     PyObject *name = PyDict_GetItemWithError(TABLE(self, K_NAMES), (PyObject *)Py_TYPE(value));
@@ -1123,13 +1147,9 @@ interned_id(TracerObject *self, TStateObject *st, PyObject *key, PyObject *value
         PyErr_Clear();
         return 0;
     }
-    Held held;
-    if (values_begin(st, &held)) {
-        return 0;
-    }
     Py_INCREF(name);
     int done = 0;
-    PyObject *budget = Py_BuildValue("[n]", self->limits[L_ITEMS]), *text = NULL, *abstraction = NULL, *known, *fresh = NULL;
+    PyObject *budget = Py_BuildValue("[n]", self->limits[L_ITEMS]), *text = NULL, *abstraction = NULL, *known;
     if (budget == NULL) {
         goto out;
     }
@@ -1155,38 +1175,62 @@ interned_id(TracerObject *self, TStateObject *st, PyObject *key, PyObject *value
         if (!PyLong_CheckExact(known)) {
             goto out;
         }
-        fresh = Py_NewRef(known);
+        *id = PyLong_AsUnsignedLongLong(known);
     }
     else {
         if (PyErr_Occurred()) {
             goto out;
         }
-        fresh = PyIter_Next(TABLE(self, K_NEXT));
+        PyObject *fresh = PyIter_Next(TABLE(self, K_NEXT));
         if (fresh == NULL || PyDict_SetItem(values, abstraction, fresh) < 0) {
+            Py_XDECREF(fresh);
             goto out;
         }
+        *id = PyLong_AsUnsignedLongLong(fresh);
         PyObject *written = PyObject_CallFunctionObjArgs(TABLE(self, K_WRITE), fresh, name, text, NULL);
+        Py_DECREF(fresh);
         if (written == NULL) {
             goto out;
         }
         Py_DECREF(written);
     }
-    untrack_tuples(key, 0);
-    if (PyDict_SetItem(by_object, key, fresh) < 0) {
-        goto out;
-    }
-    *id = PyLong_AsUnsignedLongLong(fresh);
     done = !PyErr_Occurred();
 out:
-    values_end(st, &held);
     if (!done) {
         PyErr_Clear();
     }
-    Py_XDECREF(fresh);
     Py_XDECREF(abstraction);
     Py_XDECREF(text);
     Py_XDECREF(budget);
     Py_DECREF(name);
+    return done;
+}
+
+/* ValueIds._by_key for a key it does not know yet, without a call into Python where it can: the value walked and
+ * interned (walked_id) and kept under its key. 1 and *id when done; 0 (no error left set, nothing kept under the key)
+ * where Python must. */
+static int
+interned_id(TracerObject *self, TStateObject *st, PyObject *key, PyObject *value, unsigned long long *id)
+{
+    PyObject *by_object = TABLE(self, K_BY_OBJECT);
+    if (PyDict_GET_SIZE(by_object) >= self->limits[L_CACHED]) {
+        return 0;
+    }
+    Held held;
+    if (values_begin(st, &held)) {
+        return 0;
+    }
+    int done = walked_id(self, value, id);
+    if (done) {
+        untrack_tuples(key, 0);
+        PyObject *number = PyLong_FromUnsignedLongLong(*id);
+        done = number != NULL && PyDict_SetItem(by_object, key, number) == 0;
+        Py_XDECREF(number);
+        if (!done) {
+            PyErr_Clear();
+        }
+    }
+    values_end(st, &held);
     return done;
 }
 
@@ -1208,6 +1252,26 @@ id_from_key(TracerObject *self, TStateObject *st, PyObject *key, PyObject *value
     values_end(st, &held);
     Py_DECREF(key);
     return answered_id(found);
+}
+
+/* The id of a value that has no key and never will: a program's object is walked and interned in C (as
+ * ValueIds.id_of would abstract and intern it, having no key to look up), anything else is ValueIds.id_of's. */
+static unsigned long long
+unkeyed_id(TracerObject *self, TStateObject *st, PyObject *value, PyTypeObject *cls)
+{
+    unsigned long long id;
+    if (PySet_Contains(TABLE(self, K_OBJECTS), (PyObject *)cls) == 1 && PySet_Contains(TABLE(self, K_TUPLE_TYPES), (PyObject *)cls) == 0) {
+        Held held;
+        if (!values_begin(st, &held)) {
+            int done = walked_id(self, value, &id);
+            values_end(st, &held);
+            if (done) {
+                return id;
+            }
+        }
+    }
+    PyErr_Clear();
+    return id_from(st, self->value_id, value);
 }
 
 /* A value's id; NO_VALUE when abstracting it failed (the traced program never sees histeg's errors). */
@@ -1274,7 +1338,7 @@ value_id(TracerObject *self, TStateObject *st, PyObject *value)
         PyObject *key = NULL;
         if (digested == NO_KEY || !keyed_id(self, value, cls, &known, &key)) {
             if (key == NULL) {
-                return id_from(st, self->value_id, value);
+                return digested == NO_KEY ? unkeyed_id(self, st, value, cls) : id_from(st, self->value_id, value);
             }
             known = id_from_key(self, st, Py_NewRef(key), value);
         }

@@ -15,7 +15,7 @@ import pytest
 
 from histeg.tracing.value_ids import ValueIds
 from histeg.tracing.values import Abstraction
-from tests.tracing.conftest import seen
+from tests.tracing.conftest import keyed_tracer, seen
 
 
 class Node:
@@ -293,3 +293,32 @@ def test_kept_keys_are_out_of_the_garbage_collectors_way(pair: tuple[Any, ValueI
     assert not any(gc.is_tracked(key) for key in ids._by_object) and not gc.is_tracked(ids._by_object)
     gc.collect()
     assert all(ids.id_of(value) == seen(ids, value) for value in keyable())  # nothing it holds was collected
+
+
+def test_an_object_without_a_key_is_walked_in_c_once_python_has_settled_that_it_has_none() -> None:
+    """An object whose fields can never make a key (a float field, a secret) is walked and interned in C, as id_of would
+    abstract it; one whose field is of a type Python has not classified yet goes to Python, which classifies it."""
+    asked: list[object] = []
+    ids = ValueIds(lambda *record: None, Abstraction())
+
+    def id_of(value: object) -> int:
+        asked.append(value)
+        return ids.id_of(value)
+
+    tracer = keyed_tracer(ids)
+    tracer.reset(lambda: 0, lambda index, data: None, ids.by_type, ids.by_value, id_of)
+    tracer.keyed(ids.native_tables())
+    seen(ids, Measured())
+    seen(ids, Secretive())
+    for value in (Measured(), Secretive()):
+        assert tracer.id_of(value) == ids.id_of(value), value
+    assert asked == []
+
+    class Fresh:
+        pass
+
+    holder = Node("holds")
+    holder.kids = Fresh()  # type: ignore[assignment]  # a field of a class Python has not met
+    expected = seen(ids, Node("holds"))  # the class Node is known, its field's type is not
+    assert tracer.id_of(holder) == ids.id_of(holder) != expected
+    assert asked == [holder]
