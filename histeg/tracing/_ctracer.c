@@ -1074,12 +1074,12 @@ keyed_id(TracerObject *self, PyObject *value, PyTypeObject *cls, unsigned long l
 }
 
 enum { SHAPE_TUPLE_TYPE = 1, SHAPE_OBJECT, SHAPE_NAMED };
-enum { NO_KEY = -1, NO_DIGEST = 0, DIGESTED = 1 };
+enum { NO_KEY_OBJECT = -2, NO_KEY = -1, NO_DIGEST = 0, DIGESTED = 1 };
 
 /* value_key's key digested instead of made, for a program's objects (their fields), token types and functions and
  * classes: DIGESTED and `digest` when the value has a key, made of the same parts as value_key would make it;
  * NO_KEY when it has none and never will (value_key would make none: the same code decides, and no table lacked an
- * answer Python gives when it tries); NO_DIGEST when value_key must say
+ * answer Python gives when it tries), NO_KEY_OBJECT when that value is a program's object; NO_DIGEST when value_key must say
  * (a part the digest does not take), and for builtin containers and tuples: a parser's dicts and lists seldom
  * repeat, and a digest that misses costs as much as the key it did not save (measured). */
 static int
@@ -1089,7 +1089,7 @@ value_digest(TracerObject *self, PyObject *value, PyTypeObject *cls, KeyDigest *
         return NO_DIGEST;
     }
     Parts parts = {NULL, digest};
-    int made = 0;
+    int made = 0, object = 0;
     int tuple_type = PySet_Contains(TABLE(self, K_TUPLE_TYPES), (PyObject *)cls);
     if (tuple_type == 1) {
         PyObject *content = PyTuple_GET_SIZE(value) <= MAX_KEYED_TUPLE ? tuple_key(self, value, 1) : NULL;
@@ -1108,6 +1108,7 @@ value_digest(TracerObject *self, PyObject *value, PyTypeObject *cls, KeyDigest *
         key_digest_start(digest, SHAPE_OBJECT);
         key_digest_add(digest, (PyObject *)cls);
         made = fields_parts(self, &parts, value, cls);
+        object = 1;
     }
     else if (tuple_type == 0 && made == 0 && (made = PySet_Contains(TABLE(self, K_NAMED), (PyObject *)cls)) == 1) {
         PyObject *key = name_key(value, cls);  /* a few parts, made once: they are digested as the key holds them */
@@ -1123,7 +1124,10 @@ value_digest(TracerObject *self, PyObject *value, PyTypeObject *cls, KeyDigest *
     }
     if (made != 1) {
         PyErr_Clear();
-        return made == 0 && !parts.unsettled ? NO_KEY : NO_DIGEST;  /* after an error or a table's missing answer, value_key says */
+        if (made != 0 || parts.unsettled) {
+            return NO_DIGEST;  /* after an error or a table's missing answer, value_key says */
+        }
+        return object ? NO_KEY_OBJECT : NO_KEY;
     }
     return key_digest_finish(digest) ? DIGESTED : NO_DIGEST;
 }
@@ -1254,23 +1258,20 @@ id_from_key(TracerObject *self, TStateObject *st, PyObject *key, PyObject *value
     return answered_id(found);
 }
 
-/* The id of a value that has no key and never will: a program's object is walked and interned in C (as
- * ValueIds.id_of would abstract and intern it, having no key to look up), anything else is ValueIds.id_of's. */
+/* The id of a program's object that has no key and never will: walked and interned in C, as ValueIds.id_of would
+ * abstract and intern it (it has no key to look up), or ValueIds.id_of's where C cannot. */
 static unsigned long long
-unkeyed_id(TracerObject *self, TStateObject *st, PyObject *value, PyTypeObject *cls)
+unkeyed_object_id(TracerObject *self, TStateObject *st, PyObject *value)
 {
     unsigned long long id;
-    if (PySet_Contains(TABLE(self, K_OBJECTS), (PyObject *)cls) == 1 && PySet_Contains(TABLE(self, K_TUPLE_TYPES), (PyObject *)cls) == 0) {
-        Held held;
-        if (!values_begin(st, &held)) {
-            int done = walked_id(self, value, &id);
-            values_end(st, &held);
-            if (done) {
-                return id;
-            }
+    Held held;
+    if (!values_begin(st, &held)) {
+        int done = walked_id(self, value, &id);
+        values_end(st, &held);
+        if (done) {
+            return id;
         }
     }
-    PyErr_Clear();
     return id_from(st, self->value_id, value);
 }
 
@@ -1336,9 +1337,9 @@ value_id(TracerObject *self, TStateObject *st, PyObject *value)
             return known;
         }
         PyObject *key = NULL;
-        if (digested == NO_KEY || !keyed_id(self, value, cls, &known, &key)) {
+        if (digested < NO_DIGEST || !keyed_id(self, value, cls, &known, &key)) {
             if (key == NULL) {
-                return digested == NO_KEY ? unkeyed_id(self, st, value, cls) : id_from(st, self->value_id, value);
+                return digested == NO_KEY_OBJECT ? unkeyed_object_id(self, st, value) : id_from(st, self->value_id, value);
             }
             known = id_from_key(self, st, Py_NewRef(key), value);
         }
@@ -1385,6 +1386,16 @@ switch_lines(TracerObject *self, FuncInfo *fi, int on)
     }
     Py_DECREF(result);
     return 0;
+}
+
+/* `fi`'s counts are those of the current entry point (they start afresh in each). */
+static inline void
+count_in_entry(TracerObject *self, FuncInfo *fi)
+{
+    if (fi->epoch != self->epoch) {
+        fi->epoch = self->epoch;
+        fi->spent = fi->lines = 0;
+    }
 }
 
 /* The first call beyond the budget, or the line event that reaches the line cap: the function's line events go off
@@ -1463,10 +1474,7 @@ tracer_py_start(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
             return NULL;
         }
     }
-    if (fi->epoch != self->epoch) {
-        fi->epoch = self->epoch;
-        fi->spent = fi->lines = 0;
-    }
+    count_in_entry(self, fi);
     fi->spent++;
     if (self->line_budget && fi->spent == self->line_budget + 1 && !fi->off && spend_lines(self, st, fi) < 0) {
         return NULL;
@@ -1672,10 +1680,7 @@ tracer_line(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
     st->buf[st->len++] = (uint16_t)line;
     if (self->line_cap && st->depth && st->stack[st->depth - 1].code == args[0]) {  /* a line of the running call */
         FuncInfo *fi = st->stack[st->depth - 1].fi;
-        if (fi->epoch != self->epoch) {  /* a generator resumed in a later entry point */
-            fi->epoch = self->epoch;
-            fi->spent = fi->lines = 0;
-        }
+        count_in_entry(self, fi);  /* a generator may resume in a later entry point */
         if (++fi->lines == self->line_cap && !fi->off && spend_lines(self, st, fi) < 0) {
             return NULL;
         }

@@ -435,6 +435,13 @@ class PyTracer:
         def value_id(value: object, state: ThreadState) -> int:
             return id_of(value, diverted, state)
 
+        def spend_lines(entry: FunctionEntry, buf: array) -> None:
+            """The function's line budget or line cap is spent: its line events go off until the next entry point."""
+            switch_lines(entry.code, False)
+            buf.extend(entry.lines_off)
+            lines_off.append(entry)
+            entry.spent[3] = True
+
         def py_start(code: CodeType, offset: int) -> object:  # every call: one function, no helper calls on the common path
             entry = codes_get(id(code))
             if entry is None:
@@ -464,10 +471,7 @@ class PyTracer:
                 spent[2] = 0
             spent[1] += 1
             if spent[1] == line_limit and state.index >= 0 and not spent[3]:  # the first call beyond the line budget
-                switch_lines(code, False)
-                buf.extend(entry.lines_off)
-                lines_off.append(entry)
-                spent[3] = True
+                spend_lines(entry, buf)
             if stack and not entry.suspends:  # the common case: a nested plain function
                 stack.append(entry.plain)
                 buf.extend(entry.called)
@@ -568,18 +572,15 @@ class PyTracer:
             stack = state.stack
             if not stack or stack[-1][0] is not code:
                 return
-            spent = code_entry(id(code)).spent
+            entry = code_entry(id(code))
+            spent = entry.spent
             if spent[0] != epoch[0]:  # a generator resumed in a later entry point
                 spent[0] = epoch[0]
                 spent[1] = 0
                 spent[2] = 0
             spent[2] += 1
             if spent[2] == line_cap and not spent[3]:
-                entry = code_entry(id(code))
-                switch_lines(code, False)
-                state.buf.extend(entry.lines_off)
-                lines_off.append(entry)
-                spent[3] = True
+                spend_lines(entry, state.buf)
 
         self.count_line = count_line if line_cap else None
         self.py_start = py_start
