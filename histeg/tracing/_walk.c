@@ -16,7 +16,7 @@
 
 #include "_interpreter.h"
 
-#define INTERFACE 2 /* values.WALK_INTERFACE: 2 adds inline_namespace() */
+#define INTERFACE 3 /* values.WALK_INTERFACE: 2 adds inline_namespace(), 3 the kinds of classes, functions, methods, exceptions */
 #define MAX_DEPTH 3
 #define MAX_REPR 120
 #define MAX_CACHED_STRING (4 * MAX_REPR)
@@ -24,7 +24,7 @@
 
 enum {
     T_KINDS, T_NAMES, T_STRINGS, T_LAYOUTS, T_PLANS, T_REDACTED,
-    T_STR, T_SCALAR, T_OBJECT, T_SUBCLASS, T_STANDARD, T_SHOWN_IN_FIELDS,
+    T_STR, T_SCALAR, T_OBJECT, T_SUBCLASS, T_STANDARD, T_CLASS, T_FUNCTION, T_BOUND, T_EXCEPTION, T_SHOWN_IN_FIELDS,
     T_WALK, T_CLASSIFY, T_TYPE_NAME, T_STRING, T_CAP, T_LAYOUT, T_PLAN, T_REDACTS, T_SECRET,
     T_COUNT
 };
@@ -611,6 +611,83 @@ done:
     return result;
 }
 
+/* f"{_func_module(value)}:{_func_qualname(value)}" of a function whose module is a string or None and whose qualified
+ * name is a string (anything else is formatted by its own code: Python walks it). 1 and *text (NULL on an error), or 0. */
+static int
+function_text(PyObject *value, PyObject **text)
+{
+    PyFunctionObject *function = (PyFunctionObject *)value;
+    PyObject *module = function->func_module != NULL ? function->func_module : Py_None;
+    if ((module != Py_None && !PyUnicode_CheckExact(module)) || !PyUnicode_CheckExact(function->func_qualname)) {
+        return 0;
+    }
+    *text = module == Py_None ? PyUnicode_FromFormat("None:%U", function->func_qualname)
+                              : PyUnicode_FromFormat("%U:%U", module, function->func_qualname);
+    return 1;
+}
+
+/* A bound method: its owner's type name, followed by "." and its function's qualified name when that is a plain
+ * function's string. 1 and *text (NULL on an error), or 0 where Python walks it. */
+static int
+bound_text(Walk *k, PyObject *value, PyObject **text)
+{
+    PyObject *function = PyMethod_GET_FUNCTION(value);
+    if (Py_IS_TYPE(function, &PyFunction_Type) && !PyUnicode_CheckExact(((PyFunctionObject *)function)->func_qualname)) {
+        return 0;
+    }
+    PyObject *owner = name_of(k, Py_TYPE(PyMethod_GET_SELF(value)));
+    if (owner == NULL || !Py_IS_TYPE(function, &PyFunction_Type)) {
+        *text = owner;
+        return 1;
+    }
+    *text = PyUnicode_FromFormat("%U.%U", owner, ((PyFunctionObject *)function)->func_qualname);
+    Py_DECREF(owner);
+    return 1;
+}
+
+/* A builtin list's, tuple's or dict's subclass (`shape` its base) or an exception (`shape` NULL): its content (a
+ * subclass's by its base's own storage, an exception's args), then at the top its fields, joined by a space, as
+ * Abstraction._walk shows them. NULL without an error for none. */
+static PyObject *
+compound_text(Walk *k, PyObject *value, PyTypeObject *cls, PyTypeObject *shape, Py_ssize_t depth)
+{
+    if (shape != NULL && (depth >= MAX_DEPTH || k->budget <= 0)) {
+        Py_ssize_t size = shape == &PyDict_Type ? PyDict_GET_SIZE(value) : Py_SIZE(value);
+        return PyUnicode_FromFormat("<%s len=%zd>", shape->tp_name, size);
+    }
+    PyObject *parts = PyList_New(0), *content = NULL, *fields = NULL, *result = NULL;
+    if (parts == NULL) {
+        return NULL;
+    }
+    if (shape != NULL) {
+        content = shape == &PyDict_Type ? dict_text(k, value, depth) : sequence_text(k, value, depth, shape == &PyList_Type);
+    }
+    else {
+        PyObject *args = Py_NewRef(((PyBaseExceptionObject *)value)->args);  /* the walk may run a secret's digest */
+        content = walk_text(k, args, &PyTuple_Type, depth + 1);
+        Py_DECREF(args);
+    }
+    if ((content == NULL && PyErr_Occurred()) || (content != NULL && PyList_Append(parts, content) < 0)) {
+        goto done;
+    }
+    if (depth == 0) {
+        fields = fields_text(k, value, cls, depth);
+        if ((fields == NULL && PyErr_Occurred()) || (fields != NULL && PyList_Append(parts, fields) < 0)) {
+            goto done;
+        }
+    }
+    if (PyList_GET_SIZE(parts) > 0) {
+        PyObject *space = PyUnicode_FromString(" ");
+        result = space != NULL ? PyUnicode_Join(space, parts) : NULL;
+        Py_XDECREF(space);
+    }
+done:
+    Py_DECREF(parts);
+    Py_XDECREF(content);
+    Py_XDECREF(fields);
+    return result;
+}
+
 /* Abstraction._text: NULL without an error stands for None. */
 static PyObject *
 walk_text(Walk *k, PyObject *value, PyTypeObject *cls, Py_ssize_t depth)
@@ -646,6 +723,22 @@ walk_text(Walk *k, PyObject *value, PyTypeObject *cls, Py_ssize_t depth)
         else {
             text = shape == &PyDict_Type ? dict_text(k, value, depth) : sequence_text(k, value, depth, shape == &PyList_Type);
         }
+    }
+    else if (kind == T(k->w, T_CLASS) && PyType_Check(value)) {
+        k->budget--;
+        text = name_of(k, (PyTypeObject *)value);
+    }
+    else if (kind == T(k->w, T_FUNCTION) && cls == &PyFunction_Type && function_text(value, &text)) {
+        k->budget--;
+    }
+    else if (kind == T(k->w, T_BOUND) && cls == &PyMethod_Type && bound_text(k, value, &text)) {
+        k->budget--;
+    }
+    else if ((kind == T(k->w, T_SUBCLASS) && (base == (PyObject *)&PyList_Type || base == (PyObject *)&PyTuple_Type || base == (PyObject *)&PyDict_Type))
+             || (kind == T(k->w, T_EXCEPTION) && base == Py_None && PyExceptionInstance_Check(value)
+                 && PyTuple_CheckExact(((PyBaseExceptionObject *)value)->args))) {
+        k->budget--;
+        text = compound_text(k, value, cls, kind == T(k->w, T_EXCEPTION) ? NULL : (PyTypeObject *)base, depth);
     }
     else {
         text = python_walk(k, value, cls, depth);

@@ -38,7 +38,7 @@ try:
 except ImportError:  # not built (no compiler at install time): the walk stays in Python
     _native_walk = None  # type: ignore[assignment]  # the module's name stands for "not built"
 
-WALK_INTERFACE = 2
+WALK_INTERFACE = 3
 """What ``_walk.INTERFACE`` must be (the tables ``walk_tables`` hands it); a build from another histeg counts as not built."""
 
 
@@ -380,7 +380,7 @@ class Abstraction:
         answer (and fill the caches) where it does not know: the Python walk of one value first."""
         return (
             self._kinds, self._names, self._strings, self._layouts, self._plans, self._redacted_names,
-            _STR, _SCALAR, _OBJECT, _SUBCLASS, _STANDARD, _SHOWN_IN_FIELDS,
+            _STR, _SCALAR, _OBJECT, _SUBCLASS, _STANDARD, _CLASS, _FUNCTION, _BOUND, _EXCEPTION, _SHOWN_IN_FIELDS,
             self._walk, self._classify, self.type_name, self._string, cap, self._layout, self._plan, self.redacts, self.secret,
         )  # fmt: skip
 

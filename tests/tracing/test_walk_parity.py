@@ -79,6 +79,46 @@ def parser_state(expression: str, index: int) -> Plain:
     return Plain(tokenizer=Plain(), _tokens=tokens(expression), _buffer_size=2, _index=index)
 
 
+class Table(dict):
+    """A dict subclass with a field of its own (a registry, say)."""
+
+
+class Parser:
+    def parse(self) -> None:
+        pass
+
+    @classmethod
+    def create(cls) -> Parser:
+        return cls()
+
+
+class ParseError(ValueError):
+    pass
+
+
+def callables_and_exceptions() -> list[Any]:
+    """Classes, functions, bound methods, exceptions, dict and list subclasses: what the C walk shows since it walks them itself."""
+    nameless = (lambda: None)
+    nameless.__module__ = None  # type: ignore[assignment]
+    numbered = (lambda: None)
+    numbered.__module__ = 5  # type: ignore[assignment]
+    table = Table(a=1, b=OrderedDict(c=[1, 2]))
+    table.origin = "registry"  # type: ignore[attr-defined]
+    error = ParseError("unexpected token", 7)
+    error.token = {"type": "eof"}  # type: ignore[attr-defined]
+    error.api_key = "k"  # type: ignore[attr-defined]
+    listed = Items([1, {"x": OrderedDict(y=2)}])
+    listed.note = "n"  # type: ignore[attr-defined]
+    registry = {"functions": {"abs": Parser().parse, "new": Parser.create}, "types": [Parser, ParseError, type]}
+    return [
+        Parser, type, ParseError, Parser().parse, Parser.create, [].append, nameless, numbered, corpus, table, Table(),
+        OrderedDict(a=OrderedDict(b=OrderedDict(c=OrderedDict(d=1)))), [OrderedDict(x=1), {"k": OrderedDict()}], registry,
+        Plain(registry=registry, handlers=[Parser().parse]), error, ParseError(), KeyError("k"), [error, (error,)],
+        Plain(error=error), listed, [listed], Table({f"k{i}": i for i in range(80)}), ValueError(Table(a=1)),
+        {"nested": Table(x=[Table(y=1)])}, RuntimeError(*range(70)), OrderedDict(password="p", user="u"),
+    ]
+
+
 def corpus() -> list[Any]:
     both = Both(x=1)
     both.slot = "s"
@@ -100,7 +140,7 @@ def corpus() -> list[Any]:
         threading.Lock(), parser_state("foo.bar.baz", 1), parser_state(".".join(f"p{i}" for i in range(30)), 7),
         [Plain(a=1), Slotted(1, 2), Pair(1, 2)], {"token": Token("a", "b", 1, 2)}, [decimal.Decimal(1), datetime.date(2000, 1, 1)],
         {Shade.DARK: Plain()}, [{"a": [{"b": [1, 2]}]}] * 20, KEYWORD, (KEYWORD, "select"), [(KEYWORD, "x")] * 70,
-        [noted, [noted]], (Pair(Items([1]), (KEYWORD,)),),
+        [noted, [noted]], (Pair(Items([1]), (KEYWORD,)),), *callables_and_exceptions(),
     ]
 
 
