@@ -31,10 +31,10 @@ static unsigned int OP_CALL, CALL_ROOT, CALL_GEN, OP_RETURN, OP_RAISE, OP_YIELD,
 static unsigned long long INLINE_INT, INT_BIAS;
 #define NO_VALUE 0u
 /* The Tracer's constructor and bindings as native.py calls them: a build from another histeg is not used. */
-#define INTERFACE 7  /* native.INTERFACE: 3 adds keyed() and keyed_id(), 4 the names checked for secrets in the keyed tables and untracked(),
+#define INTERFACE 8  /* native.INTERFACE: 3 adds keyed() and keyed_id(), 4 the names checked for secrets in the keyed tables and untracked(),
                       * 5 the classes keyed by their names and what interns a new value in the keyed tables, and id_of(),
                       * 6 slots as (name, getter, member) in the layouts, signals held, SEES_INTERNALS,
-                      * 7 line_cap */
+                      * 7 line_cap, 8 the types no key caches in the keyed tables */
 static Py_ssize_t CHUNK_WORDS;
 
 /* -- signals ---------------------------------------------------------------
@@ -627,7 +627,7 @@ id_from(TStateObject *st, PyObject *fn, PyObject *value)
 
 enum {
     K_BY_OBJECT, K_BY_KEY, K_OBJECTS, K_TUPLE_TYPES, K_CONTENTS, K_LAYOUTS, K_PLAIN, K_KINDS, K_SHOWN_KINDS, K_UNSET, K_SHOWN_TYPES,
-    K_SHOWN_CONTENTS, K_REDACTED, K_NAMED, K_WALK, K_NAMES, K_VALUES, K_NEXT, K_WRITE, K_CAP, K_LIMITS, K_COUNT
+    K_SHOWN_CONTENTS, K_REDACTED, K_NAMED, K_UNKEYED, K_WALK, K_NAMES, K_VALUES, K_NEXT, K_WRITE, K_CAP, K_LIMITS, K_COUNT
 };
 #define MAX_KEYED_TUPLE 8
 #define MAX_KEY_LENGTH 64
@@ -815,15 +815,17 @@ container_parts(TracerObject *self, Parts *parts, PyObject *value, PyTypeObject 
     return result;
 }
 
-/* Abstraction.container_key: one flat tuple, or NULL (no key, or an error, cleared by the caller). */
+/* Abstraction.container_key: one flat tuple, or NULL (no key, or an error, cleared by the caller); *unsettled set when
+ * a table had no answer yet (Python's container_key may then make a key). */
 static PyObject *
-container_key(TracerObject *self, PyObject *value, PyTypeObject *cls)
+container_key(TracerObject *self, PyObject *value, PyTypeObject *cls, int *unsettled)
 {
     Parts parts = {PyList_New(0), NULL};
     PyObject *key = NULL;
     if (parts.list != NULL && container_parts(self, &parts, value, cls, 1) == 1) {
         key = PyList_AsTuple(parts.list);
     }
+    *unsettled |= parts.unsettled;
     Py_XDECREF(parts.list);
     return key;
 }
@@ -991,7 +993,7 @@ name_key(PyObject *value, PyTypeObject *cls)
 
 /* The key ValueIds._by_key would look up for `value`, or NULL (no key here; never an error left set). */
 static PyObject *
-value_key(TracerObject *self, PyObject *value, PyTypeObject *cls)
+value_key(TracerObject *self, PyObject *value, PyTypeObject *cls, int *unsettled)
 {
     PyObject *key = NULL;
     if (cls == &PyTuple_Type) {
@@ -1001,11 +1003,11 @@ value_key(TracerObject *self, PyObject *value, PyTypeObject *cls)
             Py_XDECREF(parts);
         }
         if (key == NULL && !PyErr_Occurred()) {
-            key = container_key(self, value, cls);
+            key = container_key(self, value, cls, unsettled);
         }
     }
     else if (cls == &PyList_Type || cls == &PyDict_Type) {
-        key = container_key(self, value, cls);
+        key = container_key(self, value, cls, unsettled);
     }
     else {
         int tuple_type = PySet_Contains(TABLE(self, K_TUPLE_TYPES), (PyObject *)cls);
@@ -1059,16 +1061,17 @@ known_id(TracerObject *self, PyObject *key, unsigned long long *id)
  * reference) or NULL when `value` has none here; on 0 it is the key ValueIds does not know yet, to hand to
  * ValueIds._by_key. */
 static int
-keyed_id(TracerObject *self, PyObject *value, PyTypeObject *cls, unsigned long long *id, PyObject **key)
+keyed_id(TracerObject *self, PyObject *value, PyTypeObject *cls, unsigned long long *id, PyObject **key, int *unsettled)
 {
     *key = NULL;
     if (self->keys == NULL || !PyTuple_CheckExact(self->keys)) {
         return 0;
     }
-    *key = value_key(self, value, cls);
+    *key = value_key(self, value, cls, unsettled);
     int known = *key != NULL ? known_id(self, *key, id) : 0;
     if (known < 0) {  /* a lookup that failed: ValueIds.id_of answers */
         Py_CLEAR(*key);
+        *unsettled = 1;
     }
     return known == 1;
 }
@@ -1330,6 +1333,10 @@ value_id(TracerObject *self, TStateObject *st, PyObject *value)
             PyErr_Clear();
             return NO_VALUE;
         }
+        if (self->keys != NULL && PyTuple_CheckExact(self->keys) && PySet_Contains(TABLE(self, K_UNKEYED), (PyObject *)cls) == 1) {
+            return unkeyed_object_id(self, st, value);  /* no key of any kind: ValueIds.id_of would walk and intern it */
+        }
+        PyErr_Clear();
         unsigned long long known;
         KeyDigest digest;
         int digested = value_digest(self, value, cls, &digest);
@@ -1337,9 +1344,11 @@ value_id(TracerObject *self, TStateObject *st, PyObject *value)
             return known;
         }
         PyObject *key = NULL;
-        if (digested < NO_DIGEST || !keyed_id(self, value, cls, &known, &key)) {
-            if (key == NULL) {
-                return digested == NO_KEY_OBJECT ? unkeyed_object_id(self, st, value) : id_from(st, self->value_id, value);
+        int unsettled = 0;
+        if (digested < NO_DIGEST || !keyed_id(self, value, cls, &known, &key, &unsettled)) {
+            if (key == NULL) {  /* a list or dict no key caches: ValueIds.id_of would walk and intern it */
+                int walked = digested == NO_KEY_OBJECT || ((cls == &PyList_Type || cls == &PyDict_Type) && !unsettled);
+                return walked ? unkeyed_object_id(self, st, value) : id_from(st, self->value_id, value);
             }
             known = id_from_key(self, st, Py_NewRef(key), value);
         }
@@ -1765,6 +1774,7 @@ tracer_keyed(TracerObject *self, PyObject *tables)
         || !PyDict_Check(PyTuple_GET_ITEM(tables, K_PLAIN)) || !PyDict_Check(PyTuple_GET_ITEM(tables, K_KINDS))
         || !PyAnySet_Check(PyTuple_GET_ITEM(tables, K_SHOWN_KINDS)) || !PyDict_Check(PyTuple_GET_ITEM(tables, K_SHOWN_TYPES))
         || !PyDict_Check(PyTuple_GET_ITEM(tables, K_SHOWN_CONTENTS)) || !PyAnySet_Check(PyTuple_GET_ITEM(tables, K_NAMED))
+        || !PyAnySet_Check(PyTuple_GET_ITEM(tables, K_UNKEYED))
         || !(PyTuple_GET_ITEM(tables, K_WALK) == Py_None || PyCallable_Check(PyTuple_GET_ITEM(tables, K_WALK)))
         || !PyDict_Check(PyTuple_GET_ITEM(tables, K_NAMES)) || !PyDict_Check(PyTuple_GET_ITEM(tables, K_VALUES))
         || !PyIter_Check(PyTuple_GET_ITEM(tables, K_NEXT)) || !PyCallable_Check(PyTuple_GET_ITEM(tables, K_WRITE))
@@ -1793,7 +1803,8 @@ tracer_keyed_id(TracerObject *self, PyObject *value)
 {
     unsigned long long id;
     PyObject *key;
-    int known = keyed_id(self, value, Py_TYPE(value), &id, &key);
+    int unsettled = 0;
+    int known = keyed_id(self, value, Py_TYPE(value), &id, &key, &unsettled);
     Py_XDECREF(key);
     if (known) {
         return PyLong_FromUnsignedLongLong(id);

@@ -51,6 +51,9 @@ class ValueIds:
         """Objects of the program shown by their fields: cached by a key of their fields when they have one."""
         self._named: set[type] = set()
         """Functions and classes: cached by the names they show (``Abstraction.name_key``)."""
+        self._unkeyed: set[type] = set()
+        """Types no key of any kind caches (an exception, a dict subclass): each value is walked and interned, which the
+        C collector does itself for them."""
         self._tuple_types: set[type] = set()
         """Tuple subclasses: cached by a key of their content and fields when both have one."""
         self._contents: dict[int, tuple[tuple, tuple]] = {}
@@ -72,7 +75,7 @@ class ValueIds:
         writer of value records, what shortens a long text, and the bounds. It makes the keys ``_tuple_key``,
         ``fields_key`` and ``name_key`` make, from what these say so far; anything they do not say yet comes here."""
         return (
-            self._by_object, self._by_key, self._objects, self._tuple_types, self._contents, *self.abstraction.native_tables(), self._named,
+            self._by_object, self._by_key, self._objects, self._tuple_types, self._contents, *self.abstraction.native_tables(), self._named, self._unkeyed,
             self.abstraction.native_text(), self.abstraction.native_names(), self._values, self._next, self._write_value, cap,
             (MAX_CACHED_VALUES, MAX_REPR, MAX_ITEMS, MAX_KEY_LENGTH),
         )  # fmt: skip
@@ -183,4 +186,7 @@ class ValueIds:
                 self._named.add(cls)
         if divert is not None and self.abstraction.repr_types and type_name(cls) in self.abstraction.repr_types:
             return divert(state, lambda: self.intern(abstract(value)))
+        if not (cls in HASHED_EXACT or cls is list or cls is dict or cls is tuple or cls in self._keyed or cls in self._tuple_types
+                or cls in self._objects or cls in self._named):
+            self._unkeyed.add(cls)
         return self.intern(abstract(value))

@@ -322,3 +322,59 @@ def test_an_object_without_a_key_is_walked_in_c_once_python_has_settled_that_it_
     expected = seen(ids, Node("holds"))  # the class Node is known, its field's type is not
     assert tracer.id_of(holder) == ids.id_of(holder) != expected
     assert asked == [holder]
+
+
+def test_a_value_no_key_caches_is_walked_and_interned_in_c_once_python_has_met_its_type() -> None:
+    """An exception, a dict subclass, a list subclass: no key of any kind caches them, so once id_of has met their type
+    the C collector walks and interns them itself, with the ids id_of gives; a type it has not met goes to Python."""
+    from collections import OrderedDict
+
+    class Registry(dict):
+        pass
+
+    asked: list[object] = []
+    ids = ValueIds(lambda *record: None, Abstraction())
+
+    def id_of(value: object) -> int:
+        asked.append(value)
+        return ids.id_of(value)
+
+    tracer = keyed_tracer(ids)
+    tracer.reset(lambda: 0, lambda index, data: None, ids.by_type, ids.by_value, id_of)
+    tracer.keyed(ids.native_tables())
+    first = [ValueError("bad", 1), OrderedDict(a=1), Registry(b=[1, 2])]
+    for value in first:
+        assert tracer.id_of(value) == ids.id_of(value), value
+    assert asked == first  # types not met yet: Python meets them
+    asked.clear()
+    later = [ValueError("bad", 1), ValueError("worse"), OrderedDict(a=1), OrderedDict(a=2), Registry(b=[1, 2]), Registry()]
+    given = [tracer.id_of(value) for value in later]
+    assert asked == []
+    assert given == [ids.id_of(value) for value in later]
+    assert given[0] == tracer.id_of(first[0]) and given[2] == tracer.id_of(first[1])
+    assert len(set(given)) == len(later)  # each abstraction its own id
+
+
+def test_a_list_or_dict_no_key_caches_is_walked_and_interned_in_c() -> None:
+    """A dict holding a float or a secret, a list nested past the key's depth: no key caches them, and the C collector
+    walks and interns them with the ids id_of gives; a dict whose names were never checked for secrets goes to Python."""
+    asked: list[object] = []
+    ids = ValueIds(lambda *record: None, Abstraction())
+
+    def id_of(value: object) -> int:
+        asked.append(value)
+        return ids.id_of(value)
+
+    tracer = keyed_tracer(ids)
+    tracer.reset(lambda: 0, lambda index, data: None, ids.by_type, ids.by_value, id_of)
+    tracer.keyed(ids.native_tables())
+    for met in ({"price": 0.25}, {"password": 1}, [[[[0]]]]):  # the names checked for secrets, the types met
+        seen(ids, met)
+    unkeyed = [{"price": 1.5}, {"price": 2.5}, {"password": "hunter2"}, [[[[1]]]], [1.5, "a"], [{"price": 0.5}]]
+    given = [tracer.id_of(value) for value in unkeyed]
+    assert asked == []
+    assert given == [ids.id_of(value) for value in unkeyed]
+    assert len(set(given)) == len(unkeyed)
+    unchecked = {"fresh_name": 1.5}
+    assert tracer.id_of(unchecked) == ids.id_of(unchecked)
+    assert asked == [unchecked]
