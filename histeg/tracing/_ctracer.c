@@ -639,12 +639,13 @@ enum {
 
 #define TABLE(self, k) PyTuple_GET_ITEM((self)->keys, (k))
 
-/* Whether the dict `table` says True for `key` (a type: hashed by identity); -1 on error. */
+/* Whether the dict `table` says True for `key` (a type: hashed by identity), -1 on error; a missing answer sets *unsettled (Python answers, and fills the table, when it makes the key). */
 static int
-says_true(PyObject *table, PyObject *key)
+answer(PyObject *table, PyObject *key, int *unsettled)
 {
     PyObject *found = PyDict_GetItemWithError(table, key);
     if (found == NULL) {
+        *unsettled |= !PyErr_Occurred();
         return PyErr_Occurred() ? -1 : 0;
     }
     return found == Py_True;
@@ -664,7 +665,7 @@ scalar_part(PyObject *item, Py_ssize_t max_text)
 
 /* ValueIds._tuple_key: NULL when the tuple has no key (or on an error, cleared by the caller). */
 static PyObject *
-tuple_key(TracerObject *self, PyObject *value, int nested)
+tuple_key(TracerObject *self, PyObject *value, int nested, int *unsettled)
 {
     Py_ssize_t n = PyTuple_GET_SIZE(value);
     PyObject *parts = PyTuple_New(n);
@@ -683,11 +684,11 @@ tuple_key(TracerObject *self, PyObject *value, int nested)
         else if (PyErr_Occurred() || Py_TYPE(cls) != &PyType_Type) {
             break;
         }
-        else if (says_true(TABLE(self, K_SHOWN_TYPES), (PyObject *)cls) == 1) {
+        else if (answer(TABLE(self, K_SHOWN_TYPES), (PyObject *)cls, unsettled) == 1) {
             part = Py_NewRef((PyObject *)cls);
         }
         else if (!nested && !PyErr_Occurred() && PyTuple_Check(item) && PyTuple_GET_SIZE(item) <= MAX_KEYED_TUPLE
-                 && says_true(TABLE(self, K_SHOWN_CONTENTS), (PyObject *)cls) == 1) {
+                 && answer(TABLE(self, K_SHOWN_CONTENTS), (PyObject *)cls, unsettled) == 1) {
             PyObject *address = PyLong_FromVoidPtr(item), *known = NULL;
             if (address != NULL) {
                 known = PyDict_GetItemWithError(TABLE(self, K_CONTENTS), address);  /* (item, content key) */
@@ -695,6 +696,9 @@ tuple_key(TracerObject *self, PyObject *value, int nested)
             }
             if (known != NULL && PyTuple_CheckExact(known) && PyTuple_GET_SIZE(known) == 2 && PyTuple_GET_ITEM(known, 0) == item) {
                 part = PyTuple_Pack(2, (PyObject *)cls, PyTuple_GET_ITEM(known, 1));
+            }
+            else {
+                *unsettled = 1;  /* Python keys the content of a token type it has not met */
             }
         }
         if (part == NULL) {
@@ -998,7 +1002,7 @@ value_key(TracerObject *self, PyObject *value, PyTypeObject *cls, int *unsettled
     PyObject *key = NULL;
     if (cls == &PyTuple_Type) {
         if (PyTuple_GET_SIZE(value) <= MAX_KEYED_TUPLE) {
-            PyObject *parts = tuple_key(self, value, 0);
+            PyObject *parts = tuple_key(self, value, 0, unsettled);
             key = parts ? PyTuple_Pack(2, (PyObject *)&PyTuple_Type, parts) : NULL;
             Py_XDECREF(parts);
         }
@@ -1013,7 +1017,7 @@ value_key(TracerObject *self, PyObject *value, PyTypeObject *cls, int *unsettled
         int tuple_type = PySet_Contains(TABLE(self, K_TUPLE_TYPES), (PyObject *)cls);
         if (tuple_type == 1) {
             if (PyTuple_GET_SIZE(value) <= MAX_KEYED_TUPLE) {
-                PyObject *content = tuple_key(self, value, 1), *fields = content ? fields_key(self, value, cls) : NULL;
+                PyObject *content = tuple_key(self, value, 1, unsettled), *fields = content ? fields_key(self, value, cls) : NULL;
                 key = fields ? PyTuple_Pack(3, (PyObject *)cls, content, fields) : NULL;
                 Py_XDECREF(content);
                 Py_XDECREF(fields);
@@ -1095,7 +1099,7 @@ value_digest(TracerObject *self, PyObject *value, PyTypeObject *cls, KeyDigest *
     int made = 0, object = 0;
     int tuple_type = PySet_Contains(TABLE(self, K_TUPLE_TYPES), (PyObject *)cls);
     if (tuple_type == 1) {
-        PyObject *content = PyTuple_GET_SIZE(value) <= MAX_KEYED_TUPLE ? tuple_key(self, value, 1) : NULL;
+        PyObject *content = PyTuple_GET_SIZE(value) <= MAX_KEYED_TUPLE ? tuple_key(self, value, 1, &parts.unsettled) : NULL;
         if (content != NULL) {  /* (cls, content, fields) */
             key_digest_start(digest, SHAPE_TUPLE_TYPE);
             key_digest_add(digest, (PyObject *)cls);
@@ -1346,8 +1350,8 @@ value_id(TracerObject *self, TStateObject *st, PyObject *value)
         PyObject *key = NULL;
         int unsettled = 0;
         if (digested < NO_DIGEST || !keyed_id(self, value, cls, &known, &key, &unsettled)) {
-            if (key == NULL) {  /* a list or dict no key caches: ValueIds.id_of would walk and intern it */
-                int walked = digested == NO_KEY_OBJECT || ((cls == &PyList_Type || cls == &PyDict_Type) && !unsettled);
+            if (key == NULL) {  /* a list, dict or tuple no key caches: ValueIds.id_of would walk and intern it */
+                int walked = digested == NO_KEY_OBJECT || ((cls == &PyList_Type || cls == &PyDict_Type || cls == &PyTuple_Type) && !unsettled);
                 return walked ? unkeyed_object_id(self, st, value) : id_from(st, self->value_id, value);
             }
             known = id_from_key(self, st, Py_NewRef(key), value);

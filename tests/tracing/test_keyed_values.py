@@ -355,8 +355,8 @@ def test_a_value_no_key_caches_is_walked_and_interned_in_c_once_python_has_met_i
     assert len(set(given)) == len(later)  # each abstraction its own id
 
 
-def test_a_list_or_dict_no_key_caches_is_walked_and_interned_in_c() -> None:
-    """A dict holding a float or a secret, a list nested past the key's depth: no key caches them, and the C collector
+def test_a_list_dict_or_tuple_no_key_caches_is_walked_and_interned_in_c() -> None:
+    """A dict or tuple holding a float, a dict holding a secret, a list nested past the key's depth: no key caches them, and the C collector
     walks and interns them with the ids id_of gives; a dict whose names were never checked for secrets goes to Python."""
     asked: list[object] = []
     ids = ValueIds(lambda *record: None, Abstraction())
@@ -368,9 +368,9 @@ def test_a_list_or_dict_no_key_caches_is_walked_and_interned_in_c() -> None:
     tracer = keyed_tracer(ids)
     tracer.reset(lambda: 0, lambda index, data: None, ids.by_type, ids.by_value, id_of)
     tracer.keyed(ids.native_tables())
-    for met in ({"price": 0.25}, {"password": 1}, [[[[0]]]]):  # the names checked for secrets, the types met
+    for met in ({"price": 0.25}, {"password": 1}, [[[[0]]]], (0.25,), ("c" * 70,)):  # the names checked for secrets, the types met
         seen(ids, met)
-    unkeyed = [{"price": 1.5}, {"price": 2.5}, {"password": "hunter2"}, [[[[1]]]], [1.5, "a"], [{"price": 0.5}]]
+    unkeyed = [{"price": 1.5}, {"price": 2.5}, {"password": "hunter2"}, [[[[1]]]], [1.5, "a"], [{"price": 0.5}], (1.5, "a"), ("b" * 70,)]
     given = [tracer.id_of(value) for value in unkeyed]
     assert asked == []
     assert given == [ids.id_of(value) for value in unkeyed]
