@@ -186,7 +186,15 @@ class ValueIds:
                 self._named.add(cls)
         if divert is not None and self.abstraction.repr_types and type_name(cls) in self.abstraction.repr_types:
             return divert(state, lambda: self.intern(abstract(value)))
-        if not (cls in HASHED_EXACT or cls is list or cls is dict or cls is tuple or cls in self._keyed or cls in self._tuple_types
-                or cls in self._objects or cls in self._named):
+        if not (
+            cls in HASHED_EXACT
+            or cls is list
+            or cls is dict
+            or cls is tuple
+            or cls in self._keyed
+            or cls in self._tuple_types
+            or cls in self._objects
+            or cls in self._named
+        ):
             self._unkeyed.add(cls)
         return self.intern(abstract(value))
