@@ -1337,10 +1337,6 @@ value_id(TracerObject *self, TStateObject *st, PyObject *value)
             PyErr_Clear();
             return NO_VALUE;
         }
-        if (self->keys != NULL && PyTuple_CheckExact(self->keys) && PySet_Contains(TABLE(self, K_UNKEYED), (PyObject *)cls) == 1) {
-            return unkeyed_object_id(self, st, value);  /* no key of any kind: ValueIds.id_of would walk and intern it */
-        }
-        PyErr_Clear();
         unsigned long long known;
         KeyDigest digest;
         int digested = value_digest(self, value, cls, &digest);
@@ -1350,8 +1346,11 @@ value_id(TracerObject *self, TStateObject *st, PyObject *value)
         PyObject *key = NULL;
         int unsettled = 0;
         if (digested < NO_DIGEST || !keyed_id(self, value, cls, &known, &key, &unsettled)) {
-            if (key == NULL) {  /* a list, dict or tuple no key caches: ValueIds.id_of would walk and intern it */
-                int walked = digested == NO_KEY_OBJECT || ((cls == &PyList_Type || cls == &PyDict_Type || cls == &PyTuple_Type) && !unsettled);
+            if (key == NULL) {  /* a value no key caches (a type no key of any kind caches, a list, dict or tuple whose parts
+                                 * make none): ValueIds.id_of would walk and intern it */
+                int walked = digested == NO_KEY_OBJECT || ((cls == &PyList_Type || cls == &PyDict_Type || cls == &PyTuple_Type) && !unsettled)
+                    || (digested == NO_KEY && PySet_Contains(TABLE(self, K_UNKEYED), (PyObject *)cls) == 1);
+                PyErr_Clear();
                 return walked ? unkeyed_object_id(self, st, value) : id_from(st, self->value_id, value);
             }
             known = id_from_key(self, st, Py_NewRef(key), value);
