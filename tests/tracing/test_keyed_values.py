@@ -295,9 +295,8 @@ def test_kept_keys_are_out_of_the_garbage_collectors_way(pair: tuple[Any, ValueI
     assert all(ids.id_of(value) == seen(ids, value) for value in keyable())  # nothing it holds was collected
 
 
-def test_an_object_without_a_key_is_walked_in_c_once_python_has_settled_that_it_has_none() -> None:
-    """An object whose fields can never make a key (a float field, a secret) is walked and interned in C, as id_of would
-    abstract it; one whose field is of a type Python has not classified yet goes to Python, which classifies it."""
+def asking_tracer() -> tuple[Any, ValueIds, list[object]]:
+    """A C tracer over fresh value tables, and the values it hands ``ValueIds.id_of`` (a call into Python each)."""
     asked: list[object] = []
     ids = ValueIds(lambda *record: None, Abstraction())
 
@@ -308,6 +307,13 @@ def test_an_object_without_a_key_is_walked_in_c_once_python_has_settled_that_it_
     tracer = keyed_tracer(ids)
     tracer.reset(lambda: 0, lambda index, data: None, ids.by_type, ids.by_value, id_of)
     tracer.keyed(ids.native_tables())
+    return tracer, ids, asked
+
+
+def test_an_object_without_a_key_is_walked_in_c_once_python_has_settled_that_it_has_none() -> None:
+    """An object whose fields can never make a key (a float field, a secret) is walked and interned in C, as id_of would
+    abstract it; one whose field is of a type Python has not classified yet goes to Python, which classifies it."""
+    tracer, ids, asked = asking_tracer()
     seen(ids, Measured())
     seen(ids, Secretive())
     for value in (Measured(), Secretive()):
@@ -332,16 +338,7 @@ def test_a_value_no_key_caches_is_walked_and_interned_in_c_once_python_has_met_i
     class Registry(dict):
         pass
 
-    asked: list[object] = []
-    ids = ValueIds(lambda *record: None, Abstraction())
-
-    def id_of(value: object) -> int:
-        asked.append(value)
-        return ids.id_of(value)
-
-    tracer = keyed_tracer(ids)
-    tracer.reset(lambda: 0, lambda index, data: None, ids.by_type, ids.by_value, id_of)
-    tracer.keyed(ids.native_tables())
+    tracer, ids, asked = asking_tracer()
     first = [ValueError("bad", 1), OrderedDict(a=1), Registry(b=[1, 2])]
     for value in first:
         assert tracer.id_of(value) == ids.id_of(value), value
@@ -358,16 +355,7 @@ def test_a_value_no_key_caches_is_walked_and_interned_in_c_once_python_has_met_i
 def test_a_list_dict_or_tuple_no_key_caches_is_walked_and_interned_in_c() -> None:
     """A dict or tuple holding a float, a dict holding a secret, a list nested past the key's depth: no key caches them, and the C collector
     walks and interns them with the ids id_of gives; a dict whose names were never checked for secrets goes to Python."""
-    asked: list[object] = []
-    ids = ValueIds(lambda *record: None, Abstraction())
-
-    def id_of(value: object) -> int:
-        asked.append(value)
-        return ids.id_of(value)
-
-    tracer = keyed_tracer(ids)
-    tracer.reset(lambda: 0, lambda index, data: None, ids.by_type, ids.by_value, id_of)
-    tracer.keyed(ids.native_tables())
+    tracer, ids, asked = asking_tracer()
     for met in ({"price": 0.25}, {"password": 1}, [[[[0]]]], (0.25,), ("c" * 70,)):  # the names checked for secrets, the types met
         seen(ids, met)
     unkeyed = [{"price": 1.5}, {"price": 2.5}, {"password": "hunter2"}, [[[[1]]]], [1.5, "a"], [{"price": 0.5}], (1.5, "a"), ("b" * 70,)]
