@@ -645,8 +645,9 @@ answer(PyObject *table, PyObject *key, int *unsettled)
 {
     PyObject *found = PyDict_GetItemWithError(table, key);
     if (found == NULL) {
-        *unsettled |= !PyErr_Occurred();
-        return PyErr_Occurred() ? -1 : 0;
+        int failed = PyErr_Occurred() != NULL;
+        *unsettled |= !failed;
+        return failed ? -1 : 0;
     }
     return found == Py_True;
 }

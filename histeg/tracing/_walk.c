@@ -43,7 +43,7 @@ typedef struct {
     Py_ssize_t budget;
 } Walk;
 
-static PyObject *ELLIPSIS_PLUS, *COMMA_SPACE, *TEXT_TRUE, *TEXT_FALSE, *TEXT_NONE;
+static PyObject *ELLIPSIS_PLUS, *COMMA_SPACE, *SPACE, *TEXT_TRUE, *TEXT_FALSE, *TEXT_NONE;
 
 static PyObject *walk_text(Walk *k, PyObject *value, PyTypeObject *cls, Py_ssize_t depth);
 
@@ -677,9 +677,7 @@ compound_text(Walk *k, PyObject *value, PyTypeObject *cls, PyTypeObject *shape, 
         }
     }
     if (PyList_GET_SIZE(parts) > 0) {
-        PyObject *space = PyUnicode_FromString(" ");
-        result = space != NULL ? PyUnicode_Join(space, parts) : NULL;
-        Py_XDECREF(space);
+        result = PyUnicode_Join(SPACE, parts);
     }
 done:
     Py_DECREF(parts);
@@ -890,10 +888,11 @@ PyInit__walk(void)
     }
     ELLIPSIS_PLUS = PyUnicode_FromString("\xe2\x80\xa6+");
     COMMA_SPACE = PyUnicode_FromString(", ");
+    SPACE = PyUnicode_FromString(" ");
     TEXT_TRUE = PyUnicode_FromString("True");
     TEXT_FALSE = PyUnicode_FromString("False");
     TEXT_NONE = PyUnicode_FromString("None");
-    if (!ELLIPSIS_PLUS || !COMMA_SPACE || !TEXT_TRUE || !TEXT_FALSE || !TEXT_NONE) {
+    if (!ELLIPSIS_PLUS || !COMMA_SPACE || !SPACE || !TEXT_TRUE || !TEXT_FALSE || !TEXT_NONE) {
         return NULL;
     }
     PyObject *module = PyModule_Create(&walk_module);

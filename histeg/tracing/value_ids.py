@@ -30,6 +30,8 @@ HASHED_EXACT = frozenset({int, str, bytes, bool, type(None)})
 """Exact types whose equal values have equal abstractions, so ids can be cached by value (not float: 0.0 == -0.0)."""
 BY_VALUE = frozenset({str, bool, type(None)})
 """Exact types whose ids ``by_value`` keeps, keyed by the value itself (never an int: ``1 == True``)."""
+_CONTAINERS = frozenset({list, dict, tuple})
+"""Exact containers: keyed by their content where it makes a key (the C collector walks the others itself)."""
 MAX_KEY_LENGTH = 64
 MAX_KEYED_TUPLE = 8
 """Tuples up to this length whose items are scalars or objects are cached by a key of their items."""
@@ -184,17 +186,9 @@ class ValueIds:
                 self._objects.add(cls)
             if self.abstraction.named(cls):
                 self._named.add(cls)
+            keyed_by = (HASHED_EXACT, _CONTAINERS, self._keyed, self._tuple_types, self._objects, self._named)
+            if not any(cls in kinds for kinds in keyed_by):
+                self._unkeyed.add(cls)
         if divert is not None and self.abstraction.repr_types and type_name(cls) in self.abstraction.repr_types:
             return divert(state, lambda: self.intern(abstract(value)))
-        if not (
-            cls in HASHED_EXACT
-            or cls is list
-            or cls is dict
-            or cls is tuple
-            or cls in self._keyed
-            or cls in self._tuple_types
-            or cls in self._objects
-            or cls in self._named
-        ):
-            self._unkeyed.add(cls)
         return self.intern(abstract(value))
