@@ -28,13 +28,14 @@
 
 /* Format constants, read from histeg.tracing.format at import. */
 static unsigned int OP_CALL, CALL_ROOT, CALL_GEN, OP_RETURN, OP_RAISE, OP_YIELD, OP_RESUME, OP_LINES_OFF, OP_LINES_ON;
-static unsigned long long INLINE_INT, INT_BIAS;
+static unsigned long long INLINE_INT, INT_BIAS, REC_VALUE;
 #define NO_VALUE 0u
 /* The Tracer's constructor and bindings as native.py calls them: a build from another histeg is not used. */
-#define INTERFACE 8  /* native.INTERFACE: 3 adds keyed() and keyed_id(), 4 the names checked for secrets in the keyed tables and untracked(),
+#define INTERFACE 9  /* native.INTERFACE: 3 adds keyed() and keyed_id(), 4 the names checked for secrets in the keyed tables and untracked(),
                       * 5 the classes keyed by their names and what interns a new value in the keyed tables, and id_of(),
                       * 6 slots as (name, getter, member) in the layouts, signals held, SEES_INTERNALS,
-                      * 7 line_cap, 8 the types no key caches in the keyed tables */
+                      * 7 line_cap, 8 the types no key caches in the keyed tables, 9 values_to() and no cap in the
+                      * keyed tables (value records and long texts are made in C) */
 static Py_ssize_t CHUNK_WORDS;
 
 /* -- signals ---------------------------------------------------------------
@@ -138,6 +139,9 @@ typedef struct {
     PyObject *instrument;     /* code -> entry tuple or None */
     PyObject *new_thread;     /* () -> thread index (writes the thread record) */
     PyObject *chunk;          /* (thread index, bytes) */
+    PyObject *records;        /* (bytes): takes whole value records (TraceWriter.records); NULL: K_WRITE, one call per value */
+    char *vbuf;               /* value records not handed to `records` yet: they go before the next chunk */
+    size_t vlen, vcap;
     PyObject *by_type;        /* dict: type -> value id */
     PyObject *by_value;       /* dict: exact str, None, True, False -> value id (filled by ValueIds.id_of) */
     PyObject *value_id;       /* value -> value id */
@@ -351,6 +355,165 @@ stack_push(TStateObject *st, PyObject *code, FuncInfo *fi, GenCallObject *gen)
     return 0;
 }
 
+/* -- value records -----------------------------------------------------------
+ * A value met for the first time is defined by a record, written here as format.TraceWriter.value writes it and
+ * handed to the writer in batches, before the next chunk is shipped: every value a chunk names is defined before it,
+ * without a call into Python per value. */
+
+#define VALUES_BATCH 65536  /* bytes of value records handed to the writer at once, at most (about) */
+
+static PyObject *CRC32, *ADLER32;  /* zlib's, for the digest of a long text (values._digest) */
+
+static int
+vbuf_put(TracerObject *self, const void *data, size_t size)
+{
+    if (self->vlen + size > self->vcap) {
+        size_t cap = self->vcap ? self->vcap : 4096;
+        while (cap < self->vlen + size) {
+            cap *= 2;
+        }
+        char *grown = PyMem_Realloc(self->vbuf, cap);
+        if (grown == NULL) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        self->vbuf = grown;
+        self->vcap = cap;
+    }
+    memcpy(self->vbuf + self->vlen, data, size);
+    self->vlen += size;
+    return 0;
+}
+
+/* format.varint: unsigned LEB128. */
+static int
+vbuf_varint(TracerObject *self, unsigned long long value)
+{
+    unsigned char bytes[10];
+    size_t n = 0;
+    while (value > 0x7F) {
+        bytes[n++] = (unsigned char)((value & 0x7F) | 0x80);
+        value >>= 7;
+    }
+    bytes[n++] = (unsigned char)value;
+    return vbuf_put(self, bytes, n);
+}
+
+/* A str's UTF-8 as format.text encodes it (surrogates passed through): the str's own bytes when it is ASCII, else
+ * bytes *owner holds (NULL with an error set when encoding failed). */
+static const char *
+utf8_of(PyObject *text, Py_ssize_t *size, PyObject **owner)
+{
+    *owner = NULL;
+    if (PyUnicode_IS_ASCII(text)) {
+        *size = PyUnicode_GET_LENGTH(text);
+        return (const char *)PyUnicode_1BYTE_DATA(text);
+    }
+    *owner = PyUnicode_AsEncodedString(text, "utf-8", "surrogatepass");
+    if (*owner == NULL) {
+        return NULL;
+    }
+    *size = PyBytes_GET_SIZE(*owner);
+    return PyBytes_AS_STRING(*owner);
+}
+
+/* format.text: the UTF-8 length, then the bytes. */
+static int
+vbuf_text(TracerObject *self, PyObject *text)
+{
+    Py_ssize_t size;
+    PyObject *owner;
+    const char *data = utf8_of(text, &size, &owner);
+    if (data == NULL) {
+        return -1;
+    }
+    int failed = vbuf_varint(self, (unsigned long long)size) < 0 || vbuf_put(self, data, (size_t)size) < 0;
+    Py_XDECREF(owner);
+    return failed ? -1 : 0;
+}
+
+/* Hands the value records written so far to the writer, in one call. */
+static int
+ship_values(TracerObject *self)
+{
+    if (self->vlen == 0 || self->records == NULL) {
+        return 0;
+    }
+    PyObject *data = PyBytes_FromStringAndSize(self->vbuf, (Py_ssize_t)self->vlen);
+    if (data == NULL) {
+        return -1;
+    }
+    self->vlen = 0;
+    PyObject *result = PyObject_CallOneArg(self->records, data);
+    Py_DECREF(data);
+    if (result == NULL) {
+        return -1;
+    }
+    Py_DECREF(result);
+    return 0;
+}
+
+/* TraceWriter.value(id, type name, text or None), as a record of the batch; through `write` (ValueIds' writer, one
+ * call per value) when no writer takes whole records. Called with the values held (values_begin). */
+static int
+write_value(TracerObject *self, PyObject *write, PyObject *fresh, PyObject *name, PyObject *text)
+{
+    if (self->records == NULL) {
+        PyObject *written = PyObject_CallFunctionObjArgs(write, fresh, name, text, NULL);
+        Py_XDECREF(written);
+        return written == NULL ? -1 : 0;
+    }
+    unsigned long long id = PyLong_AsUnsignedLongLong(fresh);
+    if (id == (unsigned long long)-1 && PyErr_Occurred()) {
+        return -1;
+    }
+    size_t mark = self->vlen;
+    unsigned char tag = (unsigned char)REC_VALUE, shown = text != Py_None;
+    if (vbuf_put(self, &tag, 1) < 0 || vbuf_varint(self, id) < 0 || vbuf_text(self, name) < 0 || vbuf_put(self, &shown, 1) < 0
+        || (shown && vbuf_text(self, text) < 0)) {
+        self->vlen = mark;  /* never half a record */
+        return -1;
+    }
+    return self->vlen >= VALUES_BATCH ? ship_values(self) : 0;
+}
+
+/* values.cap: a text longer than `limit` as its first limit / 2 characters, its length and a digest of its UTF-8
+ * (crc32 | adler32 << 32, as values._digest). */
+static PyObject *
+capped(PyObject *text, Py_ssize_t limit)
+{
+    Py_ssize_t length = PyUnicode_GET_LENGTH(text);
+    if (length <= limit) {
+        return Py_NewRef(text);
+    }
+    Py_ssize_t size;
+    PyObject *owner, *crc = NULL, *adler = NULL, *prefix = NULL, *result = NULL;
+    const char *data = utf8_of(text, &size, &owner);
+    if (data == NULL) {
+        return NULL;
+    }
+    PyObject *view = PyMemoryView_FromMemory((char *)data, size, PyBUF_READ);
+    if (view != NULL) {
+        crc = PyObject_CallOneArg(CRC32, view);
+        adler = crc != NULL ? PyObject_CallOneArg(ADLER32, view) : NULL;
+        Py_DECREF(view);
+    }
+    Py_XDECREF(owner);
+    if (adler != NULL) {
+        unsigned long long low = PyLong_AsUnsignedLongLong(crc), high = PyLong_AsUnsignedLongLong(adler);
+        prefix = PyErr_Occurred() ? NULL : PyUnicode_Substring(text, 0, limit / 2);
+        if (prefix != NULL) {
+            char digest[17];
+            snprintf(digest, sizeof digest, "%016llx", low | (high << 32));
+            result = PyUnicode_FromFormat("%U%c[len=%zd hash=%s]", prefix, 0x2026, length, digest);
+        }
+    }
+    Py_XDECREF(crc);
+    Py_XDECREF(adler);
+    Py_XDECREF(prefix);
+    return result;
+}
+
 /* Hands the thread's events to the writer. `now` 0 (from a callback): not while a signal's handler is due (the events
  * wait in the buffer for the next time); 1 (a thread's events that must precede others, or a call from Python): now,
  * the handler run first (-1 when it raised). */
@@ -364,7 +527,7 @@ ship(TracerObject *self, TStateObject *st, int now)
     if (now ? hold_signals_for_call(&held) < 0 : hold_signals(&held)) {
         return now ? -1 : 0;
     }
-    PyObject *data = PyBytes_FromStringAndSize((const char *)st->buf, st->len * (Py_ssize_t)sizeof(uint16_t));
+    PyObject *data = ship_values(self) < 0 ? NULL : PyBytes_FromStringAndSize((const char *)st->buf, st->len * (Py_ssize_t)sizeof(uint16_t));
     if (data == NULL) {
         release_signals(&held);
         return -1;
@@ -627,7 +790,7 @@ id_from(TStateObject *st, PyObject *fn, PyObject *value)
 
 enum {
     K_BY_OBJECT, K_BY_KEY, K_OBJECTS, K_TUPLE_TYPES, K_CONTENTS, K_LAYOUTS, K_PLAIN, K_KINDS, K_SHOWN_KINDS, K_UNSET, K_SHOWN_TYPES,
-    K_SHOWN_CONTENTS, K_REDACTED, K_NAMED, K_UNKEYED, K_WALK, K_NAMES, K_VALUES, K_NEXT, K_WRITE, K_CAP, K_LIMITS, K_COUNT
+    K_SHOWN_CONTENTS, K_REDACTED, K_NAMED, K_UNKEYED, K_WALK, K_NAMES, K_VALUES, K_NEXT, K_WRITE, K_LIMITS, K_COUNT
 };
 #define MAX_KEYED_TUPLE 8
 #define MAX_KEY_LENGTH 64
@@ -1173,8 +1336,8 @@ walked_id(TracerObject *self, PyObject *value, unsigned long long *id)
         goto out;  /* a failed walk: Python says what its own walk makes of it */
     }
     if (text != Py_None && PyUnicode_GET_LENGTH(text) > self->limits[L_REPR]) {  /* a prefix and a digest of the whole */
-        Py_SETREF(text, PyObject_CallOneArg(TABLE(self, K_CAP), text));
-        if (text == NULL || !PyUnicode_CheckExact(text)) {
+        Py_SETREF(text, capped(text, self->limits[L_REPR]));
+        if (text == NULL) {
             goto out;
         }
     }
@@ -1199,12 +1362,11 @@ walked_id(TracerObject *self, PyObject *value, unsigned long long *id)
             goto out;
         }
         *id = PyLong_AsUnsignedLongLong(fresh);
-        PyObject *written = PyObject_CallFunctionObjArgs(TABLE(self, K_WRITE), fresh, name, text, NULL);
+        int failed = write_value(self, TABLE(self, K_WRITE), fresh, name, text) < 0;
         Py_DECREF(fresh);
-        if (written == NULL) {
+        if (failed) {
             goto out;
         }
-        Py_DECREF(written);
     }
     done = !PyErr_Occurred();
 out:
@@ -1748,6 +1910,25 @@ tracer_ship_all(TracerObject *self, PyObject *Py_UNUSED(ignored))
             return NULL;
         }
     }
+    if (ship_values(self) < 0) {  /* values no chunk named yet */
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+/* values_to(records): new values' records go to records(bytes) in batches (None: one call of the keyed tables'
+ * writer per value). */
+static PyObject *
+tracer_values_to(TracerObject *self, PyObject *records)
+{
+    if (records != Py_None && !PyCallable_Check(records)) {
+        PyErr_SetString(PyExc_TypeError, "histeg: values_to takes a callable or None");
+        return NULL;
+    }
+    if (ship_values(self) < 0) {
+        return NULL;
+    }
+    Py_XSETREF(self->records, records == Py_None ? NULL : Py_NewRef(records));
     Py_RETURN_NONE;
 }
 
@@ -1782,7 +1963,6 @@ tracer_keyed(TracerObject *self, PyObject *tables)
         || !(PyTuple_GET_ITEM(tables, K_WALK) == Py_None || PyCallable_Check(PyTuple_GET_ITEM(tables, K_WALK)))
         || !PyDict_Check(PyTuple_GET_ITEM(tables, K_NAMES)) || !PyDict_Check(PyTuple_GET_ITEM(tables, K_VALUES))
         || !PyIter_Check(PyTuple_GET_ITEM(tables, K_NEXT)) || !PyCallable_Check(PyTuple_GET_ITEM(tables, K_WRITE))
-        || !PyCallable_Check(PyTuple_GET_ITEM(tables, K_CAP))
         || !PyTuple_CheckExact(PyTuple_GET_ITEM(tables, K_LIMITS)) || PyTuple_GET_SIZE(PyTuple_GET_ITEM(tables, K_LIMITS)) != L_COUNT) {
         PyErr_SetString(PyExc_TypeError, "histeg: bad value key tables");
         return NULL;
@@ -1844,6 +2024,8 @@ tracer_reset(TracerObject *self, PyObject *args)
     }
     self->last_state = NULL;
     self->last_tid = 0;
+    self->vlen = 0;  /* the parent's values: its own file defines them */
+    Py_CLEAR(self->records);
     susp_clear(&self->suspended);
     key_memo_clear(&self->memo);
     PyDict_Clear(self->states_by_tid);
@@ -1947,6 +2129,7 @@ tracer_traverse(TracerObject *self, visitproc visit, void *arg)
     Py_VISIT(self->instrument);
     Py_VISIT(self->new_thread);
     Py_VISIT(self->chunk);
+    Py_VISIT(self->records);
     Py_VISIT(self->by_type);
     Py_VISIT(self->by_value);
     Py_VISIT(self->value_id);
@@ -1965,6 +2148,8 @@ tracer_clear(TracerObject *self)
     Py_CLEAR(self->instrument);
     Py_CLEAR(self->new_thread);
     Py_CLEAR(self->chunk);
+    Py_CLEAR(self->records);
+    self->vlen = 0;
     Py_CLEAR(self->by_type);
     Py_CLEAR(self->by_value);
     Py_CLEAR(self->value_id);
@@ -1995,6 +2180,7 @@ tracer_dealloc(TracerObject *self)
         PyMem_Free(self->table);
     }
     PyMem_Free(self->lines_off);
+    PyMem_Free(self->vbuf);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
@@ -2014,7 +2200,9 @@ static PyMethodDef tracer_methods[] = {
     {"close_stale", (PyCFunction)tracer_close_stale, METH_NOARGS,
      "Close the calls left on this thread's stack (frames whose end was never reported) and ship its events."},
     {"ship_all", (PyCFunction)tracer_ship_all, METH_NOARGS, "Ship every thread's buffered events."},
-    {"reset", (PyCFunction)tracer_reset, METH_VARARGS, "reset(new_thread, chunk, by_type, by_value, value_id): after fork."},
+    {"reset", (PyCFunction)tracer_reset, METH_VARARGS,
+     "reset(new_thread, chunk, by_type, by_value, value_id): after fork (values_to must be called again)."},
+    {"values_to", (PyCFunction)tracer_values_to, METH_O, "values_to(records): new values' records go to records(bytes) in batches."},
     {"keyed", (PyCFunction)tracer_keyed, METH_O, "keyed(tables): what keyed values are looked up in (ValueIds.native_tables())."},
     {"keyed_id", (PyCFunction)tracer_keyed_id, METH_O, "keyed_id(value) -> the id the tracer finds for a keyed value itself, or None."},
     {"id_of", (PyCFunction)tracer_id_of, METH_O, "id_of(value) -> the id the tracer records for a value."},
@@ -2096,7 +2284,20 @@ module_untracked(PyObject *Py_UNUSED(module), PyObject *key)
     return Py_NewRef(key);
 }
 
+/* cap(text, limit) -> what the tracer records for a text of the walk (values.cap with MAX_REPR as limit). */
+static PyObject *
+module_cap(PyObject *Py_UNUSED(module), PyObject *args)
+{
+    PyObject *text;
+    Py_ssize_t limit;
+    if (!PyArg_ParseTuple(args, "Un", &text, &limit)) {
+        return NULL;
+    }
+    return capped(text, limit);
+}
+
 static PyMethodDef module_methods[] = {
+    {"cap", module_cap, METH_VARARGS, "cap(text, limit) -> a text longer than limit as a prefix, its length and a digest."},
     {"untracked", module_untracked, METH_O, "untracked(key) -> key: its tuples left out of the garbage collector's generations."},
     {NULL, NULL, 0, NULL},
 };
@@ -2122,9 +2323,20 @@ PyInit__ctracer(void)
         || read_constant(format, "OP_RAISE", &op_raise) < 0 || read_constant(format, "OP_YIELD", &op_yield) < 0
         || read_constant(format, "OP_RESUME", &op_resume) < 0 || read_constant(format, "INLINE_INT", &INLINE_INT) < 0
         || read_constant(format, "OP_LINES_OFF", &op_lines_off) < 0 || read_constant(format, "OP_LINES_ON", &op_lines_on) < 0
-        || read_constant(format, "INT_BIAS", &INT_BIAS) < 0 || read_constant(format, "CHUNK_WORDS", &chunk_words) < 0;
+        || read_constant(format, "INT_BIAS", &INT_BIAS) < 0 || read_constant(format, "CHUNK_WORDS", &chunk_words) < 0
+        || read_constant(format, "REC_VALUE", &REC_VALUE) < 0;
     Py_DECREF(format);
     if (failed) {
+        return NULL;
+    }
+    PyObject *zlib = PyImport_ImportModule("zlib");
+    if (zlib == NULL) {
+        return NULL;
+    }
+    CRC32 = PyObject_GetAttrString(zlib, "crc32");
+    ADLER32 = CRC32 != NULL ? PyObject_GetAttrString(zlib, "adler32") : NULL;
+    Py_DECREF(zlib);
+    if (ADLER32 == NULL) {
         return NULL;
     }
     CHUNK_WORDS = (Py_ssize_t)chunk_words;

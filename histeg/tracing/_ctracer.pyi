@@ -14,6 +14,8 @@ SEES_INTERNALS: int
 """1 when built with the interpreter's internal headers (3.12, 3.13): it tells a signal's due handler and reads inline attributes."""
 
 def untracked(key: tuple) -> tuple: ...
+def cap(text: str, limit: int) -> str:
+    """What the tracer records for a text of the walk: ``values.cap`` with ``limit`` for ``MAX_REPR``."""
 
 class Tracer(Backend):
     label: int
@@ -27,6 +29,10 @@ class Tracer(Backend):
     def ship_all(self) -> None: ...
     def keyed(self, tables: tuple[object, ...]) -> None:
         """The tables a keyed value's id is looked up in (``ValueIds.native_tables()``)."""
+
+    def values_to(self, records: Callable[[bytes], None] | None) -> None:
+        """New values' records go to ``records`` in batches, each before the next chunk (None: the keyed tables'
+        writer, once per value)."""
 
     def id_of(self, value: object) -> int: ...
     def keyed_id(self, value: object) -> int | None:
@@ -60,4 +66,5 @@ class Tracer(Backend):
         by_value: dict[object, int],
         value_id: Callable[[object], int],
     ) -> None:
-        """After fork, in the child: forget threads and suspended calls, write through new bindings."""
+        """After fork, in the child: forget threads, suspended calls and the parent's value records not handed over,
+        write through new bindings (``values_to`` again)."""

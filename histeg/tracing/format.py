@@ -211,6 +211,10 @@ class TraceWriter:
         flag = b"\x00" if rep is None else b"\x01" + text(rep)
         self._add(bytes([REC_VALUE]) + varint(value_id) + text(type_name) + flag)
 
+    def records(self, data: bytes) -> None:
+        """Whole records encoded elsewhere (the C collector's value records, a batch at a time)."""
+        self._add(data)
+
     def label(self, label_id: int, nodeid: str, phase: str) -> None:
         self._add(bytes([REC_LABEL]) + varint(label_id) + text(nodeid) + text(phase))
 

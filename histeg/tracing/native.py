@@ -20,7 +20,7 @@ except ImportError:  # not built (no compiler at install time): the Python colle
     _ctracer = None  # type: ignore[assignment]  # the module's name stands for "not built"
 
 
-INTERFACE = 8
+INTERFACE = 9
 """What ``_ctracer.INTERFACE`` must be: the Tracer's constructor and bindings as this module calls them. A build left
 by another histeg (an in-place build for another interpreter, say) would take other arguments; it counts as not built."""
 
@@ -64,6 +64,7 @@ class NativeCollector(Collector):
             self.line_cap,
         )
         tracer.keyed(self.value_ids.native_tables())
+        tracer.values_to(self.writer.records)
         return tracer
 
     def _reset_backend(self) -> None:
@@ -72,6 +73,7 @@ class NativeCollector(Collector):
         assert isinstance(backend, _ctracer.Tracer)  # made by _make_backend
         backend.reset(self.open_thread, self.chunk, self.value_ids.by_type, self.value_ids.by_value, self.value_ids.id_of)
         backend.keyed(self.value_ids.native_tables())
+        backend.values_to(self.writer.records)
 
 
 def resolve(implementation: str) -> str:

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from histeg.tracing.format import INLINE_INT, INT_BIAS
-from histeg.tracing.values import MAX_ITEMS, MAX_REPR, REDACTED, Abstraction, cap, type_name
+from histeg.tracing.values import MAX_ITEMS, MAX_REPR, REDACTED, Abstraction, type_name
 
 try:
     from histeg.tracing._ctracer import untracked
@@ -74,11 +74,12 @@ class ValueIds:
         and the tuple subclasses, the content keys of token types by identity, the abstraction's tables, the classes
         keyed by their names; then what abstracts and interns a value whose key is new without calling ``_by_key``
         (``interned_id``): the C walk (None: Python must), the type names, the ids by abstraction, the next id, the
-        writer of value records, what shortens a long text, and the bounds. It makes the keys ``_tuple_key``,
-        ``fields_key`` and ``name_key`` make, from what these say so far; anything they do not say yet comes here."""
+        writer of value records (used where the collector gives none that takes them in batches: ``values_to``), and
+        the bounds (long texts are shortened in C as ``cap`` does). It makes the keys ``_tuple_key``, ``fields_key``
+        and ``name_key`` make, from what these say so far; anything they do not say yet comes here."""
         return (
             self._by_object, self._by_key, self._objects, self._tuple_types, self._contents, *self.abstraction.native_tables(), self._named, self._unkeyed,
-            self.abstraction.native_text(), self.abstraction.native_names(), self._values, self._next, self._write_value, cap,
+            self.abstraction.native_text(), self.abstraction.native_names(), self._values, self._next, self._write_value,
             (MAX_CACHED_VALUES, MAX_REPR, MAX_ITEMS, MAX_KEY_LENGTH),
         )  # fmt: skip
 
