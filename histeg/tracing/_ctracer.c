@@ -504,7 +504,11 @@ capped(PyObject *text, Py_ssize_t limit)
         prefix = PyErr_Occurred() ? NULL : PyUnicode_Substring(text, 0, limit / 2);
         if (prefix != NULL) {
             char digest[17];
-            snprintf(digest, sizeof digest, "%016llx", low | (high << 32));
+            unsigned long long both = low | (high << 32);
+            for (int at = 15; at >= 0; at--, both >>= 4) {  /* "%016llx", without printf's machinery */
+                digest[at] = "0123456789abcdef"[both & 0xF];
+            }
+            digest[16] = '\0';
             result = PyUnicode_FromFormat("%U%c[len=%zd hash=%s]", prefix, 0x2026, length, digest);
         }
     }
@@ -1491,6 +1495,9 @@ value_id(TracerObject *self, TStateObject *st, PyObject *value)
             }
             Py_XDECREF(key);
             PyErr_Clear();
+        }
+        else if (cls == &PyUnicode_Type && self->keys != NULL) {  /* too long for a key: ValueIds.id_of walks and interns it */
+            return unkeyed_object_id(self, st, value);
         }
         return id_from(st, self->value_id, value);
     }

@@ -366,3 +366,16 @@ def test_a_list_dict_or_tuple_no_key_caches_is_walked_and_interned_in_c() -> Non
     unchecked = {"fresh_name": 1.5}
     assert tracer.id_of(unchecked) == ids.id_of(unchecked)
     assert asked == [unchecked]
+
+
+def test_a_string_too_long_for_a_key_is_walked_and_interned_in_c() -> None:
+    """A string longer than a key may be is walked, shortened and interned in C with the id id_of gives (a secret's
+    scrubbing, a temporary path's and a long text's digest included), once Python has named its type."""
+    tracer, ids, asked = asking_tracer()
+    seen(ids, "named: " + "n" * 70)
+    long_texts = ["a" * 65, "b" * 500, "é" * 300, "x\ud800" * 40, "https://user:hunter2@example.com/" + "p" * 60, "c" * 65]
+    given = [tracer.id_of(text) for text in long_texts]
+    assert asked == []
+    assert given == [ids.id_of(text) for text in long_texts]
+    assert len(set(given)) == len(long_texts)
+    assert tracer.id_of("a" * 65) == given[0]
