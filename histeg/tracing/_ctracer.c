@@ -930,37 +930,32 @@ container_parts(TracerObject *self, Parts *parts, PyObject *value, PyTypeObject 
     int is_dict = cls == &PyDict_Type;
     Py_ssize_t count = is_dict ? PyDict_GET_SIZE(value) : cls == &PyList_Type ? PyList_GET_SIZE(value) : PyTuple_GET_SIZE(value);
     Py_ssize_t n = count < MAX_ITEMS ? count : MAX_ITEMS;
-    PyObject *size = PyLong_FromSsize_t(count), *items = NULL;
+    PyObject *size = PyLong_FromSsize_t(count);
     int failed = size == NULL || append_pair(parts, (PyObject *)cls, size) < 0;
     Py_XDECREF(size);
     if (failed) {
         return -1;
     }
+    PyObject *items[MAX_ITEMS];  /* a dict's values, borrowed: nothing here runs code that could change the dict */
     if (is_dict) {
-        items = PyList_New(0);
-        if (items == NULL) {
-            return -1;
-        }
-        Py_ssize_t pos = 0;
+        Py_ssize_t pos = 0, taken = 0;
         PyObject *name, *item;
-        while (PyList_GET_SIZE(items) < n && PyDict_Next(value, &pos, &name, &item)) {
+        while (taken < n && PyDict_Next(value, &pos, &name, &item)) {
             PyObject *redacted = PyUnicode_CheckExact(name) && PyUnicode_GET_LENGTH(name) <= MAX_KEYED_TEXT
                 ? PyDict_GetItemWithError(TABLE(self, K_REDACTED), name) : Py_True;
             if (redacted != Py_False) {  /* a secret, or not checked yet */
                 parts->unsettled |= redacted == NULL;
-                Py_DECREF(items);
                 return PyErr_Occurred() ? -1 : 0;
             }
-            if (parts_add(parts, name) < 0 || PyList_Append(items, item) < 0) {
-                Py_DECREF(items);
+            if (parts_add(parts, name) < 0) {
                 return -1;
             }
+            items[taken++] = item;
         }
-        value = items;
     }
     int result = 1;
     for (Py_ssize_t i = 0; i < n && result == 1; i++) {
-        PyObject *item = PyList_Check(value) ? PyList_GET_ITEM(value, i) : PyTuple_GET_ITEM(value, i);
+        PyObject *item = is_dict ? items[i] : cls == &PyList_Type ? PyList_GET_ITEM(value, i) : PyTuple_GET_ITEM(value, i);
         PyTypeObject *item_cls = Py_TYPE(item);
         if (item == Py_None || item_cls == &PyBool_Type || item_cls == &PyLong_Type
             || (item_cls == &PyUnicode_Type && PyUnicode_GET_LENGTH(item) <= MAX_KEYED_TEXT)) {
@@ -983,7 +978,6 @@ container_parts(TracerObject *self, Parts *parts, PyObject *value, PyTypeObject 
             result = 0;
         }
     }
-    Py_XDECREF(items);
     return result;
 }
 
