@@ -804,6 +804,16 @@ enum {
 #define MAX_KEYED_DEPTH 3
 #define MAX_INLINE_FIELDS 64
 
+/* values.hashed_by_identity: hashing and comparing the class `cls` run no project code (its metaclass is type, or
+ * keeps type's hash and comparisons), so it can be part of a key. */
+static inline int
+hashed_by_identity(PyTypeObject *cls)
+{
+    PyTypeObject *meta = Py_TYPE(cls);
+    return meta == &PyType_Type
+        || (Py_IS_TYPE(meta, &PyType_Type) && meta->tp_hash == PyType_Type.tp_hash && meta->tp_richcompare == PyType_Type.tp_richcompare);
+}
+
 #define TABLE(self, k) PyTuple_GET_ITEM((self)->keys, (k))
 
 /* Whether the dict `table` says True for `key` (a type: hashed by identity), -1 on error; a missing answer sets *unsettled (Python answers, and fills the table, when it makes the key). */
@@ -849,7 +859,7 @@ tuple_key(TracerObject *self, PyObject *value, int nested, int *unsettled)
                 part = PyTuple_Pack(2, (PyObject *)cls, item);
             }
         }
-        else if (PyErr_Occurred() || Py_TYPE(cls) != &PyType_Type) {
+        else if (PyErr_Occurred() || !hashed_by_identity(cls)) {
             break;
         }
         else if (answer(TABLE(self, K_SHOWN_TYPES), (PyObject *)cls, unsettled) == 1) {
@@ -965,12 +975,12 @@ container_parts(TracerObject *self, Parts *parts, PyObject *value, PyTypeObject 
             result = depth < MAX_KEYED_DEPTH ? container_parts(self, parts, item, item_cls, depth + 1) : 0;
         }
         else if (item_cls == &PyMethod_Type && PyFunction_Check(PyMethod_GET_FUNCTION(item))
-                 && Py_IS_TYPE(PyMethod_GET_FUNCTION(item), &PyFunction_Type) && Py_IS_TYPE(Py_TYPE(PyMethod_GET_SELF(item)), &PyType_Type)) {
+                 && Py_IS_TYPE(PyMethod_GET_FUNCTION(item), &PyFunction_Type) && hashed_by_identity(Py_TYPE(PyMethod_GET_SELF(item)))) {
             PyObject *qualname = ((PyFunctionObject *)PyMethod_GET_FUNCTION(item))->func_qualname;
             result = parts_add(parts, (PyObject *)item_cls) < 0
                 || append_pair(parts, (PyObject *)Py_TYPE(PyMethod_GET_SELF(item)), qualname) < 0 ? -1 : 1;
         }
-        else if (Py_TYPE(item_cls) == &PyType_Type) {
+        else if (hashed_by_identity(item_cls)) {
             int shown = parts_ask(parts, TABLE(self, K_SHOWN_TYPES), (PyObject *)item_cls);
             result = shown == 1 ? (parts_add(parts, (PyObject *)item_cls) < 0 ? -1 : 1) : shown;
         }
@@ -1013,7 +1023,7 @@ field_entries(TracerObject *self, Parts *parts, PyObject *item)
     if (cls == &PyBool_Type || cls == &PyLong_Type) {
         return parts_add(parts, (PyObject *)cls) < 0 || parts_add(parts, item) < 0 ? -1 : 1;
     }
-    if (Py_TYPE(cls) != &PyType_Type) {
+    if (!hashed_by_identity(cls)) {
         return 0;
     }
     PyObject *kind_base = PyDict_GetItemWithError(TABLE(self, K_KINDS), (PyObject *)cls);  /* (kind, base) */

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from typing import Any
 
 from histeg.tracing.format import INLINE_INT, INT_BIAS
-from histeg.tracing.values import MAX_ITEMS, MAX_REPR, REDACTED, Abstraction, type_name
+from histeg.tracing.values import MAX_ITEMS, MAX_REPR, REDACTED, Abstraction, hashed_by_identity, type_name
 
 try:
     from histeg.tracing._ctracer import untracked
@@ -109,10 +109,10 @@ class ValueIds:
         parts: list[object] = []
         for item in tuple.__iter__(value):
             item_cls = type(item)
+            if not hashed_by_identity(item_cls):  # a metaclass of its own hashes it: that could run project code
+                return None
             if item_cls in HASHED_EXACT and not ((item_cls is str or item_cls is bytes) and len(item) > MAX_KEY_LENGTH):
                 parts.append((item_cls, item))
-            elif type(item_cls) is not type:  # a class with a metaclass of its own: its hash could run project code
-                return None
             elif self.abstraction.shown_by_type(item_cls):  # a plain class compares by identity
                 parts.append(item_cls)
             elif not nested and self.abstraction.shown_by_content(item_cls) and len(item) <= MAX_KEYED_TUPLE:
@@ -181,9 +181,9 @@ class ValueIds:
             self._varying.add(cls)
             if self.abstraction.keyed(cls):
                 self._keyed.add(cls)
-            if type(cls) is type and self.abstraction.shown_by_content(cls):
+            if hashed_by_identity(cls) and self.abstraction.shown_by_content(cls):
                 self._tuple_types.add(cls)
-            if type(cls) is type and self.abstraction.shown_by_type(cls):
+            if hashed_by_identity(cls) and self.abstraction.shown_by_type(cls):
                 self._objects.add(cls)
             if self.abstraction.named(cls):
                 self._named.add(cls)

@@ -154,6 +154,19 @@ BUILTIN_BASES = frozenset({*CONTAINERS, str, bytes, int, float, complex})
 """Bases whose content ``_builtin`` reads itself; other bases are standard-library value types."""
 
 
+def identity_metaclass(meta: type) -> bool:
+    """Whether classes made by ``meta`` hash and compare as ``type`` does, by identity, so that hashing one runs no
+    project code: ``type`` itself, or a metaclass that keeps its hash and comparisons (``abc.ABCMeta``, a registry's)."""
+    return meta is type or (
+        type(meta) is type and meta.__hash__ is type.__hash__ and meta.__eq__ is type.__eq__ and meta.__ne__ is type.__ne__
+    )
+
+
+def hashed_by_identity(cls: type) -> bool:
+    """Whether the class ``cls`` can be part of a key (its metaclass is an ``identity_metaclass``)."""
+    return identity_metaclass(type(cls))
+
+
 def type_name(cls: type) -> str:
     """``int`` for builtins, ``module.Qual`` for everything else, read without the metaclass."""
     try:
@@ -424,7 +437,7 @@ class Abstraction:
             elif item_cls is bool or item_cls is int:
                 append(item_cls)
                 append(item)
-            elif type(item_cls) is not type:  # a metaclass of its own: hashing the class could run project code
+            elif not hashed_by_identity(item_cls):  # hashing the class could run project code
                 return None
             else:
                 item_kind, item_base = kinds.get(item_cls) or self._classify(item_cls)
@@ -488,11 +501,11 @@ class Abstraction:
             elif item_cls is list or item_cls is tuple or item_cls is dict:
                 if depth >= _MAX_KEYED_DEPTH or not self._container_parts(parts, item, item_cls, depth + 1):
                     return False
-            elif item_cls is _BoundMethod and type(item.__func__) is _FunctionType and type(type(item.__self__)) is type:
+            elif item_cls is _BoundMethod and type(item.__func__) is _FunctionType and hashed_by_identity(type(item.__self__)):
                 parts.append(item_cls)  # a visitor's method cache: shown as its owner's type and the function's name
                 parts.append(type(item.__self__))
                 parts.append(_func_qualname(item.__func__))
-            elif type(item_cls) is type and self.shown_by_type(item_cls):
+            elif hashed_by_identity(item_cls) and self.shown_by_type(item_cls):
                 parts.append(item_cls)
             else:
                 return False
@@ -514,7 +527,7 @@ class Abstraction:
             return False
         if kind is _FUNCTION:
             return True
-        return kind is _CLASS and type(cls) is type and cls.__hash__ is type.__hash__ and cls.__eq__ is type.__eq__
+        return kind is _CLASS and identity_metaclass(cls)
 
     @staticmethod
     def name_key(value: Any, cls: type) -> tuple | None:

@@ -379,3 +379,66 @@ def test_a_string_too_long_for_a_key_is_walked_and_interned_in_c() -> None:
     assert given == [ids.id_of(text) for text in long_texts]
     assert len(set(given)) == len(long_texts)
     assert tracer.id_of("a" * 65) == given[0]
+
+
+class Registry(type):
+    """A metaclass that keeps type's hash and comparisons (as abc.ABCMeta does)."""
+
+
+class Registered(metaclass=Registry):
+    def __init__(self, name: str) -> None:
+        self.name = name
+
+
+class Visitor:
+    def __init__(self, name: str) -> None:
+        self.name = name
+        self.functions = Registered("builtins")  # a field holding an object whose class has a metaclass
+
+
+class Counting(type):
+    hashed = 0
+
+    def __hash__(cls) -> int:
+        Counting.hashed += 1
+        return type.__hash__(cls)
+
+    def __eq__(cls, other: object) -> bool:
+        return cls is other
+
+
+class Weird(metaclass=Counting):
+    pass
+
+
+class HoldsWeird:
+    def __init__(self) -> None:
+        self.weird = Weird()
+
+
+def test_classes_whose_metaclass_hashes_by_identity_are_keyed() -> None:
+    """An object whose class has a metaclass keeping type's hash (abc.ABCMeta, a registry's metaclass), or whose field
+    holds one, is keyed by its fields, in C, with the ids id_of gives; one in a list, a tuple or a dict too."""
+    tracer, ids, asked = asking_tracer()
+    for met in (Registered("a"), Visitor("v"), [Registered("a")], (Registered("a"),)):
+        seen(ids, met)
+    values = [Registered("a"), Registered("b"), Visitor("v"), Visitor("w"), [Registered("b")], (Registered("b"), 1)]
+    given = [tracer.id_of(value) for value in values]
+    assert asked == []
+    assert given == [ids.id_of(value) for value in values]
+    assert [tracer.keyed_id(value) for value in values] == given  # kept under their keys
+
+
+def test_a_class_whose_metaclass_hashes_in_python_is_never_hashed_for_a_key() -> None:
+    """A metaclass's own __hash__ is project code: a field, an item or a tuple holding an instance of such a class
+    makes no key, and making the key never calls it."""
+    tracer, ids, _ = asking_tracer()
+    for met in (HoldsWeird(), [Weird()], (Weird(),)):
+        seen(ids, met)
+    before = Counting.hashed
+    for value in (HoldsWeird(), [Weird()], (Weird(),)):
+        assert tracer.keyed_id(value) is None
+    assert ids.abstraction.fields_key(HoldsWeird(), HoldsWeird) is None
+    assert ids._tuple_key((Weird(),)) is None
+    assert ids.abstraction.container_key([Weird()], list) is None
+    assert Counting.hashed == before
