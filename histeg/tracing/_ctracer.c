@@ -801,7 +801,7 @@ enum {
 #define MAX_KEYED_TEXT 64
 #define MAX_KEYED_FIELD 512
 #define MAX_ITEMS 64
-#define MAX_KEYED_DEPTH 3
+#define MAX_KEYED_DEPTH 3  /* values._MAX_KEYED_DEPTH, values.MAX_DEPTH */
 #define MAX_INLINE_FIELDS 64
 
 /* values.hashed_by_identity: hashing and comparing the class `cls` run no project code (its metaclass is type, or
@@ -972,7 +972,16 @@ container_parts(TracerObject *self, Parts *parts, PyObject *value, PyTypeObject 
             result = append_pair(parts, (PyObject *)item_cls, item) < 0 ? -1 : 1;
         }
         else if (item_cls == &PyList_Type || item_cls == &PyTuple_Type || item_cls == &PyDict_Type) {
-            result = depth < MAX_KEYED_DEPTH ? container_parts(self, parts, item, item_cls, depth + 1) : 0;
+            if (depth < MAX_KEYED_DEPTH) {
+                result = container_parts(self, parts, item, item_cls, depth + 1);
+            }
+            else {  /* as deep as texts go, where they show it as <list len=2>: its type and length */
+                Py_ssize_t length = item_cls == &PyDict_Type ? PyDict_GET_SIZE(item)
+                    : item_cls == &PyList_Type ? PyList_GET_SIZE(item) : PyTuple_GET_SIZE(item);
+                PyObject *size = PyLong_FromSsize_t(length);
+                result = size == NULL || append_pair(parts, (PyObject *)item_cls, size) < 0 ? -1 : 1;
+                Py_XDECREF(size);
+            }
         }
         else if (item_cls == &PyMethod_Type && PyFunction_Check(PyMethod_GET_FUNCTION(item))
                  && Py_IS_TYPE(PyMethod_GET_FUNCTION(item), &PyFunction_Type) && hashed_by_identity(Py_TYPE(PyMethod_GET_SELF(item)))) {

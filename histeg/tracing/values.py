@@ -143,8 +143,9 @@ _SHOWN_IN_FIELDS = frozenset({_STR, _SCALAR, _ENUM, _FUNCTION, _MODULE, _STANDAR
 _STR_ONLY = frozenset({str})
 _MAX_KEYED_TEXT = 64
 """Strings up to this length are part of a field key as they are (longer ones are abstracted each time)."""
-_MAX_KEYED_DEPTH = 3
-"""Levels of nested containers a key follows (a parser's list of token dicts is two)."""
+_MAX_KEYED_DEPTH = MAX_DEPTH
+"""Levels of nested containers a key follows item by item (a parser's list of token dicts is two): as many as texts
+show; deeper ones are part of it by type and length, as texts show them."""
 _MAX_KEYED_FIELD = 512
 """An attribute's string up to this length is part of its object's key (a parser's node holds the text it spans)."""
 _UNSET = object()
@@ -476,8 +477,10 @@ class Abstraction:
     def _container_parts(self, parts: list[object], value: Any, cls: type, depth: int) -> bool:
         """Appends the type, the length, a dict's names (exact strings that name no secret) and the first ``MAX_ITEMS``
         items (no text shows more): a scalar as its type and value, an object as its type (as ``_nested`` shows it),
-        a bound method as its owner's type and its function's name, a container the same way, ``_MAX_KEYED_DEPTH`` levels deep. Each part says how many follow, so equal
-        parts are equal containers. False when an item has no key."""
+        a bound method as its owner's type and its function's name, a container the same way, ``_MAX_KEYED_DEPTH`` levels
+        deep and below that as its type and length alone (a text shows no more of it there). Each part says how many
+        follow, and a container's depth says whether its items do, so equal parts are equal containers. False when an
+        item has no key."""
         size = len(value)
         parts.append(cls)
         parts.append(size)
@@ -499,7 +502,10 @@ class Abstraction:
                 parts.append(item_cls)
                 parts.append(item)
             elif item_cls is list or item_cls is tuple or item_cls is dict:
-                if depth >= _MAX_KEYED_DEPTH or not self._container_parts(parts, item, item_cls, depth + 1):
+                if depth >= _MAX_KEYED_DEPTH:  # as deep as texts go, where they show it as ``<list len=2>``
+                    parts.append(item_cls)
+                    parts.append(len(item))
+                elif not self._container_parts(parts, item, item_cls, depth + 1):
                     return False
             elif item_cls is _BoundMethod and type(item.__func__) is _FunctionType and hashed_by_identity(type(item.__self__)):
                 parts.append(item_cls)  # a visitor's method cache: shown as its owner's type and the function's name

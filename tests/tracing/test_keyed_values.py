@@ -71,6 +71,8 @@ def keyable() -> list[Any]:
         [{"type": "name", "value": "foo", "start": 0, "end": 3}, {"type": "eof", "value": "", "start": 3, "end": 3}],
         {"a": [1, 2], "b": None, "c": {"d": (1, "x")}},
         [[[1]]],
+        [[[[1]]]],  # deeper than texts go: the innermost list by its type and length, as texts show it
+        {"type": "or", "children": [{"type": "and", "children": [{"type": "field", "children": []}]}]},  # a parser's tree
         list(range(100)),
         Node("methods", [{"visit": Node("v").__init__, "other": Slotted("s").__init__}]),  # type: ignore[misc]
         {},
@@ -89,7 +91,7 @@ def not_keyable() -> list[Any]:
         [{"x": 1.5}],
         {1: "a number names it"},
         {"s": {1, 2}},
-        [[[[1]]]],  # deeper than a key follows
+        [[[1.5]]],  # a float, at the deepest level texts show items of
     ]
 
 
@@ -274,12 +276,14 @@ def test_containers_share_a_key_only_when_their_texts_agree() -> None:
         {"a": 1}, {"a": 1, "b": 2}, {"b": 2, "a": 1}, long, [*long[:64], 0, 0, 0, 0, 0, 0], [*long[:63], -1, *long[64:]],
         [Node("x")], [Node("y")], [Slotted("x")], [None], [], (), {}, ["x" * 64], ["x" * 63 + "y"],
         [Node("x").__init__], [Slotted("x").__init__], [Node("y").__init__],  # type: ignore[misc]
+        [[[[1]]]], [[[[2]]]], [[[[1, 2]]]], [[[{"a": 1}]]], [[[{"a": 1, "b": 2}]]], [[[(1,)]]], [[(1,)]],  # deeper than texts show
     ]  # fmt: skip
     keyed = [(abstraction.container_key(value, type(value)), abstraction.abstract(value)) for value in values]
     assert all(key is not None for key, _ in keyed)
     pairs = [(first, second) for first in keyed for second in keyed if first is not second]
     assert all(first[1] == second[1] for first, second in pairs if first[0] == second[0])
-    assert sum(first[0] == second[0] for first, second in pairs) == 3 * 2  # a node of another text, the unseen tail, a method
+    # a node of another text, the unseen tail, a method, a list below what texts show
+    assert sum(first[0] == second[0] for first, second in pairs) == 4 * 2
 
 
 def test_kept_keys_are_out_of_the_garbage_collectors_way(pair: tuple[Any, ValueIds]) -> None:
@@ -356,9 +360,9 @@ def test_a_list_dict_or_tuple_no_key_caches_is_walked_and_interned_in_c() -> Non
     """A dict or tuple holding a float, a dict holding a secret, a list nested past the key's depth: no key caches them, and the C collector
     walks and interns them with the ids id_of gives; a dict whose names were never checked for secrets goes to Python."""
     tracer, ids, asked = asking_tracer()
-    for met in ({"price": 0.25}, {"password": 1}, [[[[0]]]], (0.25,), ("c" * 70,)):  # the names checked for secrets, the types met
+    for met in ({"price": 0.25}, {"password": 1}, [[[0.5]]], (0.25,), ("c" * 70,)):  # the names checked for secrets, the types met
         seen(ids, met)
-    unkeyed = [{"price": 1.5}, {"price": 2.5}, {"password": "hunter2"}, [[[[1]]]], [1.5, "a"], [{"price": 0.5}], (1.5, "a"), ("b" * 70,)]
+    unkeyed = [{"price": 1.5}, {"price": 2.5}, {"password": "hunter2"}, [[[1.5]]], [1.5, "a"], [{"price": 0.5}], (1.5, "a"), ("b" * 70,)]
     given = [tracer.id_of(value) for value in unkeyed]
     assert asked == []
     assert given == [ids.id_of(value) for value in unkeyed]
@@ -442,3 +446,49 @@ def test_a_class_whose_metaclass_hashes_in_python_is_never_hashed_for_a_key() ->
     assert ids._tuple_key((Weird(),)) is None
     assert ids.abstraction.container_key([Weird()], list) is None
     assert Counting.hashed == before
+
+
+def random_value(rng: Any, depth: int) -> Any:
+    """Nested lists, tuples, dicts and nodes, up to six levels, over a few scalars: many near pairs."""
+    kind = rng.randrange(1 if depth < 3 else 0, 7 if depth < 6 else 3)
+    if kind < 3:
+        return rng.choice([0, 1, True, None, "a", "b", ""])
+    items = [random_value(rng, depth + 1) for _ in range(rng.randrange(4))]
+    if kind == 3:
+        return items
+    if kind == 4:
+        return tuple(items)
+    if kind == 5:
+        return dict(zip("abc", items, strict=False))
+    return Node(rng.choice("xy"), items)
+
+
+def test_keys_of_deep_values_are_equal_only_where_their_texts_are() -> None:
+    """The promise behind every cached id, on random values nested deeper than texts show: equal keys, equal texts;
+    and values that differ only below what texts show do share a key."""
+    import random
+
+    rng = random.Random(11)
+    abstraction = Abstraction()
+    texts_by_key: dict[Any, set[str | None]] = {}
+    values_by_key: dict[Any, list[Any]] = {}
+    for _ in range(3000):
+        value = random_value(rng, 0)
+        cls = type(value)
+        key = abstraction.fields_key(value, cls) if cls is Node else abstraction.container_key(value, cls) if cls in (list, tuple, dict) else None
+        if key is not None:
+            texts_by_key.setdefault(key, set()).add(abstraction.abstract(value)[1])
+            values_by_key.setdefault(key, []).append(value)
+    assert len(texts_by_key) > 300
+    assert all(len(texts) == 1 for texts in texts_by_key.values()), [t for t in texts_by_key.values() if len(t) > 1][:2]
+    def shape(value: Any) -> Any:
+        if isinstance(value, Node):
+            return ("Node", value.text, shape(value.kids))
+        if isinstance(value, (list, tuple)):
+            return (type(value).__name__, *map(shape, value))
+        if isinstance(value, dict):
+            return ("dict", *((name, shape(item)) for name, item in value.items()))
+        return (type(value).__name__, value)
+
+    shared = [values for values in values_by_key.values() if len({shape(value) for value in values}) > 1]
+    assert len(shared) > 10, "values that differ only below what texts show did not share a key"
