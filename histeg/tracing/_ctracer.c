@@ -453,19 +453,15 @@ ship_values(TracerObject *self)
     return 0;
 }
 
-/* TraceWriter.value(id, type name, text or None), as a record of the batch; through `write` (ValueIds' writer, one
- * call per value) when no writer takes whole records. Called with the values held (values_begin). */
+/* TraceWriter.value(id, type name, text or None), as a record of the batch (`id` is `fresh`'s value); through `write`
+ * (ValueIds' writer, one call per value) when no writer takes whole records. Called with the values held. */
 static int
-write_value(TracerObject *self, PyObject *write, PyObject *fresh, PyObject *name, PyObject *text)
+write_value(TracerObject *self, PyObject *write, PyObject *fresh, unsigned long long id, PyObject *name, PyObject *text)
 {
     if (self->records == NULL) {
         PyObject *written = PyObject_CallFunctionObjArgs(write, fresh, name, text, NULL);
         Py_XDECREF(written);
         return written == NULL ? -1 : 0;
-    }
-    unsigned long long id = PyLong_AsUnsignedLongLong(fresh);
-    if (id == (unsigned long long)-1 && PyErr_Occurred()) {
-        return -1;
     }
     size_t mark = self->vlen;
     unsigned char tag = (unsigned char)REC_VALUE, shown = text != Py_None;
@@ -816,7 +812,8 @@ hashed_by_identity(PyTypeObject *cls)
 
 #define TABLE(self, k) PyTuple_GET_ITEM((self)->keys, (k))
 
-/* Whether the dict `table` says True for `key` (a type: hashed by identity), -1 on error; a missing answer sets *unsettled (Python answers, and fills the table, when it makes the key). */
+/* Whether the dict `table` says True for `key` (a type, or a tuple of field names: hashed without project code), -1 on
+ * error; a missing answer sets *unsettled (Python answers, and fills the table, when it makes the key). */
 static int
 answer(PyObject *table, PyObject *key, int *unsettled)
 {
@@ -902,21 +899,6 @@ typedef struct {
     int unsettled;
 } Parts;
 
-/* says_true for a table a key's parts are decided by: a missing answer unsettles them. */
-static int
-parts_ask(Parts *parts, PyObject *table, PyObject *key)
-{
-    PyObject *found = PyDict_GetItemWithError(table, key);
-    if (found == NULL) {
-        if (PyErr_Occurred()) {
-            return -1;
-        }
-        parts->unsettled = 1;
-        return 0;
-    }
-    return found == Py_True;
-}
-
 static int
 parts_add(Parts *parts, PyObject *part)
 {
@@ -990,7 +972,7 @@ container_parts(TracerObject *self, Parts *parts, PyObject *value, PyTypeObject 
                 || append_pair(parts, (PyObject *)Py_TYPE(PyMethod_GET_SELF(item)), qualname) < 0 ? -1 : 1;
         }
         else if (hashed_by_identity(item_cls)) {
-            int shown = parts_ask(parts, TABLE(self, K_SHOWN_TYPES), (PyObject *)item_cls);
+            int shown = answer(TABLE(self, K_SHOWN_TYPES), (PyObject *)item_cls, &parts->unsettled);
             result = shown == 1 ? (parts_add(parts, (PyObject *)item_cls) < 0 ? -1 : 1) : shown;
         }
         else {
@@ -1123,7 +1105,7 @@ fields_parts(TracerObject *self, Parts *out, PyObject *value, PyTypeObject *cls)
     for (Py_ssize_t k = 0; k < n; k++) {
         PyTuple_SET_ITEM(name_tuple, k, Py_NewRef(names[k]));
     }
-    result = parts_ask(out, TABLE(self, K_PLAIN), name_tuple);
+    result = answer(TABLE(self, K_PLAIN), name_tuple, &out->unsettled);
     if (result != 1) {
         goto done;
     }
@@ -1324,7 +1306,7 @@ static void untrack_tuples(PyObject *value, int depth);
 
 /* The id of `value`'s abstraction without a call into Python where it can: abstracted as Abstraction.abstract does it
  * (the C walk, the type's name as known) and interned as ValueIds.intern does it (a new abstraction gets the next id and
- * one value record, written by ValueIds' writer). 1 and *id when done; 0 (no error left set, nothing changed) where
+ * one value record: write_value). 1 and *id when done; 0 (no error left set, nothing changed) where
  * Python must: no C walk or a user's repr types (K_WALK None), a type not named yet, a walk that failed, a table due
  * to be cleared. Runs no project code: the walk's own guarantee. Called with the values held (values_begin). */
 static int
@@ -1379,7 +1361,7 @@ walked_id(TracerObject *self, PyObject *value, unsigned long long *id)
             goto out;
         }
         *id = PyLong_AsUnsignedLongLong(fresh);
-        int failed = write_value(self, TABLE(self, K_WRITE), fresh, name, text) < 0;
+        int failed = PyErr_Occurred() || write_value(self, TABLE(self, K_WRITE), fresh, *id, name, text) < 0;
         Py_DECREF(fresh);
         if (failed) {
             goto out;

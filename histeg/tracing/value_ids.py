@@ -109,7 +109,7 @@ class ValueIds:
         parts: list[object] = []
         for item in tuple.__iter__(value):
             item_cls = type(item)
-            if not hashed_by_identity(item_cls):  # a metaclass of its own hashes it: that could run project code
+            if type(item_cls) is not type and not hashed_by_identity(item_cls):  # a metaclass's hash could run project code
                 return None
             if item_cls in HASHED_EXACT and not ((item_cls is str or item_cls is bytes) and len(item) > MAX_KEY_LENGTH):
                 parts.append((item_cls, item))
