@@ -31,11 +31,12 @@ static unsigned int OP_CALL, CALL_ROOT, CALL_GEN, OP_RETURN, OP_RAISE, OP_YIELD,
 static unsigned long long INLINE_INT, INT_BIAS, REC_VALUE;
 #define NO_VALUE 0u
 /* The Tracer's constructor and bindings as native.py calls them: a build from another histeg is not used. */
-#define INTERFACE 9  /* native.INTERFACE: 3 adds keyed() and keyed_id(), 4 the names checked for secrets in the keyed tables and untracked(),
+#define INTERFACE 10  /* native.INTERFACE: 3 adds keyed() and keyed_id(), 4 the names checked for secrets in the keyed tables and untracked(),
                       * 5 the classes keyed by their names and what interns a new value in the keyed tables, and id_of(),
                       * 6 slots as (name, getter, member) in the layouts, signals held, SEES_INTERNALS,
                       * 7 line_cap, 8 the types no key caches in the keyed tables, 9 values_to() and no cap in the
-                      * keyed tables (value records and long texts are made in C) */
+                      * keyed tables (value records and long texts are made in C), 10 the container subclasses and
+                      * content bases in the keyed tables */
 static Py_ssize_t CHUNK_WORDS;
 
 /* -- signals ---------------------------------------------------------------
@@ -781,7 +782,8 @@ id_from(TStateObject *st, PyObject *fn, PyObject *value)
 }
 
 /* -- keyed values -----------------------------------------------------------
- * ValueIds caches the id of a program's object, a tuple and a tuple subclass (a lexer's token type) by a key of
+ * ValueIds caches the id of a program's object, a tuple, a tuple subclass (a lexer's token type) and a list, tuple or
+ * dict subclass (an OrderedDict) by a key of
  * what its text shows (ValueIds._by_key): on a suite of short tests most values are such hits, and making the
  * key in Python costs microseconds. keyed_id makes the same key, object for object, from the tables ValueIds
  * fills and looks it up; a key not found yet goes to ValueIds._by_key (the value is abstracted once for it),
@@ -789,8 +791,8 @@ id_from(TStateObject *st, PyObject *fn, PyObject *value)
  * Only builtin getters are called and only exact builtin scalars, tuples and types are hashed: no project code. */
 
 enum {
-    K_BY_OBJECT, K_BY_KEY, K_OBJECTS, K_TUPLE_TYPES, K_CONTENTS, K_LAYOUTS, K_PLAIN, K_KINDS, K_SHOWN_KINDS, K_UNSET, K_SHOWN_TYPES,
-    K_SHOWN_CONTENTS, K_REDACTED, K_NAMED, K_UNKEYED, K_WALK, K_NAMES, K_VALUES, K_NEXT, K_WRITE, K_LIMITS, K_COUNT
+    K_BY_OBJECT, K_BY_KEY, K_OBJECTS, K_TUPLE_TYPES, K_CONTENT_TYPES, K_CONTENTS, K_LAYOUTS, K_PLAIN, K_KINDS, K_SHOWN_KINDS, K_UNSET,
+    K_SHOWN_TYPES, K_CONTENT_BASES, K_REDACTED, K_NAMED, K_UNKEYED, K_WALK, K_NAMES, K_VALUES, K_NEXT, K_WRITE, K_LIMITS, K_COUNT
 };
 #define MAX_KEYED_TUPLE 8
 #define MAX_KEY_LENGTH 64
@@ -824,6 +826,22 @@ answer(PyObject *table, PyObject *key, int *unsettled)
         return failed ? -1 : 0;
     }
     return found == Py_True;
+}
+
+/* Abstraction.content_base: the builtin list, tuple or dict whose content a value of `cls` shows after its type name,
+ * NULL when none; a missing answer sets *unsettled, an error is left set. */
+static PyTypeObject *
+content_base(TracerObject *self, PyTypeObject *cls, int *unsettled)
+{
+    PyObject *base = PyDict_GetItemWithError(TABLE(self, K_CONTENT_BASES), (PyObject *)cls);
+    if (base == NULL) {
+        *unsettled |= !PyErr_Occurred();
+        return NULL;
+    }
+    if (base == (PyObject *)&PyList_Type || base == (PyObject *)&PyTuple_Type || base == (PyObject *)&PyDict_Type) {
+        return (PyTypeObject *)base;
+    }
+    return NULL;
 }
 
 /* (cls, item) of an exact scalar a key keeps by value; NULL without an error when `item` is none. */
@@ -863,7 +881,7 @@ tuple_key(TracerObject *self, PyObject *value, int nested, int *unsettled)
             part = Py_NewRef((PyObject *)cls);
         }
         else if (!nested && !PyErr_Occurred() && PyTuple_Check(item) && PyTuple_GET_SIZE(item) <= MAX_KEYED_TUPLE
-                 && answer(TABLE(self, K_SHOWN_CONTENTS), (PyObject *)cls, unsettled) == 1) {
+                 && content_base(self, cls, unsettled) == &PyTuple_Type) {
             PyObject *address = PyLong_FromVoidPtr(item), *known = NULL;
             if (address != NULL) {
                 known = PyDict_GetItemWithError(TABLE(self, K_CONTENTS), address);  /* (item, content key) */
@@ -914,8 +932,9 @@ static int append_pair(Parts *parts, PyObject *first, PyObject *second)
     return parts_add(parts, first) < 0 || parts_add(parts, second) < 0 ? -1 : 0;
 }
 
-/* Abstraction._container_parts: appends an exact list's, tuple's or dict's parts to `parts`; 1 done, 0 no key, -1 error.
- * A dict's names must be known not to name secrets (a name not checked yet leaves the value to Python, which checks it). */
+/* Abstraction._container_parts: appends a list's, tuple's or dict's parts to `parts`, read from the storage of `cls` (the
+ * builtin type; `value` may be of a subclass, whose methods never run): 1 done, 0 no key, -1 error. A dict's names must
+ * be known not to name secrets (a name not checked yet leaves the value to Python, which checks it). */
 static int
 container_parts(TracerObject *self, Parts *parts, PyObject *value, PyTypeObject *cls, int depth)
 {
@@ -971,12 +990,29 @@ container_parts(TracerObject *self, Parts *parts, PyObject *value, PyTypeObject 
             result = parts_add(parts, (PyObject *)item_cls) < 0
                 || append_pair(parts, (PyObject *)Py_TYPE(PyMethod_GET_SELF(item)), qualname) < 0 ? -1 : 1;
         }
-        else if (hashed_by_identity(item_cls)) {
-            int shown = answer(TABLE(self, K_SHOWN_TYPES), (PyObject *)item_cls, &parts->unsettled);
-            result = shown == 1 ? (parts_add(parts, (PyObject *)item_cls) < 0 ? -1 : 1) : shown;
-        }
-        else {
+        else if (!hashed_by_identity(item_cls)) {
             result = 0;
+        }
+        else if ((result = answer(TABLE(self, K_SHOWN_TYPES), (PyObject *)item_cls, &parts->unsettled)) == 1) {
+            result = parts_add(parts, (PyObject *)item_cls) < 0 ? -1 : 1;
+        }
+        else if (result == 0 && !parts->unsettled) {  /* a subclass shown as collections.OrderedDict({...}), or no key */
+            PyTypeObject *base = content_base(self, item_cls, &parts->unsettled);
+            if (base == NULL) {
+                result = PyErr_Occurred() ? -1 : 0;
+            }
+            else if (parts_add(parts, (PyObject *)item_cls) < 0) {
+                result = -1;
+            }
+            else if (depth < MAX_KEYED_DEPTH) {
+                result = container_parts(self, parts, item, base, depth + 1);
+            }
+            else {  /* collections.OrderedDict(<dict len=2>) */
+                PyObject *size = PyLong_FromSsize_t(base == &PyDict_Type ? PyDict_GET_SIZE(item)
+                    : base == &PyList_Type ? PyList_GET_SIZE(item) : PyTuple_GET_SIZE(item));
+                result = size == NULL || parts_add(parts, size) < 0 ? -1 : 1;
+                Py_XDECREF(size);
+            }
         }
     }
     return result;
@@ -1128,16 +1164,32 @@ done:
     return result;
 }
 
-/* Abstraction.fields_key: NULL when the instance has no key (or on an error, cleared by the caller). */
+/* Abstraction.fields_key: NULL when the instance has no key (or on an error, cleared by the caller); *unsettled set
+ * when a table had no answer yet. */
 static PyObject *
-fields_key(TracerObject *self, PyObject *value, PyTypeObject *cls)
+fields_key(TracerObject *self, PyObject *value, PyTypeObject *cls, int *unsettled)
 {
     Parts parts = {PyList_New(0), NULL};
     PyObject *key = NULL;
     if (parts.list != NULL && fields_parts(self, &parts, value, cls) == 1) {
         key = PyList_AsTuple(parts.list);
     }
+    *unsettled |= parts.unsettled;
     Py_XDECREF(parts.list);
+    return key;
+}
+
+/* Abstraction.content_key: (cls, the base's content parts, the fields key) for a list, tuple or dict subclass, or NULL
+ * (no key, or an error, cleared by the caller). */
+static PyObject *
+content_key(TracerObject *self, PyObject *value, PyTypeObject *cls, int *unsettled)
+{
+    PyTypeObject *base = content_base(self, cls, unsettled);
+    PyObject *content = base != NULL ? container_key(self, value, base, unsettled) : NULL;
+    PyObject *fields = content != NULL ? fields_key(self, value, cls, unsettled) : NULL;
+    PyObject *key = fields != NULL ? PyTuple_Pack(3, (PyObject *)cls, content, fields) : NULL;
+    Py_XDECREF(content);
+    Py_XDECREF(fields);
     return key;
 }
 
@@ -1178,20 +1230,23 @@ value_key(TracerObject *self, PyObject *value, PyTypeObject *cls, int *unsettled
     }
     else {
         int tuple_type = PySet_Contains(TABLE(self, K_TUPLE_TYPES), (PyObject *)cls);
-        if (tuple_type == 1) {
-            if (PyTuple_GET_SIZE(value) <= MAX_KEYED_TUPLE) {
-                PyObject *content = tuple_key(self, value, 1, unsettled), *fields = content ? fields_key(self, value, cls) : NULL;
-                key = fields ? PyTuple_Pack(3, (PyObject *)cls, content, fields) : NULL;
-                Py_XDECREF(content);
-                Py_XDECREF(fields);
-            }
+        if (tuple_type == 1 && PyTuple_GET_SIZE(value) <= MAX_KEYED_TUPLE) {
+            PyObject *content = tuple_key(self, value, 1, unsettled), *fields = content ? fields_key(self, value, cls, unsettled) : NULL;
+            key = fields ? PyTuple_Pack(3, (PyObject *)cls, content, fields) : NULL;
+            Py_XDECREF(content);
+            Py_XDECREF(fields);
         }
-        else if (tuple_type == 0 && PySet_Contains(TABLE(self, K_OBJECTS), (PyObject *)cls) == 1) {
-            PyObject *fields = fields_key(self, value, cls);
+        int content_type = key == NULL && tuple_type >= 0 && !*unsettled && !PyErr_Occurred()
+            ? PySet_Contains(TABLE(self, K_CONTENT_TYPES), (PyObject *)cls) : -1;
+        if (content_type == 1) {  /* after a tuple subclass's own key, as ValueIds.id_of tries them */
+            key = content_key(self, value, cls, unsettled);
+        }
+        else if (content_type == 0 && tuple_type == 0 && PySet_Contains(TABLE(self, K_OBJECTS), (PyObject *)cls) == 1) {
+            PyObject *fields = fields_key(self, value, cls, unsettled);
             key = fields ? PyTuple_Pack(3, (PyObject *)&PyBaseObject_Type, (PyObject *)cls, fields) : NULL;
             Py_XDECREF(fields);
         }
-        else if (tuple_type == 0 && PySet_Contains(TABLE(self, K_NAMED), (PyObject *)cls) == 1) {
+        else if (content_type == 0 && tuple_type == 0 && PySet_Contains(TABLE(self, K_NAMED), (PyObject *)cls) == 1) {
             key = name_key(value, cls);
         }
     }
@@ -1280,6 +1335,10 @@ value_digest(TracerObject *self, PyObject *value, PyTypeObject *cls, KeyDigest *
         made = fields_parts(self, &parts, value, cls);
         object = 1;
     }
+    else if (tuple_type == 0 && made == 0 && (made = PySet_Contains(TABLE(self, K_CONTENT_TYPES), (PyObject *)cls)) != 0) {
+        PyErr_Clear();
+        return NO_DIGEST;  /* an OrderedDict: value_key keys its content, as a dict's */
+    }
     else if (tuple_type == 0 && made == 0 && (made = PySet_Contains(TABLE(self, K_NAMED), (PyObject *)cls)) == 1) {
         PyObject *key = name_key(value, cls);  /* a few parts, made once: they are digested as the key holds them */
         key_digest_start(digest, SHAPE_NAMED);
@@ -1294,8 +1353,9 @@ value_digest(TracerObject *self, PyObject *value, PyTypeObject *cls, KeyDigest *
     }
     if (made != 1) {
         PyErr_Clear();
-        if (made != 0 || parts.unsettled) {
-            return NO_DIGEST;  /* after an error or a table's missing answer, value_key says */
+        if (made != 0 || parts.unsettled || tuple_type == 1) {
+            return NO_DIGEST;  /* after an error or a table's missing answer value_key says, and for a tuple subclass
+                                * without this key: value_key tries its content key (a tuple subclass is a content type) */
         }
         return object ? NO_KEY_OBJECT : NO_KEY;
     }
@@ -1514,7 +1574,8 @@ value_id(TracerObject *self, TStateObject *st, PyObject *value)
             if (key == NULL) {  /* a value no key caches (a type no key of any kind caches, a list, dict or tuple whose parts
                                  * make none): ValueIds.id_of would walk and intern it */
                 int walked = digested == NO_KEY_OBJECT || ((cls == &PyList_Type || cls == &PyDict_Type || cls == &PyTuple_Type) && !unsettled)
-                    || (digested == NO_KEY && PySet_Contains(TABLE(self, K_UNKEYED), (PyObject *)cls) == 1);
+                    || (digested == NO_KEY && PySet_Contains(TABLE(self, K_UNKEYED), (PyObject *)cls) == 1)
+                    || (digested == NO_DIGEST && !unsettled && PySet_Contains(TABLE(self, K_CONTENT_TYPES), (PyObject *)cls) == 1);
                 PyErr_Clear();
                 return walked ? unkeyed_object_id(self, st, value) : id_from(st, self->value_id, value);
             }
@@ -1957,10 +2018,11 @@ tracer_keyed(TracerObject *self, PyObject *tables)
     if (!PyTuple_CheckExact(tables) || PyTuple_GET_SIZE(tables) != K_COUNT || !PyDict_Check(PyTuple_GET_ITEM(tables, K_BY_OBJECT))
         || !PyCallable_Check(PyTuple_GET_ITEM(tables, K_BY_KEY))
         || !PyAnySet_Check(PyTuple_GET_ITEM(tables, K_OBJECTS)) || !PyAnySet_Check(PyTuple_GET_ITEM(tables, K_TUPLE_TYPES))
+        || !PyAnySet_Check(PyTuple_GET_ITEM(tables, K_CONTENT_TYPES))
         || !PyDict_Check(PyTuple_GET_ITEM(tables, K_CONTENTS)) || !PyDict_Check(PyTuple_GET_ITEM(tables, K_LAYOUTS))
         || !PyDict_Check(PyTuple_GET_ITEM(tables, K_PLAIN)) || !PyDict_Check(PyTuple_GET_ITEM(tables, K_KINDS))
         || !PyAnySet_Check(PyTuple_GET_ITEM(tables, K_SHOWN_KINDS)) || !PyDict_Check(PyTuple_GET_ITEM(tables, K_SHOWN_TYPES))
-        || !PyDict_Check(PyTuple_GET_ITEM(tables, K_SHOWN_CONTENTS)) || !PyAnySet_Check(PyTuple_GET_ITEM(tables, K_NAMED))
+        || !PyDict_Check(PyTuple_GET_ITEM(tables, K_CONTENT_BASES)) || !PyAnySet_Check(PyTuple_GET_ITEM(tables, K_NAMED))
         || !PyAnySet_Check(PyTuple_GET_ITEM(tables, K_UNKEYED))
         || !(PyTuple_GET_ITEM(tables, K_WALK) == Py_None || PyCallable_Check(PyTuple_GET_ITEM(tables, K_WALK)))
         || !PyDict_Check(PyTuple_GET_ITEM(tables, K_NAMES)) || !PyDict_Check(PyTuple_GET_ITEM(tables, K_VALUES))

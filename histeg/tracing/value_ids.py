@@ -54,10 +54,13 @@ class ValueIds:
         self._named: set[type] = set()
         """Functions and classes: cached by the names they show (``Abstraction.name_key``)."""
         self._unkeyed: set[type] = set()
-        """Types no key of any kind caches (an exception, a dict subclass): each value is walked and interned, which the
+        """Types no key of any kind caches (an exception, a set): each value is walked and interned, which the
         C collector does itself for them."""
         self._tuple_types: set[type] = set()
         """Tuple subclasses: cached by a key of their content and fields when both have one."""
+        self._content_types: set[type] = set()
+        """List, tuple and dict subclasses (an ``OrderedDict``): cached by ``Abstraction.content_key`` when they have one
+        (a tuple subclass after its ``_tuple_types`` key, which it tries first)."""
         self._contents: dict[int, tuple[tuple, tuple]] = {}
         """Tuple subclass instances held in tuples (a lexer's token types), by identity: the key of their content, which
         is made of scalars and types and so never changes; the instance is kept so that its identity is not reused."""
@@ -70,15 +73,15 @@ class ValueIds:
 
     def native_tables(self) -> tuple[Any, ...]:
         """What the C collector reads to answer a keyed value's id without calling ``id_of`` (``keyed_id`` in _ctracer.c,
-        in this order): the ids by key and what gives the id of a key not found yet, the classes keyed by their fields
-        and the tuple subclasses, the content keys of token types by identity, the abstraction's tables, the classes
+        in this order): the ids by key and what gives the id of a key not found yet, the classes keyed by their fields,
+        the tuple subclasses and the container subclasses, the content keys of token types by identity, the abstraction's tables, the classes
         keyed by their names; then what abstracts and interns a value whose key is new without calling ``_by_key``
         (``interned_id``): the C walk (None: Python must), the type names, the ids by abstraction, the next id, the
         writer of value records (used where the collector gives none that takes them in batches: ``values_to``), and
         the bounds (long texts are shortened in C as ``cap`` does). It makes the keys ``_tuple_key``, ``fields_key``
         and ``name_key`` make, from what these say so far; anything they do not say yet comes here."""
         return (
-            self._by_object, self._by_key, self._objects, self._tuple_types, self._contents, *self.abstraction.native_tables(), self._named, self._unkeyed,
+            self._by_object, self._by_key, self._objects, self._tuple_types, self._content_types, self._contents, *self.abstraction.native_tables(), self._named, self._unkeyed,
             self.abstraction.native_text(), self.abstraction.native_names(), self._values, self._next, self._write_value,
             (MAX_CACHED_VALUES, MAX_REPR, MAX_ITEMS, MAX_KEY_LENGTH),
         )  # fmt: skip
@@ -162,6 +165,10 @@ class ValueIds:
             fields = self.abstraction.fields_key(value, cls) if content is not None else None
             if fields is not None:
                 return self._by_key((cls, content, fields), value)
+        if cls in self._content_types:  # an OrderedDict: the dict's content and the fields
+            content_key = self.abstraction.content_key(value, cls)
+            if content_key is not None:
+                return self._by_key(content_key, value)
         if cls in self._objects:  # a parser's node, say: abstracted once per distinct set of fields
             fields = self.abstraction.fields_key(value, cls)
             if fields is not None:
@@ -183,11 +190,13 @@ class ValueIds:
                 self._keyed.add(cls)
             if hashed_by_identity(cls) and self.abstraction.shown_by_content(cls):
                 self._tuple_types.add(cls)
+            if hashed_by_identity(cls) and self.abstraction.content_base(cls) is not None:
+                self._content_types.add(cls)
             if hashed_by_identity(cls) and self.abstraction.shown_by_type(cls):
                 self._objects.add(cls)
             if self.abstraction.named(cls):
                 self._named.add(cls)
-            keyed_by = (HASHED_EXACT, _CONTAINERS, self._keyed, self._tuple_types, self._objects, self._named)
+            keyed_by = (HASHED_EXACT, _CONTAINERS, self._keyed, self._tuple_types, self._content_types, self._objects, self._named)
             if not any(cls in kinds for kinds in keyed_by):
                 self._unkeyed.add(cls)
         if divert is not None and self.abstraction.repr_types and type_name(cls) in self.abstraction.repr_types:

@@ -25,6 +25,7 @@ digests: a changed secret still diverges, its value never reaches a file.
 
 from __future__ import annotations
 
+import itertools
 import os
 import sys
 import zlib
@@ -152,6 +153,8 @@ _UNSET = object()
 """An unset slot, in a field key."""
 CONTAINERS = (list, tuple, dict, set, frozenset)
 BUILTIN_BASES = frozenset({*CONTAINERS, str, bytes, int, float, complex})
+_CONTENT_BASES = (list, tuple, dict)
+"""The containers whose subclasses a key covers: by the base's content (``content_base``)."""
 """Bases whose content ``_builtin`` reads itself; other bases are standard-library value types."""
 
 
@@ -326,7 +329,7 @@ class Abstraction:
         self._slot_name_tuples: dict[type, tuple[str, ...]] = {}
         self._strings: dict[str, str] = {}
         self._shown_types: dict[type, bool] = {}
-        self._shown_contents: dict[type, bool] = {}
+        self._content_bases: dict[type, type | None] = {}
         self._text: Callable[[Any, type, list[int], int], str | None] = self._walk
         """The walk of one value on a shared budget: the C walk where built, which hands Python every shape it does not walk."""
         if native and native_walk():
@@ -354,19 +357,26 @@ class Abstraction:
             found = self._shown_types[cls] = kind is _OBJECT and self.type_name(cls) not in self.repr_types
         return found
 
+    def content_base(self, cls: type) -> type | None:
+        """The builtin list, tuple or dict whose content a value of ``cls`` held in a container shows after its type name
+        (``collections.OrderedDict({...})``): ``cls`` a subclass of one (its fields show only at the top), not one the user
+        asked to see by ``repr``; None for any other class."""
+        if cls in self._content_bases:
+            return self._content_bases[cls]
+        kind, base = self._kinds.get(cls) or self._classify(cls)
+        shown = kind is _SUBCLASS and base in _CONTENT_BASES and cls is not base and self.type_name(cls) not in self.repr_types
+        found = self._content_bases[cls] = base if shown else None
+        return found
+
     def shown_by_content(self, cls: type) -> bool:
         """Whether a value of ``cls`` held in a container shows as its type and builtin content alone: a subclass of
-        ``tuple`` (its fields show only at the top), not one the user asked to see by ``repr``."""
-        found = self._shown_contents.get(cls)
-        if found is None:
-            kind, base = self._kinds.get(cls) or self._classify(cls)
-            found = self._shown_contents[cls] = kind is _SUBCLASS and base is tuple and self.type_name(cls) not in self.repr_types
-        return found
+        ``tuple`` (a lexer's token type), as ``content_base`` says."""
+        return self.content_base(cls) is tuple
 
     def native_tables(self) -> tuple[Any, ...]:
         """What ``fields_key`` and the questions above have learnt so far, for the C collector to make the same keys
         (``keyed_id`` in _ctracer.c, in this order): layouts, names without secrets, kinds, the kinds a field shows by
-        content, the unset-slot marker, the answers of ``shown_by_type`` and of ``shown_by_content``, the names checked for
+        content, the unset-slot marker, the answers of ``shown_by_type`` and of ``content_base``, the names checked for
         secrets."""
         return (
             self._layouts,
@@ -375,7 +385,7 @@ class Abstraction:
             _SHOWN_IN_FIELDS,
             _UNSET,
             self._shown_types,
-            self._shown_contents,
+            self._content_bases,
             self._redacted_names,
         )
 
@@ -474,14 +484,27 @@ class Abstraction:
         parts: list[object] = []
         return tuple(parts) if self._container_parts(parts, value, cls, 1) else None
 
+    def content_key(self, value: Any, cls: type) -> tuple | None:
+        """A key equal for two instances of a list, tuple or dict subclass (an ``OrderedDict``) exactly when their texts
+        are: the base's content as ``container_key`` keys it, then the fields (shown after it at the top) as
+        ``fields_key`` does; or None. Only the base's own storage is read, as the walk reads it."""
+        base = self.content_base(cls)
+        parts: list[object] = []
+        if base is None or not self._container_parts(parts, value, base, 1):
+            return None
+        fields = self.fields_key(value, cls)
+        return (cls, tuple(parts), fields) if fields is not None else None
+
     def _container_parts(self, parts: list[object], value: Any, cls: type, depth: int) -> bool:
         """Appends the type, the length, a dict's names (exact strings that name no secret) and the first ``MAX_ITEMS``
         items (no text shows more): a scalar as its type and value, an object as its type (as ``_nested`` shows it),
         a bound method as its owner's type and its function's name, a container the same way, ``_MAX_KEYED_DEPTH`` levels
-        deep and below that as its type and length alone (a text shows no more of it there). Each part says how many
-        follow, and a container's depth says whether its items do, so equal parts are equal containers. False when an
-        item has no key."""
-        size = len(value)
+        deep and below that as its type and length alone (a text shows no more of it there), a subclass of one as its
+        type and then the same (``Type([...])``). Each part says how many follow, and a container's depth says whether
+        its items do, so equal parts are equal containers. ``cls`` is the builtin list, tuple or dict whose storage is
+        read (``value`` may be of a subclass: its own methods never run). False when an item has no key."""
+        exact = type(value) is cls
+        size = len(value) if exact else cls.__len__(value)
         parts.append(cls)
         parts.append(size)
         items: Any
@@ -494,8 +517,10 @@ class Abstraction:
                     return False
                 parts.append(name)
                 items.append(item)
-        else:
+        elif exact:
             items = value if size <= MAX_ITEMS else value[:MAX_ITEMS]
+        else:
+            items = itertools.islice(cls.__iter__(value), MAX_ITEMS)
         for item in items:
             item_cls = type(item)
             if item is None or item_cls is bool or item_cls is int or (item_cls is str and len(item) <= _MAX_KEYED_TEXT):
@@ -511,8 +536,16 @@ class Abstraction:
                 parts.append(item_cls)  # a visitor's method cache: shown as its owner's type and the function's name
                 parts.append(type(item.__self__))
                 parts.append(_func_qualname(item.__func__))
-            elif hashed_by_identity(item_cls) and self.shown_by_type(item_cls):
+            elif not hashed_by_identity(item_cls):  # hashing the class could run project code
+                return False
+            elif self.shown_by_type(item_cls):
                 parts.append(item_cls)
+            elif (base := self.content_base(item_cls)) is not None:  # shown as ``collections.OrderedDict({...})``
+                parts.append(item_cls)
+                if depth >= _MAX_KEYED_DEPTH:  # ``collections.OrderedDict(<dict len=2>)``
+                    parts.append(base.__len__(item))
+                elif not self._container_parts(parts, item, base, depth + 1):
+                    return False
             else:
                 return False
         return True

@@ -9,6 +9,7 @@ that must not be (a secret, a long text, a field of an unkeyed kind), before and
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from typing import Any
 
 import pytest
@@ -48,6 +49,38 @@ class Measured:
         self.ratio = 0.5  # a float field: shown by value, never keyed
 
 
+class Attributes(dict):
+    """A dict subclass with a field of its own, whose methods must never run while a key is made."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.source = "inline"
+
+    def __len__(self) -> int:
+        raise AssertionError("a key read the subclass's __len__")
+
+    def __iter__(self) -> Any:
+        raise AssertionError("a key read the subclass's __iter__")
+
+    def items(self) -> Any:
+        raise AssertionError("a key read the subclass's items")
+
+
+class Row(list):
+    def __len__(self) -> int:
+        raise AssertionError("a key read the subclass's __len__")
+
+    def __iter__(self) -> Any:
+        raise AssertionError("a key read the subclass's __iter__")
+
+    def __getitem__(self, index: Any) -> Any:
+        raise AssertionError("a key read the subclass's __getitem__")
+
+
+class Record(tuple):
+    pass
+
+
 KEYWORD = TokenType(("Keyword",))
 KEYWORD.parent = TokenType(())  # type: ignore[misc]  # an instance attribute of the token type, as a lexer sets it
 
@@ -76,6 +109,13 @@ def keyable() -> list[Any]:
         list(range(100)),
         Node("methods", [{"visit": Node("v").__init__, "other": Slotted("s").__init__}]),  # type: ignore[misc]
         {},
+        OrderedDict(a=1, b=[OrderedDict(c=None)]),  # a JSON document read with object_pairs_hook=OrderedDict
+        (OrderedDict(a=1), "key"),
+        [OrderedDict(), Row([1, 2]), Record(range(12))],
+        Attributes(a=1),
+        Row([1, Row([2])]),
+        Record(range(12)),  # a tuple subclass too long for a token type's key
+        [[[OrderedDict(a=1.5)]]],  # deeper than texts go: its type and length
     ]
 
 
@@ -92,6 +132,10 @@ def not_keyable() -> list[Any]:
         {1: "a number names it"},
         {"s": {1, 2}},
         [[[1.5]]],  # a float, at the deepest level texts show items of
+        OrderedDict(password="hunter2"),
+        [OrderedDict(a=1.5)],
+        OrderedDict(a={1}),
+        Record((1.5,) * 9),
     ]
 
 
@@ -277,13 +321,15 @@ def test_containers_share_a_key_only_when_their_texts_agree() -> None:
         [Node("x")], [Node("y")], [Slotted("x")], [None], [], (), {}, ["x" * 64], ["x" * 63 + "y"],
         [Node("x").__init__], [Slotted("x").__init__], [Node("y").__init__],  # type: ignore[misc]
         [[[[1]]]], [[[[2]]]], [[[[1, 2]]]], [[[{"a": 1}]]], [[[{"a": 1, "b": 2}]]], [[[(1,)]]], [[(1,)]],  # deeper than texts show
+        [OrderedDict(a=1)], [OrderedDict(a=2)], [OrderedDict()], [Row()], [Row([1])], [Record()], [Record((1,))], (Record(),),
+        [[[OrderedDict(a=1)]]], [[[OrderedDict(a=2)]]], [[[OrderedDict(a=1, b=2)]]], [[[Row([1])]]], [[[Record((1,))]]],
     ]  # fmt: skip
     keyed = [(abstraction.container_key(value, type(value)), abstraction.abstract(value)) for value in values]
     assert all(key is not None for key, _ in keyed)
     pairs = [(first, second) for first in keyed for second in keyed if first is not second]
     assert all(first[1] == second[1] for first, second in pairs if first[0] == second[0])
-    # a node of another text, the unseen tail, a method, a list below what texts show
-    assert sum(first[0] == second[0] for first, second in pairs) == 4 * 2
+    # a node of another text, the unseen tail, a method, a list below what texts show, an OrderedDict below them
+    assert sum(first[0] == second[0] for first, second in pairs) == 5 * 2
 
 
 def test_kept_keys_are_out_of_the_garbage_collectors_way(pair: tuple[Any, ValueIds]) -> None:
@@ -335,20 +381,19 @@ def test_an_object_without_a_key_is_walked_in_c_once_python_has_settled_that_it_
 
 
 def test_a_value_no_key_caches_is_walked_and_interned_in_c_once_python_has_met_its_type() -> None:
-    """An exception, a dict subclass, a list subclass: no key of any kind caches them, so once id_of has met their type
+    """An exception, a set, a str subclass: no key of any kind caches them, so once id_of has met their type
     the C collector walks and interns them itself, with the ids id_of gives; a type it has not met goes to Python."""
-    from collections import OrderedDict
 
-    class Registry(dict):
+    class Name(str):
         pass
 
     tracer, ids, asked = asking_tracer()
-    first = [ValueError("bad", 1), OrderedDict(a=1), Registry(b=[1, 2])]
+    first = [ValueError("bad", 1), {1, 2}, Name("b")]
     for value in first:
         assert tracer.id_of(value) == ids.id_of(value), value
     assert asked == first  # types not met yet: Python meets them
     asked.clear()
-    later = [ValueError("bad", 1), ValueError("worse"), OrderedDict(a=1), OrderedDict(a=2), Registry(b=[1, 2]), Registry()]
+    later = [ValueError("bad", 1), ValueError("worse"), {1, 2}, {3}, Name("b"), Name("c")]
     given = [tracer.id_of(value) for value in later]
     assert asked == []
     assert given == [ids.id_of(value) for value in later]
@@ -370,6 +415,29 @@ def test_a_list_dict_or_tuple_no_key_caches_is_walked_and_interned_in_c() -> Non
     unchecked = {"fresh_name": 1.5}
     assert tracer.id_of(unchecked) == ids.id_of(unchecked)
     assert asked == [unchecked]
+
+
+def test_container_subclasses_are_keyed_by_their_content_and_fields() -> None:
+    """An OrderedDict, a dict subclass with a field, a list or a long tuple subclass, alone or held in a list, tuple or
+    dict: keyed by the base's content (and, at the top, the fields), in C, with the ids id_of gives and without a call
+    of the subclass's own methods; one that cannot be keyed (a float, a secret) is walked and interned in C."""
+    tracer, ids, asked = asking_tracer()
+    met_values = (OrderedDict(a=1), Attributes(a=1), Row([1]), Record(range(9)), [OrderedDict(a=1)], (Row([1]), 2), {"rows": Row()})
+    for met in (*met_values, [OrderedDict(b=0.5)]):  # the types, the names checked for secrets
+        seen(ids, met)
+    values = [
+        OrderedDict(a=1), OrderedDict(a=2), OrderedDict(b=OrderedDict(a=[1, 2])), Attributes(a=1), Attributes(a=2),
+        Row([1, Row([2])]), Record(range(9)), Record(range(10)), [OrderedDict(a=1)], [OrderedDict(a=2)],
+        (Row([1]), 2), (Row([1, 2]), 2), {"rows": Row([3])}, OrderedDict(a=1.5), [OrderedDict(a=1.5)],
+    ]  # fmt: skip
+    given = [tracer.id_of(value) for value in values]
+    assert asked == []
+    assert given == [ids.id_of(value) for value in values]
+    assert len(set(given)) == len(values)  # each abstraction its own id
+    assert [tracer.keyed_id(value) for value in values[:-2]] == given[:-2]  # kept under their keys
+    changed = Attributes(a=1)
+    changed.source = "file"  # the same content, another field
+    assert tracer.keyed_id(changed) is None and tracer.id_of(changed) == ids.id_of(changed) != given[3]
 
 
 def test_a_string_too_long_for_a_key_is_walked_and_interned_in_c() -> None:
@@ -450,7 +518,7 @@ def test_a_class_whose_metaclass_hashes_in_python_is_never_hashed_for_a_key() ->
 
 def random_value(rng: Any, depth: int) -> Any:
     """Nested lists, tuples, dicts and nodes, up to six levels, over a few scalars: many near pairs."""
-    kind = rng.randrange(1 if depth < 3 else 0, 7 if depth < 6 else 3)
+    kind = rng.randrange(1 if depth < 3 else 0, 10 if depth < 6 else 3)
     if kind < 3:
         return rng.choice([0, 1, True, None, "a", "b", ""])
     items = [random_value(rng, depth + 1) for _ in range(rng.randrange(4))]
@@ -460,6 +528,14 @@ def random_value(rng: Any, depth: int) -> Any:
         return tuple(items)
     if kind == 5:
         return dict(zip("abc", items, strict=False))
+    if kind == 6:
+        return OrderedDict(zip("abc", items, strict=False))
+    if kind == 7:
+        return Row(items)
+    if kind == 8:
+        attributes = Attributes(zip("ab", items, strict=False))
+        attributes.source = rng.choice(["x", "y"])
+        return attributes
     return Node(rng.choice("xy"), items)
 
 
@@ -475,7 +551,11 @@ def test_keys_of_deep_values_are_equal_only_where_their_texts_are() -> None:
     for _ in range(3000):
         value = random_value(rng, 0)
         cls = type(value)
-        key = abstraction.fields_key(value, cls) if cls is Node else abstraction.container_key(value, cls) if cls in (list, tuple, dict) else None
+        key = (
+            abstraction.fields_key(value, cls) if cls is Node
+            else abstraction.container_key(value, cls) if cls in (list, tuple, dict)
+            else abstraction.content_key(value, cls)
+        )  # fmt: skip
         if key is not None:
             texts_by_key.setdefault(key, set()).add(abstraction.abstract(value)[1])
             values_by_key.setdefault(key, []).append(value)
@@ -485,9 +565,9 @@ def test_keys_of_deep_values_are_equal_only_where_their_texts_are() -> None:
         if isinstance(value, Node):
             return ("Node", value.text, shape(value.kids))
         if isinstance(value, (list, tuple)):
-            return (type(value).__name__, *map(shape, value))
+            return (type(value).__name__, *map(shape, list.__iter__(value) if isinstance(value, list) else value))
         if isinstance(value, dict):
-            return ("dict", *((name, shape(item)) for name, item in value.items()))
+            return (type(value).__name__, getattr(value, "source", None), *((name, shape(item)) for name, item in dict.items(value)))
         return (type(value).__name__, value)
 
     shared = [values for values in values_by_key.values() if len({shape(value) for value in values}) > 1]
