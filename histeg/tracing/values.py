@@ -329,7 +329,7 @@ class Abstraction:
         self._slot_name_tuples: dict[type, tuple[str, ...]] = {}
         self._strings: dict[str, str] = {}
         self._shown_types: dict[type, bool] = {}
-        self._content_bases: dict[type, type | None] = {}
+        self._content_bases: dict[type, type[Any] | None] = {}
         self._text: Callable[[Any, type, list[int], int], str | None] = self._walk
         """The walk of one value on a shared budget: the C walk where built, which hands Python every shape it does not walk."""
         if native and native_walk():
@@ -357,7 +357,7 @@ class Abstraction:
             found = self._shown_types[cls] = kind is _OBJECT and self.type_name(cls) not in self.repr_types
         return found
 
-    def content_base(self, cls: type) -> type | None:
+    def content_base(self, cls: type) -> type[Any] | None:
         """The builtin list, tuple or dict whose content a value of ``cls`` held in a container shows after its type name
         (``collections.OrderedDict({...})``): ``cls`` a subclass of one (its fields show only at the top), not one the user
         asked to see by ``repr``; None for any other class."""
@@ -495,7 +495,7 @@ class Abstraction:
         fields = self.fields_key(value, cls)
         return (cls, tuple(parts), fields) if fields is not None else None
 
-    def _container_parts(self, parts: list[object], value: Any, cls: type, depth: int) -> bool:
+    def _container_parts(self, parts: list[object], value: Any, cls: type[Any], depth: int) -> bool:
         """Appends the type, the length, a dict's names (exact strings that name no secret) and the first ``MAX_ITEMS``
         items (no text shows more): a scalar as its type and value, an object as its type (as ``_nested`` shows it),
         a bound method as its owner's type and its function's name, a container the same way, ``_MAX_KEYED_DEPTH`` levels
