@@ -149,6 +149,7 @@ typedef struct {
     PyObject *value_id;       /* value -> value id */
     PyObject *keys;           /* ValueIds.native_tables(): what keyed_id reads (a tuple; None until keyed() is called) */
     KeyMemo memo;             /* digest of a key -> its id in the keyed tables (emptied with them: keyed(), reset()) */
+    PyObject *no_key_streaks; /* dict: a program's class -> how many of its last objects had no key (skip_key) */
     Py_ssize_t limits[L_COUNT];  /* the bounds the keyed tables give, read once by keyed() */
     PyObject *switch_lines;   /* (code, on): line events of a code object on or off */
     FuncInfo **lines_off;     /* functions whose line budget in this entry point is spent */
@@ -1299,6 +1300,59 @@ keyed_id(TracerObject *self, PyObject *value, PyTypeObject *cls, unsigned long l
     return known == 1;
 }
 
+/* Objects of a class whose last NO_KEY_STREAK objects had no key are walked without trying one (a lexer whose fields
+ * hold keyword tables and compiled patterns: a key that fails reads every field up to the one that fails it, which on
+ * sqlparse cost more than walking them), and one in NO_KEY_RETRY is tried again. Only what is cached changes: a walk
+ * gives the text a key would have given. */
+#define NO_KEY_STREAK 16
+#define NO_KEY_RETRY 64
+
+/* Whether to walk an object of `cls` without trying its key; *streak is its count of objects without a key (-1: none
+ * recorded), for note_key to update. */
+static int
+skip_key(TracerObject *self, PyTypeObject *cls, long *streak)
+{
+    *streak = -1;
+    if (self->no_key_streaks == NULL) {
+        return 0;
+    }
+    PyObject *found = PyDict_GetItemWithError(self->no_key_streaks, (PyObject *)cls);
+    if (found == NULL) {
+        PyErr_Clear();
+        return 0;
+    }
+    *streak = PyLong_AsLong(found);
+    if (*streak < NO_KEY_STREAK) {
+        return 0;
+    }
+    long next = *streak + 1 < NO_KEY_STREAK + NO_KEY_RETRY ? *streak + 1 : NO_KEY_STREAK - 1;  /* the last one tries */
+    PyObject *count = PyLong_FromLong(next);  /* a small int: no allocation */
+    if (count == NULL || PyDict_SetItem(self->no_key_streaks, (PyObject *)cls, count) < 0) {
+        PyErr_Clear();
+    }
+    Py_XDECREF(count);
+    return next >= NO_KEY_STREAK;
+}
+
+/* Counts an object of `cls` without a key (keyed 0), or forgets the count once one has a key (keyed 1). */
+static void
+note_key(TracerObject *self, PyTypeObject *cls, long streak, int keyed)
+{
+    if (keyed && streak < 0) {
+        return;
+    }
+    if (self->no_key_streaks == NULL && (self->no_key_streaks = PyDict_New()) == NULL) {
+        PyErr_Clear();
+        return;
+    }
+    PyObject *count = keyed ? NULL : PyLong_FromLong(streak < 0 ? 1 : streak + 1);
+    if (keyed ? PyDict_DelItem(self->no_key_streaks, (PyObject *)cls) < 0
+              : count == NULL || PyDict_SetItem(self->no_key_streaks, (PyObject *)cls, count) < 0) {
+        PyErr_Clear();
+    }
+    Py_XDECREF(count);
+}
+
 enum { SHAPE_TUPLE_TYPE = 1, SHAPE_OBJECT, SHAPE_NAMED };
 enum { NO_KEY_OBJECT = -2, NO_KEY = -1, NO_DIGEST = 0, DIGESTED = 1 };
 
@@ -1316,6 +1370,7 @@ value_digest(TracerObject *self, PyObject *value, PyTypeObject *cls, KeyDigest *
     }
     Parts parts = {NULL, digest};
     int made = 0, object = 0;
+    long streak = -1;
     int tuple_type = PySet_Contains(TABLE(self, K_TUPLE_TYPES), (PyObject *)cls);
     if (tuple_type == 1) {
         PyObject *content = PyTuple_GET_SIZE(value) <= MAX_KEYED_TUPLE ? tuple_key(self, value, 1, &parts.unsettled) : NULL;
@@ -1331,6 +1386,9 @@ value_digest(TracerObject *self, PyObject *value, PyTypeObject *cls, KeyDigest *
         }
     }
     else if (tuple_type == 0 && (made = PySet_Contains(TABLE(self, K_OBJECTS), (PyObject *)cls)) == 1) {  /* (object, cls, fields) */
+        if (skip_key(self, cls, &streak)) {
+            return NO_KEY_OBJECT;
+        }
         key_digest_start(digest, SHAPE_OBJECT);
         key_digest_add(digest, (PyObject *)cls);
         made = fields_parts(self, &parts, value, cls);
@@ -1351,6 +1409,9 @@ value_digest(TracerObject *self, PyObject *value, PyTypeObject *cls, KeyDigest *
     }
     else {
         made = tuple_type < 0 || made < 0 ? -1 : 0;
+    }
+    if (object && (made == 1 || (made == 0 && !parts.unsettled))) {
+        note_key(self, cls, streak, made);
     }
     if (made != 1) {
         PyErr_Clear();
@@ -2199,6 +2260,7 @@ tracer_traverse(TracerObject *self, visitproc visit, void *arg)
     Py_VISIT(self->by_value);
     Py_VISIT(self->value_id);
     Py_VISIT(self->keys);
+    Py_VISIT(self->no_key_streaks);
     Py_VISIT(self->switch_lines);
     Py_VISIT(self->states);
     Py_VISIT(self->states_by_tid);
@@ -2226,6 +2288,7 @@ tracer_clear(TracerObject *self)
     Py_CLEAR(self->states);
     Py_CLEAR(self->states_by_tid);
     Py_CLEAR(self->disable);
+    Py_CLEAR(self->no_key_streaks);
     return 0;
 }
 

@@ -380,6 +380,36 @@ def test_an_object_without_a_key_is_walked_in_c_once_python_has_settled_that_it_
     assert asked == [holder]
 
 
+def test_objects_of_a_class_that_had_no_key_are_walked_without_trying_one_and_tried_again_later() -> None:
+    """After sixteen objects of a class without a key (a float field), its objects are walked in C without a key being
+    made (a key that fails reads every field first); one in 64 tries again, and once one has a key the class is keyed
+    as before. The ids stay id_of's all along: a walk gives the text a key would have given."""
+    tracer, ids, asked = asking_tracer()
+    seen(ids, Node("a"))
+    seen(ids, Node(0.5))  # type: ignore[arg-type]
+    for number in range(16):
+        tracer.id_of(Node(number + 0.5))  # type: ignore[arg-type]
+    before = tracer.digested
+    walked = [Node(f"walked {number}") for number in range(10)]
+    assert [tracer.id_of(value) for value in walked] == [ids.id_of(value) for value in walked]
+    assert tracer.digested == before, "a key was made for a class whose objects had none"
+    still_walked = [Node(f"still walked {number}") for number in range(53)]  # 63 walked in all
+    assert [tracer.id_of(value) for value in still_walked] == [ids.id_of(value) for value in still_walked]
+    assert tracer.digested == before
+    retried = Node("retried")  # the 64th: tried, and it has a key
+    assert tracer.id_of(retried) == ids.id_of(retried)
+    after = tracer.digested
+    assert after == before + 1, "no key was tried again"
+    keyed = [Node(f"keyed {number}") for number in range(5)]
+    assert [tracer.id_of(value) for value in keyed] == [ids.id_of(value) for value in keyed]
+    assert tracer.digested == after + 5
+    tracer.id_of(Node(9.5))  # type: ignore[arg-type]  # one object without a key starts a new count
+    again = [Node(f"again {number}") for number in range(2)]
+    assert [tracer.id_of(value) for value in again] == [ids.id_of(value) for value in again]
+    assert tracer.digested == after + 7
+    assert asked == []
+
+
 def test_a_value_no_key_caches_is_walked_and_interned_in_c_once_python_has_met_its_type() -> None:
     """An exception, a set, a str subclass: no key of any kind caches them, so once id_of has met their type
     the C collector walks and interns them itself, with the ids id_of gives; a type it has not met goes to Python."""
