@@ -934,88 +934,97 @@ static int append_pair(Parts *parts, PyObject *first, PyObject *second)
     return parts_add(parts, first) < 0 || parts_add(parts, second) < 0 ? -1 : 0;
 }
 
-/* Abstraction._container_parts: appends a list's, tuple's or dict's parts to `parts`, read from the storage of `cls` (the
- * builtin type; `value` may be of a subclass, whose methods never run): 1 done, 0 no key, -1 error. A dict's names must
- * be known not to name secrets (a name not checked yet leaves the value to Python, which checks it). */
+static int container_parts(TracerObject *self, Parts *parts, PyObject *value, PyTypeObject *cls, int depth, Py_ssize_t *budget);
+
 static int
-container_parts(TracerObject *self, Parts *parts, PyObject *value, PyTypeObject *cls, int depth)
+append_size(Parts *parts, PyObject *cls, Py_ssize_t length)
 {
-    int is_dict = cls == &PyDict_Type;
-    Py_ssize_t count = is_dict ? PyDict_GET_SIZE(value) : cls == &PyList_Type ? PyList_GET_SIZE(value) : PyTuple_GET_SIZE(value);
-    Py_ssize_t n = count < MAX_ITEMS ? count : MAX_ITEMS;
-    PyObject *size = PyLong_FromSsize_t(count);
-    int failed = size == NULL || append_pair(parts, (PyObject *)cls, size) < 0;
+    PyObject *size = PyLong_FromSsize_t(length);
+    int failed = size == NULL || (cls != NULL && parts_add(parts, cls) < 0) || parts_add(parts, size) < 0;
     Py_XDECREF(size);
-    if (failed) {
+    return failed ? -1 : 0;
+}
+
+static Py_ssize_t
+container_size(PyObject *value, PyTypeObject *base)
+{
+    return base == &PyDict_Type ? PyDict_GET_SIZE(value) : base == &PyList_Type ? PyList_GET_SIZE(value) : PyTuple_GET_SIZE(value);
+}
+
+/* Abstraction._item_parts: one item of a container at `depth`, spending the budget; 1 done, 0 no key, -1 error. */
+static int
+item_parts(TracerObject *self, Parts *parts, PyObject *item, int depth, Py_ssize_t *budget)
+{
+    PyTypeObject *item_cls = Py_TYPE(item);
+    --*budget;
+    if (item == Py_None || item_cls == &PyBool_Type || item_cls == &PyLong_Type
+        || (item_cls == &PyUnicode_Type && PyUnicode_GET_LENGTH(item) <= MAX_KEYED_TEXT)) {
+        return append_pair(parts, (PyObject *)item_cls, item) < 0 ? -1 : 1;
+    }
+    if (item_cls == &PyList_Type || item_cls == &PyTuple_Type || item_cls == &PyDict_Type) {
+        if (depth < MAX_KEYED_DEPTH && *budget > 0) {
+            return container_parts(self, parts, item, item_cls, depth + 1, budget);
+        }
+        return append_size(parts, (PyObject *)item_cls, container_size(item, item_cls)) < 0 ? -1 : 1;  /* <list len=2> */
+    }
+    if (item_cls == &PyMethod_Type && PyFunction_Check(PyMethod_GET_FUNCTION(item))
+        && Py_IS_TYPE(PyMethod_GET_FUNCTION(item), &PyFunction_Type) && hashed_by_identity(Py_TYPE(PyMethod_GET_SELF(item)))) {
+        PyObject *qualname = ((PyFunctionObject *)PyMethod_GET_FUNCTION(item))->func_qualname;
+        return parts_add(parts, (PyObject *)item_cls) < 0
+            || append_pair(parts, (PyObject *)Py_TYPE(PyMethod_GET_SELF(item)), qualname) < 0 ? -1 : 1;
+    }
+    if (!hashed_by_identity(item_cls)) {
+        return 0;
+    }
+    int result = answer(TABLE(self, K_SHOWN_TYPES), (PyObject *)item_cls, &parts->unsettled);
+    if (result == 1) {
+        return parts_add(parts, (PyObject *)item_cls) < 0 ? -1 : 1;
+    }
+    if (result < 0 || parts->unsettled) {
+        return result;
+    }
+    PyTypeObject *base = content_base(self, item_cls, &parts->unsettled);  /* shown as collections.OrderedDict({...}) */
+    if (base == NULL) {
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    if (parts_add(parts, (PyObject *)item_cls) < 0) {
         return -1;
     }
-    PyObject *items[MAX_ITEMS];  /* a dict's values, borrowed: nothing here runs code that could change the dict */
-    if (is_dict) {
-        Py_ssize_t pos = 0, taken = 0;
+    if (depth < MAX_KEYED_DEPTH && *budget > 0) {
+        return container_parts(self, parts, item, base, depth + 1, budget);
+    }
+    return append_size(parts, NULL, container_size(item, base)) < 0 ? -1 : 1;  /* collections.OrderedDict(<dict len=2>) */
+}
+
+/* Abstraction._container_parts: appends a list's, tuple's or dict's parts to `parts`, read from the storage of `cls` (the
+ * builtin type; `value` may be of a subclass, whose methods never run), its items as long as `budget` lasts: 1 done,
+ * 0 no key, -1 error. A dict's names must be known not to name secrets (a name not checked yet leaves the value to
+ * Python, which checks it). Nothing here runs code that could change the container. */
+static int
+container_parts(TracerObject *self, Parts *parts, PyObject *value, PyTypeObject *cls, int depth, Py_ssize_t *budget)
+{
+    if (append_size(parts, (PyObject *)cls, container_size(value, cls)) < 0) {
+        return -1;
+    }
+    int result = 1;
+    if (cls == &PyDict_Type) {
+        Py_ssize_t pos = 0;
         PyObject *name, *item;
-        while (taken < n && PyDict_Next(value, &pos, &name, &item)) {
+        while (result == 1 && *budget > 0 && PyDict_Next(value, &pos, &name, &item)) {
             PyObject *redacted = PyUnicode_CheckExact(name) && PyUnicode_GET_LENGTH(name) <= MAX_KEYED_TEXT
                 ? PyDict_GetItemWithError(TABLE(self, K_REDACTED), name) : Py_True;
             if (redacted != Py_False) {  /* a secret, or not checked yet */
                 parts->unsettled |= redacted == NULL;
                 return PyErr_Occurred() ? -1 : 0;
             }
-            if (parts_add(parts, name) < 0) {
-                return -1;
-            }
-            items[taken++] = item;
+            --*budget;
+            result = parts_add(parts, name) < 0 ? -1 : item_parts(self, parts, item, depth, budget);
         }
+        return result;
     }
-    int result = 1;
-    for (Py_ssize_t i = 0; i < n && result == 1; i++) {
-        PyObject *item = is_dict ? items[i] : cls == &PyList_Type ? PyList_GET_ITEM(value, i) : PyTuple_GET_ITEM(value, i);
-        PyTypeObject *item_cls = Py_TYPE(item);
-        if (item == Py_None || item_cls == &PyBool_Type || item_cls == &PyLong_Type
-            || (item_cls == &PyUnicode_Type && PyUnicode_GET_LENGTH(item) <= MAX_KEYED_TEXT)) {
-            result = append_pair(parts, (PyObject *)item_cls, item) < 0 ? -1 : 1;
-        }
-        else if (item_cls == &PyList_Type || item_cls == &PyTuple_Type || item_cls == &PyDict_Type) {
-            if (depth < MAX_KEYED_DEPTH) {
-                result = container_parts(self, parts, item, item_cls, depth + 1);
-            }
-            else {  /* as deep as texts go, where they show it as <list len=2>: its type and length */
-                Py_ssize_t length = item_cls == &PyDict_Type ? PyDict_GET_SIZE(item)
-                    : item_cls == &PyList_Type ? PyList_GET_SIZE(item) : PyTuple_GET_SIZE(item);
-                PyObject *size = PyLong_FromSsize_t(length);
-                result = size == NULL || append_pair(parts, (PyObject *)item_cls, size) < 0 ? -1 : 1;
-                Py_XDECREF(size);
-            }
-        }
-        else if (item_cls == &PyMethod_Type && PyFunction_Check(PyMethod_GET_FUNCTION(item))
-                 && Py_IS_TYPE(PyMethod_GET_FUNCTION(item), &PyFunction_Type) && hashed_by_identity(Py_TYPE(PyMethod_GET_SELF(item)))) {
-            PyObject *qualname = ((PyFunctionObject *)PyMethod_GET_FUNCTION(item))->func_qualname;
-            result = parts_add(parts, (PyObject *)item_cls) < 0
-                || append_pair(parts, (PyObject *)Py_TYPE(PyMethod_GET_SELF(item)), qualname) < 0 ? -1 : 1;
-        }
-        else if (!hashed_by_identity(item_cls)) {
-            result = 0;
-        }
-        else if ((result = answer(TABLE(self, K_SHOWN_TYPES), (PyObject *)item_cls, &parts->unsettled)) == 1) {
-            result = parts_add(parts, (PyObject *)item_cls) < 0 ? -1 : 1;
-        }
-        else if (result == 0 && !parts->unsettled) {  /* a subclass shown as collections.OrderedDict({...}), or no key */
-            PyTypeObject *base = content_base(self, item_cls, &parts->unsettled);
-            if (base == NULL) {
-                result = PyErr_Occurred() ? -1 : 0;
-            }
-            else if (parts_add(parts, (PyObject *)item_cls) < 0) {
-                result = -1;
-            }
-            else if (depth < MAX_KEYED_DEPTH) {
-                result = container_parts(self, parts, item, base, depth + 1);
-            }
-            else {  /* collections.OrderedDict(<dict len=2>) */
-                PyObject *size = PyLong_FromSsize_t(base == &PyDict_Type ? PyDict_GET_SIZE(item)
-                    : base == &PyList_Type ? PyList_GET_SIZE(item) : PyTuple_GET_SIZE(item));
-                result = size == NULL || parts_add(parts, size) < 0 ? -1 : 1;
-                Py_XDECREF(size);
-            }
-        }
+    Py_ssize_t n = container_size(value, cls);
+    for (Py_ssize_t i = 0; i < n && result == 1 && *budget > 0; i++) {
+        result = item_parts(self, parts, cls == &PyList_Type ? PyList_GET_ITEM(value, i) : PyTuple_GET_ITEM(value, i), depth, budget);
     }
     return result;
 }
@@ -1027,7 +1036,8 @@ container_key(TracerObject *self, PyObject *value, PyTypeObject *cls, int *unset
 {
     Parts parts = {PyList_New(0), NULL};
     PyObject *key = NULL;
-    if (parts.list != NULL && container_parts(self, &parts, value, cls, 1) == 1) {
+    Py_ssize_t budget = MAX_ITEMS;
+    if (parts.list != NULL && container_parts(self, &parts, value, cls, 1, &budget) == 1) {
         key = PyList_AsTuple(parts.list);
     }
     *unsettled |= parts.unsettled;
@@ -1073,7 +1083,8 @@ field_entries(TracerObject *self, Parts *parts, PyObject *item)
     if (cls != &PyList_Type && cls != &PyTuple_Type && cls != &PyDict_Type) {
         return 0;
     }
-    return container_parts(self, parts, item, cls, 1);
+    Py_ssize_t budget = MAX_ITEMS;
+    return container_parts(self, parts, item, cls, 1, &budget);
 }
 
 #define MAX_FIELDS 128

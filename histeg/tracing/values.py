@@ -25,7 +25,6 @@ digests: a changed secret still diverges, its value never reaches a file.
 
 from __future__ import annotations
 
-import itertools
 import os
 import sys
 import zlib
@@ -457,7 +456,7 @@ class Abstraction:
                 if item_cls is not item_base:  # an object: by its type alone
                     append(item_cls)
                 elif (item_cls is not list and item_cls is not tuple and item_cls is not dict) or not self._container_parts(
-                    parts, item, item_cls, 1
+                    parts, item, item_cls, 1, [MAX_ITEMS]
                 ):  # a container: its type, length and the items it can show
                     return None
         return tuple(parts)
@@ -482,7 +481,7 @@ class Abstraction:
         shown (``_container_parts``), or None. One flat tuple: a parser's list of token dicts has a hundred parts,
         and a tuple each would be a hundred objects more for the garbage collector to visit, per key kept."""
         parts: list[object] = []
-        return tuple(parts) if self._container_parts(parts, value, cls, 1) else None
+        return tuple(parts) if self._container_parts(parts, value, cls, 1, [MAX_ITEMS]) else None
 
     def content_key(self, value: Any, cls: type) -> tuple | None:
         """A key equal for two instances of a list, tuple or dict subclass (an ``OrderedDict``) exactly when their texts
@@ -490,64 +489,72 @@ class Abstraction:
         ``fields_key`` does; or None. Only the base's own storage is read, as the walk reads it."""
         base = self.content_base(cls)
         parts: list[object] = []
-        if base is None or not self._container_parts(parts, value, base, 1):
+        if base is None or not self._container_parts(parts, value, base, 1, [MAX_ITEMS]):
             return None
         fields = self.fields_key(value, cls)
         return (cls, tuple(parts), fields) if fields is not None else None
 
-    def _container_parts(self, parts: list[object], value: Any, cls: type[Any], depth: int) -> bool:
-        """Appends the type, the length, a dict's names (exact strings that name no secret) and the first ``MAX_ITEMS``
-        items (no text shows more): a scalar as its type and value, an object as its type (as ``_nested`` shows it),
+    def _container_parts(self, parts: list[object], value: Any, cls: type[Any], depth: int, budget: list[int]) -> bool:
+        """Appends the type, the length, and the items a text can show: a dict's entries as their names (exact strings
+        that name no secret) and items; a scalar as its type and value, an object as its type (as ``_nested`` shows it),
         a bound method as its owner's type and its function's name, a container the same way, ``_MAX_KEYED_DEPTH`` levels
         deep and below that as its type and length alone (a text shows no more of it there), a subclass of one as its
-        type and then the same (``Type([...])``). Each part says how many follow, and a container's depth says whether
-        its items do, so equal parts are equal containers. ``cls`` is the builtin list, tuple or dict whose storage is
-        read (``value`` may be of a subclass: its own methods never run). False when an item has no key."""
+        type and then the same (``Type([...])``). Items are taken while ``budget`` lasts, spent as the walk spends its
+        own at least (one per item, name and container): the walk's budget is never larger where a key starts (a fresh
+        ``MAX_ITEMS``), so a key holds every item its text shows, and a parser's table of many dicts makes a key no
+        larger than its text. Each part says how many follow, and what came before says whether the budget lets the next
+        in, so equal parts are equal containers. ``cls`` is the builtin list, tuple or dict whose storage is read
+        (``value`` may be of a subclass: its own methods never run). False when an item has no key."""
         exact = type(value) is cls
-        size = len(value) if exact else cls.__len__(value)
         parts.append(cls)
-        parts.append(size)
-        items: Any
+        parts.append(len(value) if exact else cls.__len__(value))
         if cls is dict:
-            items = []
             for name, item in dict.items(value):
-                if len(items) == MAX_ITEMS:
+                if budget[0] <= 0:
                     break
                 if type(name) is not str or len(name) > _MAX_KEYED_TEXT or self.redacts(name):
                     return False
+                budget[0] -= 1
                 parts.append(name)
-                items.append(item)
-        elif exact:
-            items = value if size <= MAX_ITEMS else value[:MAX_ITEMS]
-        else:
-            items = itertools.islice(cls.__iter__(value), MAX_ITEMS)
-        for item in items:
-            item_cls = type(item)
-            if item is None or item_cls is bool or item_cls is int or (item_cls is str and len(item) <= _MAX_KEYED_TEXT):
-                parts.append(item_cls)
-                parts.append(item)
-            elif item_cls is list or item_cls is tuple or item_cls is dict:
-                if depth >= _MAX_KEYED_DEPTH:  # as deep as texts go, where they show it as ``<list len=2>``
-                    parts.append(item_cls)
-                    parts.append(len(item))
-                elif not self._container_parts(parts, item, item_cls, depth + 1):
+                if not self._item_parts(parts, item, depth, budget):
                     return False
-            elif item_cls is _BoundMethod and type(item.__func__) is _FunctionType and hashed_by_identity(type(item.__self__)):
-                parts.append(item_cls)  # a visitor's method cache: shown as its owner's type and the function's name
-                parts.append(type(item.__self__))
-                parts.append(_func_qualname(item.__func__))
-            elif not hashed_by_identity(item_cls):  # hashing the class could run project code
+            return True
+        for item in value if exact else cls.__iter__(value):
+            if budget[0] <= 0:
+                break
+            if not self._item_parts(parts, item, depth, budget):
                 return False
-            elif self.shown_by_type(item_cls):
+        return True
+
+    def _item_parts(self, parts: list[object], item: Any, depth: int, budget: list[int]) -> bool:
+        """One item of a container at ``depth`` (``_container_parts``)."""
+        budget[0] -= 1
+        item_cls = type(item)
+        if item is None or item_cls is bool or item_cls is int or (item_cls is str and len(item) <= _MAX_KEYED_TEXT):
+            parts.append(item_cls)
+            parts.append(item)
+        elif item_cls is list or item_cls is tuple or item_cls is dict:
+            if depth >= _MAX_KEYED_DEPTH or budget[0] <= 0:  # as texts show it there: ``<list len=2>``
                 parts.append(item_cls)
-            elif (base := self.content_base(item_cls)) is not None:  # shown as ``collections.OrderedDict({...})``
-                parts.append(item_cls)
-                if depth >= _MAX_KEYED_DEPTH:  # ``collections.OrderedDict(<dict len=2>)``
-                    parts.append(base.__len__(item))
-                elif not self._container_parts(parts, item, base, depth + 1):
-                    return False
+                parts.append(len(item))
             else:
-                return False
+                return self._container_parts(parts, item, item_cls, depth + 1, budget)
+        elif item_cls is _BoundMethod and type(item.__func__) is _FunctionType and hashed_by_identity(type(item.__self__)):
+            parts.append(item_cls)  # a visitor's method cache: shown as its owner's type and the function's name
+            parts.append(type(item.__self__))
+            parts.append(_func_qualname(item.__func__))
+        elif not hashed_by_identity(item_cls):  # hashing the class could run project code
+            return False
+        elif self.shown_by_type(item_cls):
+            parts.append(item_cls)
+        elif (base := self.content_base(item_cls)) is not None:  # shown as ``collections.OrderedDict({...})``
+            parts.append(item_cls)
+            if depth >= _MAX_KEYED_DEPTH or budget[0] <= 0:  # ``collections.OrderedDict(<dict len=2>)``
+                parts.append(base.__len__(item))
+            else:
+                return self._container_parts(parts, item, base, depth + 1, budget)
+        else:
+            return False
         return True
 
     def keyed(self, cls: type) -> bool:

@@ -323,13 +323,36 @@ def test_containers_share_a_key_only_when_their_texts_agree() -> None:
         [[[[1]]]], [[[[2]]]], [[[[1, 2]]]], [[[{"a": 1}]]], [[[{"a": 1, "b": 2}]]], [[[(1,)]]], [[(1,)]],  # deeper than texts show
         [OrderedDict(a=1)], [OrderedDict(a=2)], [OrderedDict()], [Row()], [Row([1])], [Record()], [Record((1,))], (Record(),),
         [[[OrderedDict(a=1)]]], [[[OrderedDict(a=2)]]], [[[OrderedDict(a=1, b=2)]]], [[[Row([1])]]], [[[Record((1,))]]],
+        [long[:40], long[:40]], [long[:40], [*long[:39], -1]], [long[:40], [*long[:20], -1, *long[21:40]]],  # past the budget
     ]  # fmt: skip
     keyed = [(abstraction.container_key(value, type(value)), abstraction.abstract(value)) for value in values]
     assert all(key is not None for key, _ in keyed)
     pairs = [(first, second) for first in keyed for second in keyed if first is not second]
     assert all(first[1] == second[1] for first, second in pairs if first[0] == second[0])
-    # a node of another text, the unseen tail, a method, a list below what texts show, an OrderedDict below them
-    assert sum(first[0] == second[0] for first, second in pairs) == 5 * 2
+    # a node of another text, the unseen tail, a method, a list below what texts show, an OrderedDict below them, an
+    # item past the walk's budget
+    assert sum(first[0] == second[0] for first, second in pairs) == 6 * 2
+
+
+def test_a_key_holds_no_more_than_its_text_can_show() -> None:
+    """An object whose fields hold a lexer's tables (nine dicts of a hundred keywords each, fifty rules) makes a key of
+    about what its text shows, not of every table's first 64 entries (2,300 parts, digested at every call, cost more
+    than walking it); and values that differ only past the walk's budget share it."""
+
+    class Tables:
+        def __init__(self, last: int) -> None:
+            self.keywords = [{f"keyword{table}_{entry}": ("Keyword", entry) for entry in range(100)} for table in range(9)]
+            self.rules = [("rule", number) for number in range(49)] + [("rule", last)]
+
+    abstraction = Abstraction()
+    key = abstraction.fields_key(Tables(49), Tables)
+    assert key is not None and len(key) < 3 * 64 + 64
+    assert key == abstraction.fields_key(Tables(-1), Tables)
+    assert abstraction.abstract(Tables(49)) == abstraction.abstract(Tables(-1))
+    tracer, ids, asked = asking_tracer()
+    seen(ids, Tables(0))
+    assert tracer.keyed_id(Tables(-1)) == ids.id_of(Tables(-1))
+    assert asked == []
 
 
 def test_kept_keys_are_out_of_the_garbage_collectors_way(pair: tuple[Any, ValueIds]) -> None:
@@ -602,3 +625,40 @@ def test_keys_of_deep_values_are_equal_only_where_their_texts_are() -> None:
 
     shared = [values for values in values_by_key.values() if len({shape(value) for value in values}) > 1]
     assert len(shared) > 10, "values that differ only below what texts show did not share a key"
+
+
+def wide_value(rng: Any, depth: int) -> Any:
+    """Lists, tuples, dicts and OrderedDicts of up to 40 items, three levels deep, over two scalars: the walk's budget
+    runs out inside them at every depth, and values often differ only past it."""
+    if depth == 3 or rng.random() < 0.6:
+        return rng.choice([0, 1])
+    items = [wide_value(rng, depth + 1) for _ in range(rng.randrange(41))]
+    kind = rng.randrange(4)
+    if kind == 0:
+        return items
+    if kind == 1:
+        return tuple(items)
+    names = [f"n{number}" for number in range(len(items))]
+    return dict(zip(names, items, strict=True)) if kind == 2 else OrderedDict(zip(names, items, strict=True))
+
+
+def test_keys_of_wide_values_are_equal_only_where_their_texts_are() -> None:
+    """The budget a key spends, on random wide values: equal keys, equal texts, in Python and in C; and values that
+    differ only past what their texts show share a key."""
+    import random
+
+    rng = random.Random(5)
+    tracer, ids, _ = asking_tracer()
+    abstraction = ids.abstraction
+    seen(ids, {f"n{number}": OrderedDict() for number in range(41)})
+    texts_by_key: dict[Any, set[str | None]] = {}
+    for _ in range(1500):
+        value = [wide_value(rng, 1), wide_value(rng, 1)]
+        key = abstraction.container_key(value, list)
+        assert key is not None
+        texts_by_key.setdefault(key, set()).add(abstraction.abstract(value)[1])
+        assert tracer.id_of(value) == ids.id_of(value)
+    assert len(texts_by_key) > 500
+    assert all(len(texts) == 1 for texts in texts_by_key.values())
+    wide = [list(range(40)), [*range(39), 7]]  # the last item past the budget
+    assert abstraction.container_key(wide, list) == abstraction.container_key([list(range(40)), list(range(40))], list)
