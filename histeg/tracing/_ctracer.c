@@ -936,11 +936,12 @@ static int append_pair(Parts *parts, PyObject *first, PyObject *second)
 
 static int container_parts(TracerObject *self, Parts *parts, PyObject *value, PyTypeObject *cls, int depth, Py_ssize_t *budget);
 
+/* A container's type and length, the head of its parts. */
 static int
-append_size(Parts *parts, PyObject *cls, Py_ssize_t length)
+append_size(Parts *parts, PyTypeObject *cls, Py_ssize_t length)
 {
     PyObject *size = PyLong_FromSsize_t(length);
-    int failed = size == NULL || (cls != NULL && parts_add(parts, cls) < 0) || parts_add(parts, size) < 0;
+    int failed = size == NULL || append_pair(parts, (PyObject *)cls, size) < 0;
     Py_XDECREF(size);
     return failed ? -1 : 0;
 }
@@ -951,49 +952,44 @@ container_size(PyObject *value, PyTypeObject *base)
     return base == &PyDict_Type ? PyDict_GET_SIZE(value) : base == &PyList_Type ? PyList_GET_SIZE(value) : PyTuple_GET_SIZE(value);
 }
 
-/* Abstraction._item_parts: one item of a container at `depth`, spending the budget; 1 done, 0 no key, -1 error. */
+/* Abstraction._item_parts: one item of a container at `depth`, spending the budget; 1 done, 0 no key, -1 error. A
+ * container or a subclass of one (its type first: collections.OrderedDict({...})) by its base's content, or below what
+ * texts show by the base and its length (<list len=2>). */
 static int
 item_parts(TracerObject *self, Parts *parts, PyObject *item, int depth, Py_ssize_t *budget)
 {
-    PyTypeObject *item_cls = Py_TYPE(item);
+    PyTypeObject *item_cls = Py_TYPE(item), *base = item_cls;
     --*budget;
     if (item == Py_None || item_cls == &PyBool_Type || item_cls == &PyLong_Type
         || (item_cls == &PyUnicode_Type && PyUnicode_GET_LENGTH(item) <= MAX_KEYED_TEXT)) {
         return append_pair(parts, (PyObject *)item_cls, item) < 0 ? -1 : 1;
     }
-    if (item_cls == &PyList_Type || item_cls == &PyTuple_Type || item_cls == &PyDict_Type) {
-        if (depth < MAX_KEYED_DEPTH && *budget > 0) {
-            return container_parts(self, parts, item, item_cls, depth + 1, budget);
+    if (item_cls != &PyList_Type && item_cls != &PyTuple_Type && item_cls != &PyDict_Type) {
+        if (item_cls == &PyMethod_Type && PyFunction_Check(PyMethod_GET_FUNCTION(item))
+            && Py_IS_TYPE(PyMethod_GET_FUNCTION(item), &PyFunction_Type) && hashed_by_identity(Py_TYPE(PyMethod_GET_SELF(item)))) {
+            PyObject *qualname = ((PyFunctionObject *)PyMethod_GET_FUNCTION(item))->func_qualname;
+            return parts_add(parts, (PyObject *)item_cls) < 0
+                || append_pair(parts, (PyObject *)Py_TYPE(PyMethod_GET_SELF(item)), qualname) < 0 ? -1 : 1;
         }
-        return append_size(parts, (PyObject *)item_cls, container_size(item, item_cls)) < 0 ? -1 : 1;  /* <list len=2> */
-    }
-    if (item_cls == &PyMethod_Type && PyFunction_Check(PyMethod_GET_FUNCTION(item))
-        && Py_IS_TYPE(PyMethod_GET_FUNCTION(item), &PyFunction_Type) && hashed_by_identity(Py_TYPE(PyMethod_GET_SELF(item)))) {
-        PyObject *qualname = ((PyFunctionObject *)PyMethod_GET_FUNCTION(item))->func_qualname;
-        return parts_add(parts, (PyObject *)item_cls) < 0
-            || append_pair(parts, (PyObject *)Py_TYPE(PyMethod_GET_SELF(item)), qualname) < 0 ? -1 : 1;
-    }
-    if (!hashed_by_identity(item_cls)) {
-        return 0;
-    }
-    int result = answer(TABLE(self, K_SHOWN_TYPES), (PyObject *)item_cls, &parts->unsettled);
-    if (result == 1) {
-        return parts_add(parts, (PyObject *)item_cls) < 0 ? -1 : 1;
-    }
-    if (result < 0 || parts->unsettled) {
-        return result;
-    }
-    PyTypeObject *base = content_base(self, item_cls, &parts->unsettled);  /* shown as collections.OrderedDict({...}) */
-    if (base == NULL) {
-        return PyErr_Occurred() ? -1 : 0;
-    }
-    if (parts_add(parts, (PyObject *)item_cls) < 0) {
-        return -1;
+        if (!hashed_by_identity(item_cls)) {
+            return 0;
+        }
+        int shown = answer(TABLE(self, K_SHOWN_TYPES), (PyObject *)item_cls, &parts->unsettled);
+        if (shown != 0 || parts->unsettled) {
+            return shown == 1 ? (parts_add(parts, (PyObject *)item_cls) < 0 ? -1 : 1) : shown;
+        }
+        base = content_base(self, item_cls, &parts->unsettled);
+        if (base == NULL) {
+            return PyErr_Occurred() ? -1 : 0;
+        }
+        if (parts_add(parts, (PyObject *)item_cls) < 0) {
+            return -1;
+        }
     }
     if (depth < MAX_KEYED_DEPTH && *budget > 0) {
         return container_parts(self, parts, item, base, depth + 1, budget);
     }
-    return append_size(parts, NULL, container_size(item, base)) < 0 ? -1 : 1;  /* collections.OrderedDict(<dict len=2>) */
+    return append_size(parts, base, container_size(item, base)) < 0 ? -1 : 1;
 }
 
 /* Abstraction._container_parts: appends a list's, tuple's or dict's parts to `parts`, read from the storage of `cls` (the
@@ -1003,7 +999,7 @@ item_parts(TracerObject *self, Parts *parts, PyObject *item, int depth, Py_ssize
 static int
 container_parts(TracerObject *self, Parts *parts, PyObject *value, PyTypeObject *cls, int depth, Py_ssize_t *budget)
 {
-    if (append_size(parts, (PyObject *)cls, container_size(value, cls)) < 0) {
+    if (append_size(parts, cls, container_size(value, cls)) < 0) {
         return -1;
     }
     int result = 1;

@@ -152,9 +152,9 @@ _UNSET = object()
 """An unset slot, in a field key."""
 CONTAINERS = (list, tuple, dict, set, frozenset)
 BUILTIN_BASES = frozenset({*CONTAINERS, str, bytes, int, float, complex})
+"""Bases whose content ``_builtin`` reads itself; other bases are standard-library value types."""
 _CONTENT_BASES = (list, tuple, dict)
 """The containers whose subclasses a key covers: by the base's content (``content_base``)."""
-"""Bases whose content ``_builtin`` reads itself; other bases are standard-library value types."""
 
 
 def identity_metaclass(meta: type) -> bool:
@@ -527,35 +527,37 @@ class Abstraction:
         return True
 
     def _item_parts(self, parts: list[object], item: Any, depth: int, budget: list[int]) -> bool:
-        """One item of a container at ``depth`` (``_container_parts``)."""
+        """One item of a container at ``depth`` (``_container_parts``): a container or a subclass of one (its type first,
+        ``collections.OrderedDict({...})``) by its base's content, or below what texts show by the base and its length
+        (``<list len=2>``)."""
         budget[0] -= 1
         item_cls = type(item)
         if item is None or item_cls is bool or item_cls is int or (item_cls is str and len(item) <= _MAX_KEYED_TEXT):
             parts.append(item_cls)
             parts.append(item)
-        elif item_cls is list or item_cls is tuple or item_cls is dict:
-            if depth >= _MAX_KEYED_DEPTH or budget[0] <= 0:  # as texts show it there: ``<list len=2>``
+            return True
+        base: type[Any] = item_cls
+        if item_cls is not list and item_cls is not tuple and item_cls is not dict:
+            if item_cls is _BoundMethod and type(item.__func__) is _FunctionType and hashed_by_identity(type(item.__self__)):
+                parts.append(item_cls)  # a visitor's method cache: shown as its owner's type and the function's name
+                parts.append(type(item.__self__))
+                parts.append(_func_qualname(item.__func__))
+                return True
+            if not hashed_by_identity(item_cls):  # hashing the class could run project code
+                return False
+            if self.shown_by_type(item_cls):
                 parts.append(item_cls)
-                parts.append(len(item))
-            else:
-                return self._container_parts(parts, item, item_cls, depth + 1, budget)
-        elif item_cls is _BoundMethod and type(item.__func__) is _FunctionType and hashed_by_identity(type(item.__self__)):
-            parts.append(item_cls)  # a visitor's method cache: shown as its owner's type and the function's name
-            parts.append(type(item.__self__))
-            parts.append(_func_qualname(item.__func__))
-        elif not hashed_by_identity(item_cls):  # hashing the class could run project code
-            return False
-        elif self.shown_by_type(item_cls):
+                return True
+            content_base = self.content_base(item_cls)
+            if content_base is None:
+                return False
+            base = content_base
             parts.append(item_cls)
-        elif (base := self.content_base(item_cls)) is not None:  # shown as ``collections.OrderedDict({...})``
-            parts.append(item_cls)
-            if depth >= _MAX_KEYED_DEPTH or budget[0] <= 0:  # ``collections.OrderedDict(<dict len=2>)``
-                parts.append(base.__len__(item))
-            else:
-                return self._container_parts(parts, item, base, depth + 1, budget)
-        else:
-            return False
-        return True
+        if depth >= _MAX_KEYED_DEPTH or budget[0] <= 0:
+            parts.append(base)
+            parts.append(base.__len__(item))
+            return True
+        return self._container_parts(parts, item, base, depth + 1, budget)
 
     def keyed(self, cls: type) -> bool:
         """Whether values of ``cls`` may have a ``value_key``."""
