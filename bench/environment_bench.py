@@ -1,14 +1,15 @@
 """Each version in its own environment, on real projects: environments made vs versions, build time per
 version, and histeg's own environment before and after.
 
-    python bench/environment_bench.py REPO [REPO ...] [--versions HEAD~5..HEAD] [--work DIR] [--fresh]
+    python bench/environment_bench.py REPO [REPO ...] [--versions HEAD~5..HEAD] [--work DIR] [--fresh] [--build-only]
 
 Runs ``histeg compute`` on each repository into ``WORK/<name>`` and prints, per project, the versions,
 the environments created and reused, the build seconds per version (median and maximum), the project
 install seconds (installs made and installs reused from an earlier version, with why an install could not be), the
 git-derived version strings, the targets and the total wall time. ``--fresh`` starts
 from an empty environments folder (``WORK/environments``) so that every environment is made here; the
-uv cache is left as it is. Ends with whether ``pip freeze`` of histeg's environment is unchanged.
+uv cache is left as it is. ``--build-only`` runs ``histeg build`` (extract and build) instead of
+``compute``: the builds alone, on histories whose suites take long. Ends with whether ``pip freeze`` of histeg's environment is unchanged.
 """
 
 from __future__ import annotations
@@ -30,12 +31,12 @@ def freeze() -> str:
     return subprocess.run([sys.executable, "-m", "pip", "freeze", "--all"], capture_output=True, text=True, check=True).stdout
 
 
-def measure(repo: Path, versions: str, work: Path, environments: Path) -> dict[str, object]:
+def measure(repo: Path, versions: str, work: Path, environments: Path, command: str = "compute") -> dict[str, object]:
     out = work / repo.name
     shutil.rmtree(out, ignore_errors=True)
     env = dict(os.environ, HISTEG_ENVIRONMENTS=str(environments))
     started = time.monotonic()
-    done = subprocess.run([sys.executable, "-m", "histeg", "compute", "--repo", str(repo), "--versions", versions, "--out", str(out), "--json"],
+    done = subprocess.run([sys.executable, "-m", "histeg", command, "--repo", str(repo), "--versions", versions, "--out", str(out), "--json"],
                           capture_output=True, text=True, env=env)
     wall = time.monotonic() - started
     builds = [Build.read(path) for path in sorted(out.glob(f"*/{Build.FILE}"), key=lambda p: int(p.parent.name))]
@@ -57,7 +58,7 @@ def measure(repo: Path, versions: str, work: Path, environments: Path) -> dict[s
         "installs_made": sum(1 for project in projects if project.installed and project.reused_from is None),
         "install_made_median": statistics.median([p.seconds for p in projects if p.installed and p.reused_from is None] or [0.0]),
         "install_reused_median": statistics.median([p.seconds for p in projects if p.reused_from is not None] or [0.0]),
-        "no_key": sorted({"git-derived version" if p.version else "setup.py, a version from the sources or a compiling backend"
+        "no_key": sorted({"git-derived version" if p.version else "setup.py, a version computed by the project's code or a compiling backend"
                           for p in projects if p.installed and p.key is None}),
         "reasons": sorted({b.reason for b in builds if b.reason}),
         "targets": targets, "wall": wall, "stderr": done.stderr.strip().splitlines()[-1:] if done.returncode else [],
@@ -70,13 +71,14 @@ def main() -> None:
     parser.add_argument("--versions", default="HEAD~5..HEAD")
     parser.add_argument("--work", type=Path, default=Path("bench-environments"))
     parser.add_argument("--fresh", action="store_true", help="start from an empty environments folder")
+    parser.add_argument("--build-only", action="store_true", help="extract and build only (histeg build), no traces")
     args = parser.parse_args()
     args.work.mkdir(parents=True, exist_ok=True)
     environments = args.work / "environments"
     if args.fresh:
         shutil.rmtree(environments, ignore_errors=True)
     before = freeze()
-    rows = [measure(repo.resolve(), args.versions, args.work, environments) for repo in args.repos]
+    rows = [measure(repo.resolve(), args.versions, args.work, environments, "build" if args.build_only else "compute") for repo in args.repos]
     after = freeze()
     print(f"{'project':<16} {'exit':>4} {'versions':>8} {'ok':>3} {'envs':>4} {'made':>4} {'build med/max s':>16} {'install med s':>13} {'wall s':>7}  targets")
     for row in rows:

@@ -3,11 +3,12 @@
 Runs import the project's code from their copy of the snapshot; the install in
 the version's ``site`` folder gives its metadata (version, entry points, pytest
 plugins). That metadata is made by the build backend from the files at the
-snapshot's root (``pyproject.toml``, ``setup.cfg``, a build hook's script, the readme and licence files),
-unless the build can read more: a ``setup.py`` runs any code, a version derived
-from git or read from the sources (``dynamic``) changes with every commit, and
-a backend that compiles builds from every source. Only when none of that holds
-is an install keyed by those root files (a changelog nothing names is not one) and the interpreter, and a version with
+snapshot's root (``pyproject.toml``, ``setup.cfg``, a build hook's script, the readme and licence files)
+and the files ``dynamic`` fields are read from (a version in the package's ``__init__.py``: ``dynamic_metadata``),
+and by a ``setup.py`` that only declares (``setup_script``), unless the build can read more: another ``setup.py``
+runs any code, a version derived from git changes with every commit, one computed by running the project's code
+may depend on any file, and a backend that compiles builds from every source. Only when none of that holds
+is an install keyed by those files (a changelog nothing names is not one) and the interpreter, and a version with
 the key of a finished install (that generated no file in the sources) gets a
 hard-linked copy of it: the same files, made in milliseconds.
 """
@@ -16,16 +17,19 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import shutil
 import tempfile
 import tomllib
 from pathlib import Path
 
+from histeg.envs.dynamic_metadata import dynamic_metadata_files
+from histeg.envs.setup_script import setup_cfg_files, setup_script_files
 from histeg.errors import HistegError
 from histeg.records.build import Build, Declarations
 from histeg.store import OutputStore, force_rmtree
 
-KEY_FORMAT = 2
+KEY_FORMAT = 3
 """Part of every key: a change of what a key covers makes every earlier key another."""
 PURE_PYTHON_BACKENDS = frozenset(
     {"hatchling.build", "flit_core.buildapi", "setuptools.build_meta", "poetry.core.masonry.api", "pdm.backend", "uv_build"}
@@ -34,37 +38,42 @@ PURE_PYTHON_BACKENDS = frozenset(
 CONFIGURATION_FILES = frozenset({"pyproject.toml", "setup.cfg", "MANIFEST.in"})
 NAMED_BY_BACKENDS = ("README", "LICENSE", "LICENCE", "COPYING", "NOTICE", "AUTHORS")
 """Root files backends take by their names alone (a readme, licence files), whether or not the configuration names them."""
+URL = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s\"']*")
 
 
 def install_key(snapshot: Path, python: str, declarations: Declarations) -> str | None:
-    """What the install depends on, as a key; None when it may depend on more than the root files."""
-    if declarations.scm is not None or (snapshot / "setup.py").exists():
+    """What the install depends on, as a key; None when it may depend on more than the files it reads can say."""
+    if declarations.scm is not None:
         return None
     try:
-        pyproject = tomllib.loads((snapshot / "pyproject.toml").read_text(encoding="utf-8"))
+        pyproject = (
+            tomllib.loads((snapshot / "pyproject.toml").read_text(encoding="utf-8")) if (snapshot / "pyproject.toml").exists() else {}
+        )
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
         return None
-    if pyproject.get("build-system", {}).get("build-backend") not in PURE_PYTHON_BACKENDS:
-        return None
+    if pyproject.get("build-system", {}).get("build-backend", "setuptools.build_meta") not in PURE_PYTHON_BACKENDS:
+        return None  # no backend named: setuptools' legacy one
     if "ext-modules" in pyproject.get("tool", {}).get("setuptools", {}):
         return None
-    project = pyproject.get("project", {})
-    poetry = pyproject.get("tool", {}).get("poetry", {})
-    static = "version" in project or ("version" in poetry and not project)
-    if not static or "version" in project.get("dynamic", []):
+    read = [setup_script_files(snapshot), setup_cfg_files(snapshot), dynamic_metadata_files(snapshot, pyproject)]
+    if any(files is None for files in read):
         return None
+    files = {
+        path.relative_to(snapshot).as_posix(): path for path in [*_read_by_the_build(snapshot), *(f for found in read for f in found or [])]
+    }
     digest = hashlib.sha256(f"{KEY_FORMAT}\n{python}\n".encode())
-    for path in _read_by_the_build(snapshot):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    for name in sorted(files):
+        digest.update(name.encode() + b"\0" + files[name].read_bytes() + b"\0")
     return digest.hexdigest()[:16]
 
 
 def _read_by_the_build(snapshot: Path) -> list[Path]:
     """The root files a pure-Python backend may read: its configuration, build hook scripts, the files backends take
-    by their names (readme, licence, notice, authors) and every file the configuration names. A changelog or a CI file
+    by their names (readme, licence, notice, authors) and every file the configuration names outside a URL. A changelog or a CI file
     nothing names is not one of them: a commit touching only those keeps the install."""
     files = [path for path in sorted(snapshot.iterdir()) if path.is_file() and not path.is_symlink()]
     configuration = " ".join(path.read_text(encoding="utf-8", errors="replace") for path in files if path.name in CONFIGURATION_FILES)
+    configuration = URL.sub(" ", configuration)  # a changelog's address (``.../blob/main/CHANGES``) is not a file the build reads
     return [
         path
         for path in files

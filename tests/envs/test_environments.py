@@ -265,6 +265,39 @@ def test_an_install_that_cannot_differ_is_reused_and_one_that_can_is_made(make_r
         assert {run["outcome"] for run in runs} == {"passed"}, (index, runs)
 
 
+ATTRIBUTE_VERSION = (
+    '[build-system]\nrequires = ["setuptools>=64"]\nbuild-backend = "setuptools.build_meta"\n'
+    '[project]\nname = "staticpkg"\ndynamic = ["version"]\n'
+    '[project.entry-points."staticpkg.shapes"]\nsquare = "staticpkg:area"\n'
+    '[tool.setuptools.dynamic]\nversion = {attr = "staticpkg.__version__"}\n'
+)
+
+
+def test_an_install_whose_version_is_read_from_the_package_is_reused_until_that_file_changes(make_repo, histeg, tmp_path: Path) -> None:
+    """A version read from the package's ``__init__.py`` (setuptools ``attr``, a ``setup.py`` that only calls ``setup()``):
+    a commit elsewhere reuses the install; a new version string in that file makes one, whose metadata says it."""
+    repo = make_repo()
+    code = "__version__ = '{version}'\n\n\ndef area(width, height):\n    return width * height\n"
+    repo.commit("one", {
+        "pyproject.toml": ATTRIBUTE_VERSION,
+        "setup.py": "from setuptools import setup\n\nsetup()\n",
+        "src/staticpkg/__init__.py": code.format(version="1.0.0"),
+        "src/staticpkg/shapes.py": "SIDES = 4\n",
+        "tests/test_meta.py": STATIC_TEST,
+    })
+    repo.commit("two", {"src/staticpkg/shapes.py": "SIDES = 5\n"})
+    repo.commit("three", {"src/staticpkg/__init__.py": code.format(version="1.1.0")})
+    out = tmp_path / "out"
+    result = histeg("compute", "--repo", str(repo.path), "--all", "--out", str(out), "--repeat", "1", "--json")
+    assert result.code == 0, result.stderr
+    projects = [validate_output(out / str(index) / "build.json")["project"] for index in range(3)]
+    assert [p["reusedFrom"] for p in projects] == [None, 0, None]
+    assert projects[0]["key"] == projects[1]["key"] != projects[2]["key"]
+    for index in range(3):  # the test compares the installed metadata's version with the package's own
+        runs = validate_output(out / str(index) / "runs.json")["runs"]
+        assert {run["outcome"] for run in runs} == {"passed"}, (index, runs)
+
+
 ISOLATED_ONLY = """
 import os
 import sys
