@@ -37,6 +37,8 @@ class Definition:
     parent: Definition | None
     source: SourceFile
     qualname: str
+    nodes: list[ast.AST] = field(default_factory=list)
+    """``scope_nodes`` of its body, walked once: the table, the bindings and the call sites all read them."""
 
     @property
     def is_function(self) -> bool:
@@ -104,7 +106,7 @@ def _definitions(source: SourceFile, tree: ast.Module, text: bytes, settings: Ve
     found = [module]
 
     def visit(scope: Definition, body: list[ast.stmt]) -> None:
-        nodes = list(scope_nodes(body))
+        nodes = scope.nodes = list(scope_nodes(body))
         declared_global = {name for node in nodes if isinstance(node, ast.Global) for name in node.names}
         for node in (node for node in nodes if isinstance(node, SCOPE_NODES)):
             qualname = _qualname(scope, node.name, declared_global)

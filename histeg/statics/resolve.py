@@ -22,7 +22,7 @@ from enum import Enum
 from typing import Literal
 
 from histeg.naming import identifier
-from histeg.statics.functions import COMPREHENSIONS, SCOPE_NODES, Definition, DefinitionNode, FunctionTable, ParsedModule, scope_nodes
+from histeg.statics.functions import COMPREHENSIONS, SCOPE_NODES, Definition, FunctionTable, ParsedModule, scope_nodes
 
 
 class Opaque(Enum):
@@ -175,7 +175,7 @@ class ProjectIndex:
     def _collect_bindings(self, scope: Scope, definition: Definition, parsed: ParsedModule) -> None:
         package = _package_of(parsed)
         stack_skip: ast.AST | None = None  # the target of an alias, bound already
-        for node in scope_nodes(_body(definition.node)):
+        for node in definition.nodes:
             if isinstance(node, SCOPE_NODES):
                 child = self.definitions[id(node)]
                 scope.bind(node.name, Binding("class" if isinstance(node, ast.ClassDef) else "def", identifier_of(child)))
@@ -479,7 +479,7 @@ class ProjectIndex:
         selves = {n for n, bindings in method.bindings.items() if bindings and bindings[0].kind == "instance"}
         assert method.definition is not None
         found: list[ast.Assign | ast.AnnAssign] = []
-        for node in scope_nodes(_body(method.definition.node)):
+        for node in method.definition.nodes:
             if isinstance(node, ast.Assign):
                 targets = node.targets
             elif isinstance(node, ast.AnnAssign):
@@ -529,18 +529,19 @@ def class_of(entity: Entity) -> str | None:
 def scoped_nodes(definition: Definition, scope: Scope) -> Iterator[tuple[ast.AST, Scope]]:
     """Every node whose code runs in the definition's own code, with the scope its names are read in:
     lambdas and comprehensions bind their parameters and targets in scopes of their own."""
-    return _scoped(_body(definition.node), scope)
+    return _scoped(definition.nodes, scope)
 
 
 def _scoped(nodes: Iterable[ast.AST], scope: Scope) -> Iterator[tuple[ast.AST, Scope]]:
-    for node in scope_nodes(nodes):
+    """``nodes``: a scope's ``scope_nodes``."""
+    for node in nodes:
         yield node, scope
         if isinstance(node, ast.Lambda):
-            yield from _scoped([*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)], scope)
-            yield from _scoped([node.body], _transparent(scope, [a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)]))
+            yield from _scoped(scope_nodes([*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]), scope)
+            yield from _scoped(scope_nodes([node.body]), _transparent(scope, [a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)]))
         elif isinstance(node, COMPREHENSIONS):
             inner = _transparent(scope, [n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)])
-            yield from _scoped(ast.iter_child_nodes(node), inner)
+            yield from _scoped(scope_nodes(ast.iter_child_nodes(node)), inner)
 
 
 def _transparent(parent: Scope, names: list[str]) -> Scope:
@@ -564,10 +565,6 @@ def _c3(head: list[str], sequences: list[list[str]]) -> list[str]:
         pending = [[c for c in seq if c != candidate] for seq in pending]
         pending = [seq for seq in pending if seq]
     return result
-
-
-def _body(node: DefinitionNode) -> list[ast.stmt]:
-    return node.body
 
 
 def identifier_of(definition: Definition) -> str:
