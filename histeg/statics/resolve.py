@@ -33,6 +33,20 @@ class Opaque(Enum):
 UNKNOWN = Opaque.UNKNOWN
 EXTERNAL = Opaque.EXTERNAL
 
+BINDERS = (
+    *SCOPE_NODES,
+    ast.Import,
+    ast.ImportFrom,
+    ast.Assign,
+    ast.Name,
+    ast.ExceptHandler,
+    ast.MatchAs,
+    ast.MatchStar,
+    ast.MatchMapping,
+    ast.Global,
+    ast.Nonlocal,
+)
+"""The nodes that bind a name or say where it is bound (``_collect_bindings``)."""
 
 @dataclass(frozen=True)
 class Function:
@@ -126,6 +140,12 @@ class ProjectIndex:
         """``id(definition node)`` -> its definition."""
         self._mro: dict[str, tuple[list[str], bool]] = {}
         self._resolving: set[tuple[str, str]] = set()
+        self._cuts = 0
+        """How many times a guard against a cycle cut a resolution short: a result computed while none did is the
+        same wherever it is asked for, and is kept in ``_resolved``."""
+        self._resolved: dict[int, tuple[list[Binding], Scope, Entity]] = {}
+        """``id(bindings)`` -> the bindings (kept alive, so the id stays theirs), their scope and what they resolve to."""
+        self._mro_pending: set[str] = set()
         self._methods: dict[str, list[Scope]] | None = None
         self._carriers: dict[str, dict[str, list[str]]] = {}
         self._class_bound: set[str] | None = None
@@ -176,6 +196,8 @@ class ProjectIndex:
         package = _package_of(parsed)
         stack_skip: ast.AST | None = None  # the target of an alias, bound already
         for node in definition.nodes:
+            if not isinstance(node, BINDERS):
+                continue  # most nodes (constants, calls, operators): one check, not the chain below
             if isinstance(node, SCOPE_NODES):
                 child = self.definitions[id(node)]
                 scope.bind(node.name, Binding("class" if isinstance(node, ast.ClassDef) else "def", identifier_of(child)))
@@ -245,7 +267,7 @@ class ProjectIndex:
         """``module.name``: a global of the module, else its submodule (``from . import sub`` in a package)."""
         scope = self.module_scopes.get(module)
         key = (module, name)
-        cyclic = key in self._resolving
+        cyclic = self._cycle(key)
         if scope is not None and name in scope.bindings and not cyclic:
             self._resolving.add(key)
             try:
@@ -270,16 +292,36 @@ class ProjectIndex:
                 return self.module_member(source, name)
         return UNKNOWN if scope.star_imports else EXTERNAL
 
+    def _cycle(self, key: tuple[str, str]) -> bool:
+        """Whether resolving ``key`` now would go round a cycle (and is cut short)."""
+        if key in self._resolving:
+            self._cuts += 1
+            return True
+        return False
+
     def _resolve_all(self, bindings: list[Binding], scope: Scope) -> Entity:
-        entities = {self._resolve(binding, scope) for binding in bindings}
-        return entities.pop() if len(entities) == 1 else UNKNOWN
+        kept = self._resolved.get(id(bindings))
+        if kept is not None and kept[0] is bindings and kept[1] is scope:
+            return kept[2]
+        cuts = self._cuts
+        found: Entity | None = None
+        for binding in bindings:  # one entity for all of them, else UNKNOWN: the first UNKNOWN or second entity settles it
+            entity = self._resolve(binding, scope)
+            if entity is UNKNOWN or (found is not None and entity != found):
+                found = UNKNOWN
+                break
+            found = entity
+        found = UNKNOWN if found is None else found
+        if self._cuts == cuts:
+            self._resolved[id(bindings)] = (bindings, scope, found)
+        return found
 
     def _resolve(self, binding: Binding, scope: Scope) -> Entity:
         match binding.kind:
             case "alias":
                 assert binding.value is not None
                 key = ("", str(id(binding.value)))
-                if key in self._resolving:
+                if self._cycle(key):
                     return UNKNOWN
                 self._resolving.add(key)
                 try:
@@ -326,8 +368,11 @@ class ProjectIndex:
     def mro(self, klass: str) -> tuple[list[str], bool]:
         """C3 order of the project classes above ``klass``, and whether a base is not a project class."""
         if klass in self._mro:
+            if klass in self._mro_pending:
+                self._cuts += 1
             return self._mro[klass]
         self._mro[klass] = ([klass], True)  # guards against cyclic bases while computing
+        self._mro_pending.add(klass)
         info = self.classes[klass]
         bases: list[str] = []
         external = False
@@ -341,6 +386,7 @@ class ProjectIndex:
         external = external or any(flag for _, flag in parents)
         order = _c3([klass], [order for order, _ in parents] + [list(bases)])
         self._mro[klass] = (order, external)
+        self._mro_pending.discard(klass)
         return self._mro[klass]
 
     def expression(self, node: ast.expr, scope: Scope) -> Entity:
@@ -389,7 +435,7 @@ class ProjectIndex:
     def module_places(self, module: str, name: str) -> set[str]:
         scope = self.module_scopes.get(module)
         key = (f"places {module}", name)
-        if scope is None or key in self._resolving:
+        if scope is None or self._cycle(key):
             return set()
         self._resolving.add(key)
         try:
@@ -447,7 +493,7 @@ class ProjectIndex:
         assign it: one project class (``self.name = Locale()``, an annotation, an annotated parameter),
         else UNKNOWN. The call graph does not use it: it resolves instance attributes for value reads."""
         key = (f"instance {klass}", name)
-        if key in self._resolving:
+        if self._cycle(key):
             return UNKNOWN
         self._resolving.add(key)
         try:
