@@ -48,6 +48,7 @@ BINDERS = (
 )
 """The nodes that bind a name or say where it is bound (``_collect_bindings``)."""
 
+
 @dataclass(frozen=True)
 class Function:
     ident: str
@@ -584,7 +585,9 @@ def _scoped(nodes: Iterable[ast.AST], scope: Scope) -> Iterator[tuple[ast.AST, S
         yield node, scope
         if isinstance(node, ast.Lambda):
             yield from _scoped(scope_nodes([*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]), scope)
-            yield from _scoped(scope_nodes([node.body]), _transparent(scope, [a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)]))
+            yield from _scoped(
+                scope_nodes([node.body]), _transparent(scope, [a.arg for a in ast.walk(node.args) if isinstance(a, ast.arg)])
+            )
         elif isinstance(node, COMPREHENSIONS):
             inner = _transparent(scope, [n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)])
             yield from _scoped(scope_nodes(ast.iter_child_nodes(node)), inner)
