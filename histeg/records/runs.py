@@ -344,6 +344,15 @@ class TraceHeader(Part, kw_only=True, omit_defaults=True):
     tool_id: int
     sealed: bool = False
     compression: Literal["xz", "zstd"] | None = None
+    stream: Annotated[
+        Literal["raw"] | None,
+        msgspec.Meta(
+            description=(
+                "Unsealed files only: the body's records are written as they are, up to a 'Z' record after which the rest "
+                "is one zlib stream; without it the whole body is one zlib stream (files of earlier versions)."
+            )
+        ),
+    ] = None
 
 
 __all__ = [

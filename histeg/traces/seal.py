@@ -1,7 +1,7 @@
 """Sealing a closed trace: from the stream the tracer wrote to a file read one entry point at a time.
 
-The tracer writes what is cheapest inside the traced process: one zlib
-stream of records in which the event chunks of all threads and entry points
+The tracer writes what is cheapest inside the traced process: one stream of
+records (raw, compressed only past ``format.RAW_STREAM_BYTES``) in which the event chunks of all threads and entry points
 interleave. Once the run is over, histeg seals the file (in its own process):
 
 * the events are split by entry point (``events.Splitter``) and stored in xz
@@ -334,9 +334,44 @@ class _Split:
             self.sink(number, info, words)
 
 
+class StreamBody:
+    """The records of an unsealed trace's body, a block at a time: as written while the stream is raw, inflated
+    from ``REC_DEFLATE`` on (or from the start, in files written before raw streams)."""
+
+    def __init__(self, handle: BinaryIO, meta: dict[str, Any]) -> None:
+        self._handle = handle
+        self._inflate: Any = None
+        if meta.get("stream") != fmt.STREAM_RAW:
+            self._inflate = lzma.LZMADecompressor(format=lzma.FORMAT_XZ) if meta.get("compression") == "xz" else zlib.decompressobj()
+
+    def compressed_from(self, data: bytearray, pos: int) -> None:
+        """``data[pos]`` is ``REC_DEFLATE``: what follows it, read already, is compressed."""
+        if self._inflate is not None:
+            raise ValueError("a compressed section inside a compressed stream")
+        self._inflate = zlib.decompressobj()
+        rest = bytes(data[pos + 1 :])
+        del data[pos:]
+        data += self._decompress(rest)
+
+    def read(self) -> bytes | None:
+        """The next decoded bytes; None at the end of the body."""
+        if self._inflate is not None and self._inflate.eof:
+            return None
+        block = self._handle.read(READ_BLOCK)
+        if not block:
+            return None
+        return block if self._inflate is None else self._decompress(block)
+
+    def _decompress(self, block: bytes) -> bytes:
+        try:
+            return self._inflate.decompress(block)
+        except (zlib.error, lzma.LZMAError) as exc:
+            raise ValueError(f"compressed data damaged ({exc})") from None
+
+
 def _read_stream(handle: BinaryIO, meta: dict[str, Any], split: _Split) -> bool:
     """Whether the stream ended cleanly (an end record)."""
-    inflate = lzma.LZMADecompressor(format=lzma.FORMAT_XZ) if meta.get("compression") == "xz" else zlib.decompressobj()
+    body = StreamBody(handle, meta)
     data = bytearray()
     pos = 0
     ended = False
@@ -346,6 +381,9 @@ def _read_stream(handle: BinaryIO, meta: dict[str, Any], split: _Split) -> bool:
             if end > pos:
                 split.value_run(data, pos, end, ids, hashes)
                 pos = end
+            if pos < len(data) and data[pos] == fmt.REC_DEFLATE:
+                body.compressed_from(data, pos)
+                continue
             start = pos
             pos, ended = parse_record(data, pos, split.definitions, split.chunk)
             if data[start] != fmt.REC_CHUNK and not ended:
@@ -353,15 +391,12 @@ def _read_stream(handle: BinaryIO, meta: dict[str, Any], split: _Split) -> bool:
             continue
         except NeedMore:
             pass
-        block = handle.read(READ_BLOCK)
-        if not block or inflate.eof:
+        block = body.read()
+        if block is None:
             break
         del data[:pos]
         pos = 0
-        try:
-            data += inflate.decompress(block)
-        except (zlib.error, lzma.LZMAError) as exc:
-            raise ValueError(f"compressed data damaged ({exc})") from None
+        data += block
     return ended
 
 
@@ -450,7 +485,8 @@ def seal(path: str | Path, level: int = 5) -> bool:
     temporary = path.with_name(path.name + ".sealing")
     try:
         with open(temporary, "wb") as target:
-            header = json.dumps({**meta, "sealed": True, "compression": COMPRESSION}, sort_keys=True).encode()
+            sealed_meta = {key: value for key, value in meta.items() if key != "stream"}
+            header = json.dumps({**sealed_meta, "sealed": True, "compression": COMPRESSION}, sort_keys=True).encode()
             target.write(fmt.MAGIC + bytes([version]) + fmt.varint(len(header)) + header)
             blocks = _BlockWriter(target, level)
             try:

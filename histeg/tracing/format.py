@@ -1,8 +1,12 @@
 """The ``.htrace`` file format (documented in output_schema/trace-format.md) and its writer.
 
-A file is a short header (magic, version, JSON metadata) followed by one zlib
-stream of records (reorganised by entry point by ``histeg.traces.seal`` once the run is over). The stream is sync-flushed after every batch of records,
-so a process killed mid-run leaves a file that decodes up to the last batch.
+A file is a short header (magic, version, JSON metadata) followed by a stream
+of records (reorganised by entry point by ``histeg.traces.seal`` once the run is over). The records are written
+as they are: compressing them in the traced process cost a lexer's dense suite an eighth of the tracer's
+instructions, and sealing compresses them anyway. Past ``RAW_STREAM_BYTES`` (a suite whose raw stream would fill
+the disk before sealing) the writer appends ``REC_DEFLATE`` and the rest of the body is one zlib stream.
+Every batch is written whole (and sync-flushed once compressed), so a process killed mid-run leaves a file that
+decodes up to its last batch.
 Calls are not records of their own: each thread has an event stream of
 16-bit words (line numbers and call/return markers) shipped in chunks, so
 the hot path of the tracer is a single ``array.append``.
@@ -23,7 +27,7 @@ from typing import BinaryIO
 MAGIC = b"HTRACE\x00"
 FORMAT_VERSION = 4
 TRAILER = b"HTEND"
-"""Written after the zlib stream by a clean close, then one status byte: a trace's state is read
+"""Written after the records by a clean close, then one status byte: a trace's state is read
 from its last six bytes without decompressing it."""
 STATUS_COMPLETE = 0
 STATUS_BROKEN = 1
@@ -69,6 +73,13 @@ REC_THREAD = 0x54  # T: index, thread ident, name
 REC_CHUNK = 0x43  # C: thread index, byte length, words
 REC_END = 0x45  # E: number of chunks written (clean end of trace)
 REC_BROKEN = 0x42  # B: why the trace cannot be complete (the tracer's tool id was freed, cleared or taken over)
+REC_DEFLATE = 0x5A  # Z: the rest of the body, up to the trailer, is one zlib stream of records
+
+STREAM_RAW = "raw"
+"""``meta["stream"]`` of a file whose records start uncompressed; files without it are one zlib stream."""
+RAW_STREAM_BYTES = 1 << 28
+"""Bytes of records a trace writes uncompressed before it compresses the rest (sqlparse's suite, 500 short tests:
+63 MB raw, 3.7 MB deflated)."""
 
 FUNC_GENERATOR = 0x1
 FUNC_COROUTINE = 0x2
@@ -111,9 +122,12 @@ class TraceWriter:
     process has threads other than its main one, batches wait in memory, and are written once it has none again (or
     past ``HELD_BYTES``, or at close)."""
 
-    def __init__(self, path: str, meta: dict, level: int = 1, batch_bytes: int = 1 << 16) -> None:
+    def __init__(self, path: str, meta: dict, level: int = 1, batch_bytes: int = 1 << 16, raw_bytes: int = RAW_STREAM_BYTES) -> None:
         self.path = path
-        self._compressor = zlib.compressobj(level)
+        self._level = level
+        self._compressor: zlib._Compress | None = None
+        self._raw_left = raw_bytes
+        """Bytes still written as they are; then ``REC_DEFLATE`` and ``_compressor`` takes over."""
         self._records: deque[bytes] = deque()
         """Records not written yet: appended without a lock (a deque's append is atomic), drained under ``_lock``."""
         self._held = 0
@@ -133,7 +147,7 @@ class TraceWriter:
         except OSError as exc:
             self._give_up(exc)
             return
-        header = json.dumps(meta, sort_keys=True).encode()
+        header = json.dumps({**meta, "stream": STREAM_RAW}, sort_keys=True).encode()
         self._write_raw(MAGIC + bytes([FORMAT_VERSION]) + varint(len(header)) + header)
 
     def _write_raw(self, data: bytes) -> None:
@@ -176,8 +190,15 @@ class TraceWriter:
         if records and not self.closed:
             self._held = 0
             pending = b"".join([records.popleft() for _ in range(len(records))])  # a record added meanwhile waits its turn
-            data = self._compressor.compress(pending) + self._compressor.flush(zlib.Z_SYNC_FLUSH)
-            self._write_raw(data)
+            if self._compressor is None and len(pending) <= self._raw_left:
+                self._raw_left -= len(pending)
+                self._write_raw(pending)
+                return
+            prefix = b""
+            if self._compressor is None:
+                self._compressor = zlib.compressobj(self._level)
+                prefix = bytes([REC_DEFLATE])
+            self._write_raw(prefix + self._compressor.compress(pending) + self._compressor.flush(zlib.Z_SYNC_FLUSH))
 
     def flush(self) -> None:
         with self._lock:
@@ -247,7 +268,8 @@ class TraceWriter:
             self._records.append(bytes([REC_END]) + varint(self.chunks))
             self._flush_locked()
             if not self.closed:
-                self._write_raw(self._compressor.flush(zlib.Z_FINISH) + TRAILER + bytes([self.status]))
+                finish = b"" if self._compressor is None else self._compressor.flush(zlib.Z_FINISH)
+                self._write_raw(finish + TRAILER + bytes([self.status]))
             if not self.closed:  # else a write failed and the file is closed already
                 self.closed = True
                 with contextlib.suppress(OSError):

@@ -336,7 +336,7 @@ def test_a_trace_that_outgrows_the_disk_stops_quietly_and_reads_as_truncated(tmp
     assert result.stdout == f"cannot write {path}: File too large\n"
     assert result.stderr == f"histeg: tracing stopped: cannot write {path}: File too large\n"
     assert 0 < path.stat().st_size <= LIMIT
-    assert fmt.read_status(str(path)) == "truncated" and fmt.read_meta(str(path)) == {"pid": 1}
+    assert fmt.read_status(str(path)) == "truncated" and fmt.read_meta(str(path)) == {"pid": 1, "stream": "raw"}
     trace = read_trace(path)
     assert trace.truncated and len(trace.entry_points) > 100
     assert all((call.lines, call.ended) == ([1], True) for call in trace.entry_points)

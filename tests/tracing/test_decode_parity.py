@@ -18,7 +18,6 @@ import importlib.util
 import random
 import shutil
 import sys
-import zlib
 from array import array
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -80,12 +79,15 @@ def raw_records(path: Path) -> tuple[Definitions, list[tuple[int, bytes]]]:
     with open(path, "rb") as handle:
         _, meta, body = fmt.read_header(handle)
         handle.seek(body)
-        data = handle.read()
-    assert not seal.is_sealed(meta)
-    raw = zlib.decompressobj().decompress(data)
+        assert not seal.is_sealed(meta)
+        stream = seal.StreamBody(handle, meta)
+        raw = bytearray()
+        while (block := stream.read()) is not None:
+            raw += block
     definitions, chunks = Definitions(), []
     pos, ended = 0, False
     while not ended:
+        assert raw[pos] != fmt.REC_DEFLATE  # small traces stay raw
         pos, ended = parse_record(raw, pos, definitions, lambda thread, words: chunks.append((thread, bytes(words))))
     return definitions, chunks
 

@@ -82,8 +82,17 @@ def test_json_export_matches_its_schema_and_the_nested_form(tmp_path):
     assert root["entryPoint"] == {"label": "manual", "phase": "call"}
 
 
-def write_by_hand(path: Path) -> None:
-    writer = fmt.TraceWriter(str(path), {"pid": 1})
+STREAMS = {
+    "raw": {},
+    "raw, then deflated": {"batch_bytes": 1, "raw_bytes": 60},
+    "deflated from the start": {"raw_bytes": 0},
+}
+"""Writer settings for each shape of body: every batch written as it is, the first batches raw and the rest one zlib
+stream (batches of one record), a ``REC_DEFLATE`` before the first record."""
+
+
+def write_by_hand(path: Path, **writer: int) -> None:
+    writer = fmt.TraceWriter(str(path), {"pid": 1}, **writer)
     writer.function(1, "m:f", "m.py", 10, 0, ("x",), [11, 12, 13, 14])
     writer.function(2, "m:g", "m.py", 20, fmt.FUNC_GENERATOR, (), [21, 22])
     writer.value(1, "int", "7")
@@ -98,9 +107,27 @@ def write_by_hand(path: Path) -> None:
     writer.close()
 
 
-def test_hand_written_events_give_the_documented_tree(tmp_path):
+def as_written_before_raw_streams(path: Path) -> None:
+    """Rewrite a file deflated from the start as earlier versions wrote it: no ``stream`` in the meta, no ``Z``."""
+    with open(path, "rb") as handle:
+        version, meta, body = fmt.read_header(handle)
+        handle.seek(body)
+        rest = handle.read()
+    assert meta.pop("stream") == fmt.STREAM_RAW and rest[0] == fmt.REC_DEFLATE
+    header = json.dumps(meta).encode()
+    path.write_bytes(fmt.MAGIC + bytes([version]) + fmt.varint(len(header)) + header + rest[1:])
+
+
+@pytest.mark.parametrize("stream", [*STREAMS, "earlier versions"])
+def test_hand_written_events_give_the_documented_tree(tmp_path, stream, monkeypatch):
+    monkeypatch.setattr(fmt, "_other_threads", lambda: 0)  # batches written as they fill, not held for a pytest-xdist worker's threads
     path = tmp_path / "hand.htrace"
-    write_by_hand(path)
+    write_by_hand(path, **STREAMS.get(stream, STREAMS["deflated from the start"]))
+    if stream == "earlier versions":
+        as_written_before_raw_streams(path)
+    body = path.read_bytes()
+    visible = {"raw": [True, True], "raw, then deflated": [True, False]}.get(stream, [False, False])
+    assert [b"m:f" in body, b"MainThread" in body] == visible  # the first record, one of the last
     trace = read_trace(path)
     (root,) = trace.entry_points
     assert (root.function.ident, root.label, root.params, root.lines) == ("m:f", "t::a", [Value("int", "7")], [1, 2, 3, 4])
@@ -111,9 +138,11 @@ def test_hand_written_events_give_the_documented_tree(tmp_path):
     assert trace.threads == {0: (123, "MainThread")} and trace.line_events == 6
 
 
-def test_every_cut_of_a_file_is_truncated_or_a_one_line_error(tmp_path):
+@pytest.mark.parametrize("stream", STREAMS)
+def test_every_cut_of_a_file_is_truncated_or_a_one_line_error(tmp_path, stream, monkeypatch):
+    monkeypatch.setattr(fmt, "_other_threads", lambda: 0)
     path = tmp_path / "full.htrace"
-    write_by_hand(path)
+    write_by_hand(path, **STREAMS[stream])
     data = path.read_bytes()
     cut = tmp_path / "cut.htrace"
     truncated = 0
