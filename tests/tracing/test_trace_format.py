@@ -280,7 +280,8 @@ def test_a_stopped_c_collector_is_freed(tmp_path):
 def test_sealing_keeps_every_record_and_the_status(tmp_path):
     path = trace_in_process(tmp_path)
     before = read_trace(path).to_json()
-    assert seal(path) and fmt.read_meta(str(path))["sealed"]
+    assert fmt.read_meta(str(path))["stream"] == fmt.STREAM_RAW
+    assert seal(path) and fmt.read_meta(str(path))["sealed"] and "stream" not in fmt.read_meta(str(path))  # its body is no stream
     after = read_trace(path).to_json()
     assert after["traces"] == before["traces"] and after["outcomes"] == before["outcomes"] and not after["truncated"]
     assert fmt.read_status(str(path)) == "complete" and not seal(path), "sealing twice is a no-op"
