@@ -1,10 +1,11 @@
 """Sealing a closed trace: from the stream the tracer wrote to a file read one entry point at a time.
 
 The tracer writes what is cheapest inside the traced process: one stream of
-records (raw, compressed only past ``format.RAW_STREAM_BYTES``) in which the event chunks of all threads and entry points
-interleave. Once the run is over, histeg seals the file (in its own process):
+records (uncompressed up to ``format.RAW_STREAM_BYTES``) in which the event
+chunks of all threads and entry points interleave. Once the run is over,
+histeg seals the file (in its own process):
 
-* the events are split by entry point (``events.Splitter``) and stored in xz
+* the events are split by entry point (``events.Splitter``) and stored in zstd
   blocks of about ``BLOCK_BYTES``, each entry point's events contiguous; an
   entry point is written as soon as its calls have all ended, so memory holds
   the entry points running at one time, not the trace;
