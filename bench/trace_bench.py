@@ -1,7 +1,7 @@
 """Tracer cost on a real repository's test suite, side by side with coverage.py.
 
     python bench/trace_bench.py REPO_PATH [--python PY] [--rounds 3] [--tracer c|python|both]
-                                [--tests DIR] [--sources DIR] [--pytest-args "..."] [--no-coverage]
+                                [--tests DIR] [--sources DIR] [--pytest-args "..."] [--no-coverage] [--floor]
 
 Runs the suite untraced, traced by each collector (values on, the default)
 and under ``coverage run --branch`` (COVERAGE_CORE=sysmon), alternating, one
@@ -12,6 +12,9 @@ each traced run, as histeg does: its CPU and peak memory), the bytes stored per
 recorded line event (as stored: recompressed after the run) and the peak memory. With pytest-benchmark installed, benchmarks run once each (``--benchmark-disable``): timed
 repetitions would do less work in a slower run. Every run writes a junit XML file:
 the per-test outcomes of every run must equal the untraced ones.
+``--floor`` adds two kinds: the suite under a monitoring tool whose callbacks do nothing
+(``noop_monitor.py``), on the calls histeg's tracer takes (``noop-calls``) and on their lines as well
+(``noop-lines``): CPython's own cost of dispatching those events, which no tracer can go below.
 Goals: traced CPU <= 1.5x untraced and below coverage.py's ratio; <= 0.1 byte per line event.
 """
 
@@ -120,6 +123,7 @@ def main() -> None:
     parser.add_argument("--line-budget", type=int, default=64, help="lines for the first N calls of a function per test (0: every call)")
     parser.add_argument("--tracer", choices=("c", "python", "both"), default="c", help="collector(s) to measure (default: c)")
     parser.add_argument("--no-coverage", action="store_true", help="do not measure coverage.py")
+    parser.add_argument("--floor", action="store_true", help="also measure a monitoring tool that does nothing (noop_monitor.py)")
     parser.add_argument("--pytest-args", default="-q -p no:cacheprovider", help="pytest arguments before the tests directory")
     args = parser.parse_args()
 
@@ -131,7 +135,8 @@ def main() -> None:
     base = {**os.environ, "PYTHONHASHSEED": "0", "PYTHONDONTWRITEBYTECODE": "1"}
     base.pop("PYTHONPATH", None)
     tracers = ["c", "python"] if args.tracer == "both" else [args.tracer]
-    kinds = ["untraced", *tracers, *([] if args.no_coverage else ["coverage"])]
+    floors = ["noop-calls", "noop-lines"] if args.floor else []
+    kinds = ["untraced", *floors, *tracers, *([] if args.no_coverage else ["coverage"])]
     wall: dict[str, list[float]] = {kind: [] for kind in kinds}
     cpu: dict[str, list[float]] = {kind: [] for kind in kinds}
     peaks: dict[str, list[int]] = {kind: [] for kind in kinds}
@@ -150,6 +155,9 @@ def main() -> None:
                 if kind == "coverage":
                     env["COVERAGE_CORE"] = "sysmon"
                     command = [args.python, "-m", "coverage", "run", "--branch", f"--data-file={work / 'coverage.data'}", *command[1:]]
+                elif kind in floors:
+                    command = [args.python, str(Path(__file__).resolve().parent / "noop_monitor.py"), kind.removeprefix("noop-"), str(repo),
+                               sources, args.tests.split()[0], *command[3:]]
                 elif kind != "untraced":
                     trace_dir = work / f"traces-{kind}-{index}"
                     config = TraceConfig(root=str(repo), sources=[sources], tests=[args.tests.split()[0]], trace_dir=str(trace_dir),
@@ -215,6 +223,10 @@ def main() -> None:
             sealed = [(t + v) / c for t, v, c in zip(cpu[kind], seal_cpu[kind], cpu["coverage"])]
             print(f"{kind} tracer / coverage.py cpu: median {statistics.median(ratios):.2f}x, sealing included "
                   f"{statistics.median(sealed):.2f}x  goal < 1, and traced <= 1.5x untraced")
+    for kind in tracers if floors else []:
+        over = {floor: statistics.median(t / f for t, f in zip(cpu[kind], cpu[floor])) for floor in floors}
+        print(f"{kind} tracer / dispatch floor cpu: " + ", ".join(f"{ratio:.2f}x {floor}" for floor, ratio in over.items())
+              + " (what the tracer and its line budget add to CPython's dispatch of its events)")
 
 
 if __name__ == "__main__":

@@ -300,6 +300,7 @@ def _plant(root: Path, module: str, text: str) -> None:
     path.write_text(path.read_text(encoding="utf-8") + text, encoding="utf-8")
 
 
+@pytest.mark.slow  # runs the layer check over copies of the package (5 s)
 def test_layer_check_catches_planted_imports(tmp_path: Path) -> None:
     """The check above on a copy of histeg: clean as it is; then an upward import inside a function, one under
     ``TYPE_CHECKING`` and two folders of one layer importing each other are each reported, and only they."""

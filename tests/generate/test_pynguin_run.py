@@ -5,10 +5,13 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+import pytest
+
 from histeg.generate.pynguin_run import run_pynguin
 from histeg.generate.tool import pynguin_tool
 
 
+@pytest.mark.slow  # starts Pynguin in an environment of its own (8 s)
 def test_a_module_raising_at_import_fails_with_one_line(tmp_path: Path) -> None:
     project = tmp_path / "project"
     (project / "pkg").mkdir(parents=True)

@@ -76,6 +76,7 @@ def test_the_schedule_puts_every_re_run_of_the_new_version_between_two_of_the_ol
     assert schedule(0) == []
 
 
+@pytest.mark.slow  # traces and re-runs a history (5 s)
 def test_a_clock_test_makes_no_target_and_the_change_stays(project: GitRepo, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     log = tmp_path / "clock.log"
     monkeypatch.setenv("HISTEG_TEST_CLOCK_LOG", str(log))

@@ -309,6 +309,7 @@ def test_a_run_in_another_thread_stops_when_asked(tmp_path: Path) -> None:
     assert gone(pgid) and list(records_folder(tmp_path).iterdir()) == []
 
 
+@pytest.mark.slow  # waits out a time limit (5 s)
 def test_uv_and_what_it_starts_end_at_its_time_limit(tmp_path: Path) -> None:
     """uv runs in a recorded process group of its own, like a traced run: a build that hangs (here a process uv
     starts, which starts another) is ended whole at the time limit, and the group's record is gone after."""

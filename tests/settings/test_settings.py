@@ -282,6 +282,7 @@ def test_a_versions_pyproject_is_read_through_the_same_table(tmp_path: Path) -> 
                      f"pyproject.toml of {sha[:12]}: unknown setting 'soruces'; did you mean 'sources'?")
 
 
+@pytest.mark.slow  # computes a history twice (7 s)
 def test_a_ranking_setting_changed_recomputes_the_targets_alone(tmp_path: Path) -> None:
     """Nothing is traced, re-run or compared again for a new weight: the targets step reads the kept comparison."""
     repo = GitRepo.create(tmp_path / "repo")
@@ -304,6 +305,7 @@ def test_a_ranking_setting_changed_recomputes_the_targets_alone(tmp_path: Path) 
     assert validate_output(out / "1" / "settings.json")["targets"]["evidence-first"]["origin"] == "--no-evidence-first"
 
 
+@pytest.mark.slow  # computes a history twice (5 s)
 def test_a_damaged_kept_comparison_is_one_line_and_removing_it_makes_the_comparison_anew(tmp_path: Path) -> None:
     repo = GitRepo.create(tmp_path / "repo")
     repo.commit("library", {"lib.py": LIB, "tests/test_lib.py": TEST})
