@@ -256,6 +256,7 @@ typedef struct {
     Vec words;        /* uint16 */
     Vec silent;       /* uint32, sorted: the functions whose lines are off, as last passed on */
     uint64_t version;
+    int64_t silent_thread;  /* the thread whose set `silent` was last brought up to, at `version` */
     int64_t current_thread;
 } SplitEntry;
 
@@ -264,8 +265,8 @@ typedef struct {
     Vec entries;      /* SplitEntry */
     Vec stacks;       /* Vec (uint32 entry indices), by thread index */
     Map generators;   /* generator call id -> entry index */
-    Vec silent;       /* uint32, sorted */
-    uint64_t version;
+    Vec silents;      /* Vec (uint32, sorted), by thread index: the functions whose lines are off, as its stream says */
+    uint64_t version; /* counts the changes of any thread's set */
     Vec finished;     /* uint32: entries whose calls all ended, not handed out yet */
 } SplitterObject;
 
@@ -326,6 +327,23 @@ push_marker(Vec *out, uint16_t op, uint32_t operand)
     return vec_push(out, w, 3);
 }
 
+/* The set of functions whose lines are off in `thread`'s stream (Splitter._silent in events.py). */
+static Vec *
+thread_silent(SplitterObject *self, uint32_t thread)
+{
+    if (thread >= MAX_THREADS) {
+        corrupt("thread index %u out of range", thread);
+        return NULL;
+    }
+    while (self->silents.len <= thread) {
+        Vec empty = VEC(uint32_t);
+        if (vec_push(&self->silents, &empty, 1) < 0) {
+            return NULL;
+        }
+    }
+    return &AT(self->silents, Vec, thread);
+}
+
 static int
 emit(SplitterObject *self, uint32_t owner, uint32_t thread, const uint16_t *words, size_t count)
 {
@@ -336,10 +354,15 @@ emit(SplitterObject *self, uint32_t owner, uint32_t thread, const uint16_t *word
         }
         e->current_thread = thread;
     }
-    if (e->version != self->version) {
-        const uint32_t *now = self->silent.data, *was = e->silent.data;
+    if (e->version != self->version || e->silent_thread != (int64_t)thread) {
+        Vec *silent = thread_silent(self, thread);
+        if (silent == NULL) {
+            return -1;
+        }
+        e = &AT(self->entries, SplitEntry, owner);
+        const uint32_t *now = silent->data, *was = e->silent.data;
         size_t i = 0, j = 0;
-        while (i < self->silent.len) {  /* off now, not before: in increasing order */
+        while (i < silent->len) {  /* off now, not before: in increasing order */
             while (j < e->silent.len && was[j] < now[i]) {
                 j++;
             }
@@ -349,18 +372,19 @@ emit(SplitterObject *self, uint32_t owner, uint32_t thread, const uint16_t *word
             i++;
         }
         for (j = 0, i = 0; j < e->silent.len; j++) {  /* off before, on now */
-            while (i < self->silent.len && now[i] < was[j]) {
+            while (i < silent->len && now[i] < was[j]) {
                 i++;
             }
-            if (!(i < self->silent.len && now[i] == was[j]) && push_marker(&e->words, OP_LINES_ON, was[j]) < 0) {
+            if (!(i < silent->len && now[i] == was[j]) && push_marker(&e->words, OP_LINES_ON, was[j]) < 0) {
                 return -1;
             }
         }
         e->silent.len = 0;
-        if (vec_push(&e->silent, self->silent.data, self->silent.len) < 0) {
+        if (vec_push(&e->silent, silent->data, silent->len) < 0) {
             return -1;
         }
         e->version = self->version;
+        e->silent_thread = thread;
     }
     return vec_push(&e->words, words, count);
 }
@@ -385,11 +409,15 @@ thread_stack(SplitterObject *self, uint32_t thread)
 static int
 start_entry(SplitterObject *self, uint32_t thread, const uint16_t *w, size_t i, uint32_t *owner)
 {
-    if (self->silent.len) {  /* the collector turns every function's lines back on at a root call */
-        self->silent.len = 0;
+    Vec *silent = thread_silent(self, thread);
+    if (silent == NULL) {
+        return -1;
+    }
+    if (silent->len) {  /* the collector turns every function's lines back on at a root call */
+        silent->len = 0;
         self->version++;
     }
-    SplitEntry e = {thread, w[i + 1] | (uint32_t)w[i + 2] << 16, 0, 0, 0, VEC(uint16_t), VEC(uint32_t), UINT64_MAX, -1};
+    SplitEntry e = {thread, w[i + 1] | (uint32_t)w[i + 2] << 16, 0, 0, 0, VEC(uint16_t), VEC(uint32_t), UINT64_MAX, -1, -1};
     if (w[i] & CALL_ROOT) {
         e.label = w[i + 3] | (uint32_t)w[i + 4] << 16;
     }
@@ -458,15 +486,14 @@ split_event(SplitterObject *self, Vec *stack, uint32_t thread, const uint16_t *w
         owner = AT(*stack, uint32_t, --stack->len);
         return emit(self, owner, thread, w + i, 3) < 0 || (word != OP_YIELD && ended(self, owner) < 0) ? -1 : 0;
     }
-    if (word == OP_LINES_OFF) {
-        if (sorted_insert(&self->silent, operand) < 0) {
+    if (word == OP_LINES_OFF || word == OP_LINES_ON) {
+        Vec *silent = thread_silent(self, thread);
+        if (silent == NULL || (word == OP_LINES_OFF && sorted_insert(silent, operand) < 0)) {
             return -1;
         }
-        self->version++;
-        return 0;
-    }
-    if (word == OP_LINES_ON) {
-        sorted_remove(&self->silent, operand);
+        if (word == OP_LINES_ON) {
+            sorted_remove(silent, operand);
+        }
         self->version++;
         return 0;
     }
@@ -586,7 +613,10 @@ splitter_dealloc(SplitterObject *self)
         vec_free(&AT(self->stacks, Vec, i));
     }
     vec_free(&self->stacks);
-    vec_free(&self->silent);
+    for (size_t i = 0; i < self->silents.len; i++) {
+        vec_free(&AT(self->silents, Vec, i));
+    }
+    vec_free(&self->silents);
     vec_free(&self->finished);
     map_free(&self->generators);
     Py_TYPE(self)->tp_free((PyObject *)self);
@@ -601,7 +631,7 @@ splitter_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     }
     self->entries = VEC(SplitEntry);
     self->stacks = VEC(Vec);
-    self->silent = VEC(uint32_t);
+    self->silents = VEC(Vec);
     self->finished = VEC(uint32_t);
     return (PyObject *)self;
 }

@@ -13,12 +13,15 @@ reader can decode one entry point without the others: a word goes to the
 entry point that owns the call it belongs to; ``OP_THREAD`` words say on which
 thread the following events ran; the global set of functions whose lines are
 off is passed on to an entry point as ``OP_LINES_OFF``/``OP_LINES_ON`` words
-just before its next event. Every root call empties that set, as the
-collector turns every function's lines back on there (an ``OP_LINES_ON``
-shipped by another thread earlier in the file may otherwise leave it stale).
-Markers are read in file order: a line budget spent by one thread while
-another thread runs the same function is seen by the other thread's calls
-only from its next shipped chunk on.
+just before its next event. That set is kept per thread, from the markers in
+the thread's own stream: streams reach the file in chunks, so the order of
+two threads' chunks says nothing of when their events ran, and one thread's
+marker read in file order would reach another thread's calls too early or
+too late. The collector writes each thread the markers it needs where they
+happened in its own time (``PyTracer``: at once to a thread whose running call
+loses lines, and before a thread's next call or resumption otherwise). A root
+call empties its thread's set, as the collector turns every function's lines
+back on there.
 
 **Decoding.** ``decode`` turns one entry point's stream into ``Columns``:
 calls in the order they started (a parent before its children), with their lines as *positions* among the function's code
@@ -97,7 +100,8 @@ class Entry:
 class _Owner:
     entry: Entry
     silent: frozenset[int] = frozenset()
-    version: int = -1
+    version: tuple[int, int] = (-1, -1)
+    """(thread, version) of the set ``silent`` was last brought up to."""
     thread: int = -1
     live: int = 0
     """Its calls running or suspended: at 0 no later event can belong to it."""
@@ -115,8 +119,10 @@ class Splitter:
         self._started = 0
         self._stacks: dict[int, list[_Owner]] = {}
         self._generators: dict[int, _Owner] = {}
-        self._silent: set[int] = set()
+        self._silent: dict[int, set[int]] = {}
+        """Per thread: the functions whose lines are off, as its stream says."""
         self._version = 0
+        """Counts the changes of any thread's set."""
 
     def _ended(self, owner: _Owner) -> None:
         owner.live -= 1
@@ -140,13 +146,13 @@ class Splitter:
         if owner.thread != thread:
             out.extend((fmt.OP_THREAD, thread & 0xFFFF, thread >> 16))
             owner.thread = thread
-        if owner.version != self._version:
-            current = frozenset(self._silent)
+        if owner.version != (thread, self._version):
+            current = frozenset(self._silent.get(thread, ()))
             for function in sorted(current - owner.silent):
                 out.extend((fmt.OP_LINES_OFF, function & 0xFFFF, function >> 16))
             for function in sorted(owner.silent - current):
                 out.extend((fmt.OP_LINES_ON, function & 0xFFFF, function >> 16))
-            owner.silent, owner.version = current, self._version
+            owner.silent, owner.version = current, (thread, self._version)
         out.extend(words)
 
     def feed(self, thread: int, words: array) -> None:
@@ -192,8 +198,8 @@ class Splitter:
 
     def _start_entry(self, thread: int, words: array, i: int) -> _Owner:
         """A root call at ``i`` starts an entry point."""
-        if self._silent:  # the collector turns every function's lines back on at a root call
-            self._silent.clear()
+        if self._silent.get(thread):  # the collector turns every function's lines back on at a root call
+            self._silent[thread].clear()
             self._version += 1
         label = words[i + 3] | words[i + 4] << 16 if words[i] & fmt.CALL_ROOT else 0
         owner = _Owner(Entry(self._started, thread, words[i + 1] | words[i + 2] << 16, label))
@@ -221,10 +227,10 @@ class Splitter:
             if word != fmt.OP_YIELD:
                 self._ended(owner)
         elif word == fmt.OP_LINES_OFF:
-            self._silent.add(operand)
+            self._silent.setdefault(thread, set()).add(operand)
             self._version += 1
         elif word == fmt.OP_LINES_ON:
-            self._silent.discard(operand)
+            self._silent.setdefault(thread, set()).discard(operand)
             self._version += 1
         else:
             raise ValueError(f"unknown event {word:#06x} in thread {thread}")

@@ -130,6 +130,8 @@ typedef struct TStateObject {
     StackItem *stack;
     Py_ssize_t depth, scap;
     int diverting;      /* > 0 while histeg's own repr calls run: their events are dropped */
+    size_t told;        /* how many of the tracer's `lines_off` its stream has an OFF marker of, in... */
+    uint64_t told_epoch;  /* ...this `off_epoch` (another: none) */
 } TStateObject;
 
 enum { L_CACHED, L_REPR, L_ITEMS, L_KEY_LENGTH, L_COUNT };  /* the keyed tables' bounds (K_LIMITS), in this order */
@@ -154,6 +156,7 @@ typedef struct {
     PyObject *switch_lines;   /* (code, on): line events of a code object on or off */
     FuncInfo **lines_off;     /* functions whose line budget in this entry point is spent */
     size_t noff, offcap;
+    uint64_t off_epoch;       /* counts the times `lines_off` was emptied (every function's lines on again) */
     unsigned long long line_budget;
     unsigned long long line_cap;  /* line events per function per entry point (0: no bound) */
     struct SuspendedTable {   /* frame address -> GenCall (strong), open addressing with tombstones */
@@ -602,6 +605,8 @@ current_state(TracerObject *self, int create)
         st->stack = NULL;
         st->depth = st->scap = 0;
         st->diverting = 0;
+        st->told = 0;
+        st->told_epoch = UINT64_MAX;
         int failed = PyDict_SetItem(self->states_by_tid, key, (PyObject *)st) < 0
             || PyList_Append(self->states, (PyObject *)st) < 0;
         Py_DECREF(st);  /* the dict and the list hold it */
@@ -1705,6 +1710,42 @@ count_in_entry(TracerObject *self, FuncInfo *fi)
     }
 }
 
+/* Streams are shipped in chunks, so one thread's marker says nothing of when another thread's events ran: each stream
+ * gets an OFF marker of every function whose lines are off before its next call or resumption (and at once when a call
+ * it runs loses lines), where it happened in that thread's own time (events.py, splitting). */
+static int
+tell(TracerObject *self, TStateObject *st)
+{
+    if (st->told_epoch != self->off_epoch) {
+        st->told_epoch = self->off_epoch;
+        st->told = 0;
+    }
+    for (; st->told < self->noff; st->told++) {
+        if (write_marker(st, OP_LINES_OFF, self->lines_off[st->told]->func_id) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static inline int
+untold(TracerObject *self, TStateObject *st)
+{
+    return st->told != self->noff || st->told_epoch != self->off_epoch;
+}
+
+/* Whether a call of `fi` is running on the thread (on its stack). */
+static int
+runs(TStateObject *st, FuncInfo *fi)
+{
+    for (Py_ssize_t d = 0; d < st->depth; d++) {
+        if (st->stack[d].fi == fi) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* The first call beyond the budget, or the line event that reaches the line cap: the function's line events go off
  * until the next entry point. */
 static int
@@ -1725,21 +1766,42 @@ spend_lines(TracerObject *self, TStateObject *st, FuncInfo *fi)
     }
     fi->off = 1;
     self->lines_off[self->noff++] = fi;
-    return write_marker(st, OP_LINES_OFF, fi->func_id);
-}
-
-/* A new entry point: every function whose lines went off records them again. */
-static int
-lines_back_on(TracerObject *self, TStateObject *st)
-{
-    for (size_t i = 0; i < self->noff; i++) {  /* in the order they went off, as the Python backend does */
-        FuncInfo *fi = self->lines_off[i];
-        fi->off = 0;
-        if (switch_lines(self, fi, 1) < 0 || write_marker(st, OP_LINES_ON, fi->func_id) < 0) {
+    if (tell(self, st) < 0) {
+        return -1;
+    }
+    Py_ssize_t count = PyList_GET_SIZE(self->states);
+    for (Py_ssize_t i = 0; count > 1 && i < count; i++) {  /* another thread's running call of it loses lines from now on */
+        TStateObject *other = (TStateObject *)PyList_GET_ITEM(self->states, i);
+        if (other != st && other->index >= 0 && runs(other, fi) && tell(self, other) < 0) {
             return -1;
         }
     }
+    return 0;
+}
+
+/* A new entry point: every function whose lines went off records them again, and every stream told they were off is
+ * told they are on, in the order they went off, as the Python backend does. */
+static int
+lines_back_on(TracerObject *self)
+{
+    for (size_t i = 0; i < self->noff; i++) {
+        FuncInfo *fi = self->lines_off[i];
+        fi->off = 0;
+        if (switch_lines(self, fi, 1) < 0) {
+            return -1;
+        }
+    }
+    Py_ssize_t count = PyList_GET_SIZE(self->states);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        TStateObject *other = (TStateObject *)PyList_GET_ITEM(self->states, i);
+        for (size_t k = 0; other->index >= 0 && other->told_epoch == self->off_epoch && k < other->told; k++) {
+            if (write_marker(other, OP_LINES_ON, self->lines_off[k]->func_id) < 0) {
+                return -1;
+            }
+        }
+    }
     self->noff = 0;
+    self->off_epoch++;
     return 0;
 }
 
@@ -1777,9 +1839,12 @@ tracer_py_start(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     if (st->depth == 0) {
         self->epoch++;
-        if (self->noff && lines_back_on(self, st) < 0) {
+        if (self->noff && lines_back_on(self) < 0) {
             return NULL;
         }
+    }
+    if (untold(self, st) && tell(self, st) < 0) {
+        return NULL;
     }
     count_in_entry(self, fi);
     fi->spent++;
@@ -1948,7 +2013,7 @@ tracer_py_resume(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
         }
         gen->owner = st;
     }
-    if (stack_push(st, (PyObject *)gen->fi->code, gen->fi, gen) < 0 || buf_reserve(st, 3) < 0) {
+    if ((untold(self, st) && tell(self, st) < 0) || stack_push(st, (PyObject *)gen->fi->code, gen->fi, gen) < 0 || buf_reserve(st, 3) < 0) {
         Py_DECREF(gen);
         return NULL;
     }

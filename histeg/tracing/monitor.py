@@ -79,12 +79,16 @@ def free_tool_id() -> int:
 class ThreadState:
     """One thread's call stack and event stream buffer."""
 
-    __slots__ = ("index", "buf", "stack")
+    __slots__ = ("index", "buf", "stack", "told", "told_epoch")
 
     def __init__(self, index: int) -> None:
         self.index = index
         """-1 for the scratch state that receives the events of histeg's own ``repr`` calls."""
         self.buf = array("H")
+        self.told = 0
+        self.told_epoch = -1
+        """Its stream has an OFF marker of the first ``told`` functions of ``PyTracer.lines_off`` when ``told_epoch``
+        is the tracer's ``off_epoch`` (of none otherwise)."""
         self.stack: list[tuple[Any, ...] | list[Any]] = []
         """Per running call: (code, 0, 0, None) for plain functions, [code, generator call id,
         frame id, resume words, thread state] for generators and coroutines."""
@@ -412,6 +416,8 @@ class PyTracer:
         epoch = [0]  # counts entry points: value and line budgets start afresh in each
         line_limit = collector.line_budget + 1 if collector.line_budget else 0
         lines_off = self.lines_off
+        off_epoch = [0]  # counts the times lines_off was emptied
+        states = self.states
         switch_lines = collector.switch_lines
         getframe = sys._getframe
         tracer = self
@@ -435,12 +441,29 @@ class PyTracer:
         def value_id(value: object, state: ThreadState) -> int:
             return id_of(value, diverted, state)
 
-        def spend_lines(entry: FunctionEntry, buf: array) -> None:
+        def tell(state: ThreadState) -> None:
+            """Streams are shipped in chunks, so one thread's marker says nothing of when another thread's events ran:
+            each stream gets an OFF marker of every function whose lines are off before its next call or resumption
+            (and at once when a call it runs loses lines), where it happened in that thread's own time."""
+            if state.told_epoch != off_epoch[0]:
+                state.told_epoch = off_epoch[0]
+                state.told = 0
+            buf = state.buf
+            for entry in lines_off[state.told :]:
+                buf.extend(entry.lines_off)
+            state.told = len(lines_off)
+
+        def spend_lines(entry: FunctionEntry, state: ThreadState) -> None:
             """The function's line budget or line cap is spent: its line events go off until the next entry point."""
             switch_lines(entry.code, False)
-            buf.extend(entry.lines_off)
             lines_off.append(entry)
             entry.spent[3] = True
+            tell(state)
+            if len(states) > 1:  # another thread's running call of it loses lines from now on
+                code = entry.code
+                for other in states:
+                    if other is not state and other.index >= 0 and any(item[0] is code for item in other.stack):
+                        tell(other)
 
         def py_start(code: CodeType, offset: int) -> object:  # every call: one function, no helper calls on the common path
             entry = codes_get(id(code))
@@ -458,12 +481,18 @@ class PyTracer:
                 if state.index < 0:
                     return None  # inside histeg's own repr call
                 epoch[0] += 1
-                if lines_off:  # a new entry point: every function gets its lines back
+                if lines_off:  # a new entry point: every function gets its lines back, and every stream told hears it
                     for off in lines_off:
                         switch_lines(off.code, True)
-                        buf.extend(off.lines_on)
                         off.spent[3] = False
+                    for other in states:
+                        if other.told_epoch == off_epoch[0] and other.index >= 0:
+                            for off in lines_off[: other.told]:
+                                other.buf.extend(off.lines_on)
                     lines_off.clear()
+                    off_epoch[0] += 1
+            if state.told != len(lines_off) or state.told_epoch != off_epoch[0]:
+                tell(state)
             spent = entry.spent
             if spent[0] != epoch[0]:
                 spent[0] = epoch[0]
@@ -471,7 +500,7 @@ class PyTracer:
                 spent[2] = 0
             spent[1] += 1
             if spent[1] == line_limit and state.index >= 0 and not spent[3]:  # the first call beyond the line budget
-                spend_lines(entry, buf)
+                spend_lines(entry, state)
             if stack and not entry.suspends:  # the common case: a nested plain function
                 stack.append(entry.plain)
                 buf.extend(entry.called)
@@ -562,6 +591,8 @@ class PyTracer:
             if entry[4] is not state:  # resumed on another thread than last time
                 ship(entry[4])  # the events before must precede this RESUME in the file
                 entry[4] = state
+            if state.told != len(lines_off) or state.told_epoch != off_epoch[0]:
+                tell(state)
             state.stack.append(entry)
             state.buf.extend(entry[3])
 
@@ -580,7 +611,7 @@ class PyTracer:
                 spent[2] = 0
             spent[2] += 1
             if spent[2] == line_cap and not spent[3]:
-                spend_lines(entry, state.buf)
+                spend_lines(entry, state)
 
         self.count_line = count_line if line_cap else None
         self.py_start = py_start

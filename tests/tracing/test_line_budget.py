@@ -39,6 +39,38 @@ FILES = {
             others = [sum(numbers(2)) for _ in range(4)]
             return head, others, list(first)
     ''',
+    "src/paused.py": '''
+        import threading
+
+
+        def paused(x, started, go):
+            started.set()
+            go.wait()
+            return x + 1
+
+
+        def worker(started, go):
+            return paused(1, started, go)
+
+
+        def spend_while_paused():
+            started, go, done = threading.Event(), threading.Event(), threading.Event()
+            done.set()
+            thread = threading.Thread(target=worker, args=(started, go))
+            thread.start()
+            started.wait()
+            total = sum(paused(i, threading.Event(), done) for i in range(6))
+            go.set()
+            thread.join()
+            return total
+    ''',
+    "tests/test_paused.py": '''
+        from paused import spend_while_paused
+
+
+        def test_paused():
+            assert spend_while_paused() == 21
+    ''',
     "tests/test_hot.py": '''
         from hot import down, interleaved, spin
 
@@ -92,6 +124,17 @@ def test_suspended_generators_are_marked_too(run: TracedRun) -> None:
     generators = [call for call in run.entry("test_numbers").walk() if call.function.ident == "hot:numbers"]
     assert [call.lines_complete for call in generators] == [False, True, True, True, False]
     assert [len(call.yielded) for call in generators] == [3, 2, 2, 2, 2] and generators[0].lines[:2] == [1, 2]
+
+
+def test_a_call_on_another_thread_loses_its_lines_when_this_one_spends_the_budget(run: TracedRun) -> None:
+    """The worker's call of ``paused`` waits while the test's own calls spend the function's budget; its last line is
+    never recorded, and its entry point ends (and reaches the file) before the test's, where the budget was spent."""
+    (worker,) = [root for root in run.roots if root.function.ident == "paused:worker"]
+    (_, call), = worker.children
+    assert call.function.ident == "paused:paused" and call.lines == [1, 2]
+    assert not call.lines_complete, "its last line was lost, yet the call reads as complete"
+    mains = [c for c in run.entry("test_paused").walk() if c.function.ident == "paused:paused"]
+    assert len(mains) == 6 and mains[0].lines_complete and not mains[-1].lines_complete
 
 
 def test_both_collectors_write_the_same_words(tmp_path_factory: pytest.TempPathFactory, project_runner) -> None:

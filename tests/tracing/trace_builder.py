@@ -139,6 +139,9 @@ class _Thread:
     stack: list[_Frame] = field(default_factory=list)
     roots: list[Traced] = field(default_factory=list)
     """Root calls whose first words are in ``buf`` (for the file order of entry points)."""
+    told: int = 0
+    told_epoch: int = -1
+    """Its stream has an OFF marker of the first ``told`` functions of ``_lines_off`` when ``told_epoch`` is ``_off_epoch``."""
 
 
 def _words(op: int, operand: int) -> tuple[int, int, int]:
@@ -181,6 +184,7 @@ class TraceBuilder:
         self._generators: list[Gen] = []
         self._lines_off: list[_Function] = []
         """Functions whose lines are off until the next entry point, in the order they went off."""
+        self._off_epoch = 0
         self._abstraction = Abstraction()
         self._values: dict[tuple[str, str | None], int] = {}
         self._next_value = itertools.count(1)
@@ -248,16 +252,24 @@ class TraceBuilder:
         stack, buf = state.stack, state.buf
         if not stack:
             self._epoch += 1
-            for off in self._lines_off:  # a new entry point: every function gets its lines back
-                buf.extend(_words(fmt.OP_LINES_ON, off.fid))
-            self._lines_off.clear()
+            if self._lines_off:  # a new entry point: every function gets its lines back, every stream told hears it
+                for other in self.threads.values():
+                    if other.told_epoch == self._off_epoch:
+                        for off in self._lines_off[: other.told]:
+                            other.buf.extend(_words(fmt.OP_LINES_ON, off.fid))
+                self._lines_off.clear()
+                self._off_epoch += 1
+        self._tell(state)
         spent = function.spent
         if spent[0] != self._epoch:
             spent[0], spent[1] = self._epoch, 0
         spent[1] += 1
         if spent[1] == self.line_limit:  # the first call beyond the line budget
-            buf.extend(_words(fmt.OP_LINES_OFF, function.fid))
             self._lines_off.append(function)
+            self._tell(state)
+            for other in self.threads.values():  # another thread's running call of it loses lines from now on
+                if other is not state and any(frame.function is function for frame in other.stack):
+                    self._tell(other)
             for alive in self._alive():
                 if alive.function is function:
                     alive.traced.off_while_alive = True
@@ -362,6 +374,7 @@ class TraceBuilder:
         if gen.thread is not state:  # resumed on another thread: the events before must precede it in the file
             self.ship(gen.thread)
             gen.thread = state
+        self._tell(state)
         gen.suspended = False
         state.stack.append(gen.frame)
         state.buf.extend(_words(fmt.OP_RESUME, gen.call_id))
@@ -381,6 +394,14 @@ class TraceBuilder:
             frame.traced.end, frame.traced.result = 2, NO_VALUE
             self.stale_closed += 1
         self.ship(state)
+
+    def _tell(self, state: _Thread) -> None:
+        """``PyTracer``'s ``tell``: OFF markers of the functions whose lines went off since the stream last heard."""
+        if state.told_epoch != self._off_epoch:
+            state.told_epoch, state.told = self._off_epoch, 0
+        for off in self._lines_off[state.told :]:
+            state.buf.extend(_words(fmt.OP_LINES_OFF, off.fid))
+        state.told = len(self._lines_off)
 
     def _alive(self) -> Iterable[_Frame]:
         """Calls started and not ended: on a stack, or suspended."""
