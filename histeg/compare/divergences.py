@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import multiprocessing
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field
@@ -140,6 +140,10 @@ class VersionComparison:
     old_entry_functions: dict[EntryKey, set[str]] = field(default_factory=dict)
     """Functions called under each matched entry point in the old version (keyed as in the new): what a
     removed or renamed definition did before."""
+    carried: dict[EntryKey, list[str]] = field(default_factory=dict)
+    """Per matched entry point whose test outcome changed, the changed functions that entry points of its process ran
+    before it, in either version's first run: the state they left (a module's list, a cache) reaches it there, and
+    not when it is re-run alone. Its divergences that the re-runs alone did not show again are kept, not noise."""
     confirmation: Confirmation = field(default_factory=lambda: Confirmation(0))
     compare_seconds: float = 0.0
     """Time spent comparing the versions' first runs (re-runs and their comparisons not included)."""
@@ -417,6 +421,10 @@ def compare_versions(
     )
     unstable: NoiseMap = {}
     confirmation = Confirmation(confirm_runs)
+    # a merge's pairs are not the ones its syntax changes describe: only a version and its predecessor use them
+    explained = explanations(store.file(index, SYNTAX_CHANGES)) if hints else None
+    changed_outcome = pair.changed_outcome()
+    carried = _carried(pair, changed_outcome, explained) if explained is not None else {}
     with Comparer(jobs, with_sections) as comparer:
         between = comparer.divergences(pair.old_runs[0], pair.new_runs[0], pair.matching.pairs)
         if len(pair.new_runs) > 1:
@@ -437,9 +445,8 @@ def compare_versions(
                 )
 
             confirmation.entry_points = len({divergence.entry for divergence in between})
-            confirmation.complete, confirmation.sample = _confirm_sampled(between, unstable, sample, confirm_runs, confirm_round)
-            # a merge's pairs are not the ones its syntax changes describe: only a version and its predecessor get round 2
-            doubtful = _unexplained(between, unstable, explanations(store.file(index, SYNTAX_CHANGES)), pair) if hints else []
+            confirmation.complete, confirmation.sample = _confirm_sampled(between, unstable, carried, sample, confirm_runs, confirm_round)
+            doubtful = _unexplained(between, unstable, explained, pair, carried) if explained is not None else []
             if doubtful:  # every one of them: no change explains them, a sample of them would prove nothing of the others
                 confirmation.unexplained = len({divergence.entry for divergence in doubtful})
                 confirmation.unexplained_complete = confirm_round(doubtful, SECOND_ROUND_FACTOR * confirm_runs, 2, "all")
@@ -450,10 +457,11 @@ def compare_versions(
         matched=len(pair.matching.pairs),
         only_old=pair.matching.only_old,
         only_new=pair.matching.only_new,
-        unstable=unstable,
+        unstable=noise_of(unstable, carried),
         confirmation=confirmation,
     )
-    _set_noise_apart(result, between, pair.changed_outcome())
+    result.carried = carried
+    _set_noise_apart(result, between, changed_outcome)
     _record_functions(result, pair)
     result.compare_seconds = time.perf_counter() - started - confirmation.seconds
     return result
@@ -462,6 +470,7 @@ def compare_versions(
 def _confirm_sampled(
     between: list[Divergence],
     unstable: NoiseMap,
+    carried: Mapping[EntryKey, list[str]],
     per_group: int,
     runs: int,
     confirm_round: Callable[[list[Divergence], int, int, Purpose], tuple[int, int]],
@@ -478,7 +487,7 @@ def _confirm_sampled(
         return complete, None if per_group <= 0 else _sample(per_group, len(by_group), len(diverging))
     report = _sample(per_group, len(by_group), len(chosen))
     complete = confirm_round([divergence for divergence in between if divergence.entry in chosen], runs, 1, "sample")
-    unstable_groups = unsettled(by_group, chosen, unstable)
+    unstable_groups = unsettled(by_group, chosen, noise_of(unstable, carried))  # what is not noise widens nothing
     wider = set().union(*(by_group[group] for group in unstable_groups)) - chosen if unstable_groups else set()
     if wider:
         report.widened_entry_points = len(wider)
@@ -492,10 +501,13 @@ def _sample(per_group: int, groups: int, sampled: int) -> ConfirmationSample:
     return ConfirmationSample(per_group=per_group, groups=groups, sampled_entry_points=sampled, widened_entry_points=0, widened_groups=[])
 
 
-def _unexplained(between: list[Divergence], unstable: NoiseMap, explained: Explanations, pair: _Pair) -> list[Divergence]:
+def _unexplained(
+    between: list[Divergence], unstable: NoiseMap, explained: Explanations, pair: _Pair, carried: Mapping[EntryKey, list[str]]
+) -> list[Divergence]:
     """The divergences some kind of which is not noise yet and that no changed code explains. What a command's test
     modules ran while they were collected (their import-time code: entry points no test owns) ran before each of its
-    tests, and its results reach them: a parametrize list built by a changed parser hands every case another value."""
+    tests, and its results reach them: a parametrize list built by a changed parser hands every case another value.
+    So does the state changed code left in the tests before a test whose outcome changed (``carried``)."""
     unowned = [(key, _functions_under(ref)) for run in (pair.old_runs[0], pair.new_runs[0]) for key, ref in run.items() if not key.label]
     collected = {command: explained.explain(functions) for command, functions in run_at_collection(unowned).items()}
     left = []
@@ -504,12 +516,61 @@ def _unexplained(between: list[Divergence], unstable: NoiseMap, explained: Expla
         if found is not None and not set(divergence.call.kinds) - found.kinds:
             continue
         entry = divergence.entry
-        if collected.get(entry.command, False):
+        if collected.get(entry.command, False) or entry in carried:
             continue
         executed = _functions_under(pair.new_runs[0][entry]) | _functions_under(pair.old_runs[0][pair.new_to_old[entry]])
         if not explained.explain(executed):
             left.append(divergence)
     return left
+
+
+def noise_of(unstable: NoiseMap, carried: Mapping[EntryKey, list[str]]) -> NoiseMap:
+    """``unstable`` as noise: under an entry point whose outcome changed after changed code ran in its process
+    (``_carried``), only what differed between runs of one version is; what its re-runs alone did not show again may be
+    that code's doing."""
+    noise: NoiseMap = {}
+    for key, found in unstable.items():
+        if key[0] not in carried:
+            noise[key] = found
+        elif found.kinds & found.between_runs:
+            noise[key] = Unstable(found.kinds & found.between_runs, set(found.natures), set(found.between_runs))
+    return noise
+
+
+def _carried(pair: _Pair, changed_outcome: set[EntryKey], explained: Explanations) -> dict[EntryKey, list[str]]:
+    """Per entry point whose outcome changed, the changed functions the entry points before it in its process (its trace
+    file, in the order they started) ran in either version's first run; only those after which changed code can have
+    left state: a changed function ran before it, or a class- or module-level value changed and anything ran before it."""
+    if not changed_outcome:
+        return {}
+    new_before = ran_before(pair.new_runs[0], changed_outcome, explained.functions)
+    old_before = ran_before(pair.old_runs[0], {pair.new_to_old[key] for key in changed_outcome}, explained.functions)
+    found: dict[EntryKey, list[str]] = {}
+    for key in changed_outcome:
+        functions, anything = new_before.get(key, (set(), False))
+        old_functions, old_anything = old_before.get(pair.new_to_old[key], (set(), False))
+        functions, anything = functions | old_functions, anything or old_anything
+        if functions or (explained.values and anything):
+            found[key] = sorted(functions)
+    return found
+
+
+def ran_before(run: dict[EntryKey, EntryRef], wanted: set[EntryKey], changed: AbstractSet[str]) -> dict[EntryKey, tuple[set[str], bool]]:
+    """Per entry point of ``wanted``: the functions of ``changed`` that the entry points before it in its trace file ran,
+    and whether any entry point ran before it there."""
+    by_file: dict[int, list[tuple[int, EntryKey, EntryRef]]] = {}
+    for key, ref in run.items():
+        by_file.setdefault(id(ref.file), []).append((ref.index, key, ref))
+    found: dict[EntryKey, tuple[set[str], bool]] = {}
+    for entries in by_file.values():
+        if not any(key in wanted for _, key, _ in entries):
+            continue
+        ran: set[str] = set()
+        for position, (_, key, ref) in enumerate(sorted(entries, key=lambda item: item[0])):
+            if key in wanted:
+                found[key] = (set(ran), position > 0)
+            ran |= _functions_under(ref) & changed
+    return found
 
 
 def run_at_collection(executed: Iterable[tuple[EntryKey, AbstractSet[str]]]) -> dict[str, set[str]]:

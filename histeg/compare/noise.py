@@ -36,6 +36,9 @@ class Unstable:
 
     kinds: set[str] = field(default_factory=set)
     natures: set[str] = field(default_factory=set)
+    between_runs: set[str] = field(default_factory=set)
+    """The kinds seen differing between runs of one version; the others were only not seen again when the entry point
+    was re-run (``irreproducible``), which state left by the tests before it in the first runs can explain too."""
 
     def add(self, call: CallDivergence) -> None:
         self.kinds.update(call.kinds)
@@ -44,11 +47,13 @@ class Unstable:
             # unstable inputs make unstable outputs, even when two runs happen to return alike
             # (a message holding the length of a clock reading): values are noise together
             self.kinds.add("return")
+        self.between_runs.update(self.kinds)
 
     def add_all(self) -> None:
         """The entry point itself came and went between runs: everything under it is unstable."""
         self.kinds.update(KINDS)
         self.natures.update((VALUES, PATH))
+        self.between_runs.update(KINDS)
 
 
 NoiseMap = dict[tuple[EntryKey, str], Unstable]
@@ -66,3 +71,4 @@ def merge(into: NoiseMap, found: NoiseMap, rename: dict[EntryKey, EntryKey] | No
         target = into.setdefault((key, function), Unstable())
         target.kinds |= unstable.kinds
         target.natures |= unstable.natures
+        target.between_runs |= unstable.between_runs

@@ -22,7 +22,9 @@ changed value read by any function of the traced runs (state made once per
 process: a lexer's default instance built in the first test that lexes);
 for an evident divergence again, the changed functions its command's test
 modules ran while they were collected (a table or a parametrize list built
-before any test ran); a changed test above it (tests are entry points: their changes explain a
+before any test ran), then the changed functions the tests before it ran in
+its process (state they left, such as a module's list, that the test reads:
+it changed outcome there and not when re-run alone); a changed test above it (tests are entry points: their changes explain a
 divergence only when the code under test does not); changed test data (files
 in the tests directories that are not Python: the entry points' inputs
 changed, so nothing in the code is there to test); otherwise the divergent
@@ -31,7 +33,7 @@ function becomes an unmapped target.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from dataclasses import dataclass, field
 
@@ -77,12 +79,14 @@ def map_divergences(
     tests: frozenset[str] = frozenset(),
     test_data_changed: bool = False,
     entry_functions: Mapping[EntryKey, AbstractSet[str]] | None = None,
+    earlier: Mapping[EntryKey, Sequence[str]] | None = None,
 ) -> ImpactMap:
     """``reads`` maps a function to the values it reads; ``distance`` is the call-graph distance;
     ``tests`` are the functions of the test code; ``test_data_changed``: the version changed
     files in the tests directories that are not Python; ``entry_functions``: the functions called
     under each entry point in either version, which confirm reads through receivers syntax could
-    not resolve and say which changes ran under an evident divergence."""
+    not resolve and say which changes ran under an evident divergence; ``earlier``: per entry point whose outcome
+    changed, the changed functions run before it in its process (``VersionComparison.carried``)."""
     divergences = list(divergences)
     mapper = _Mapper(
         changes,
@@ -95,6 +99,7 @@ def map_divergences(
         _changed_returns(divergences, changes),
         _changed_calls(divergences, changes, tests),
         run_at_collection((entry_functions or {}).items()),
+        earlier or {},
     )
     for divergence in divergences:
         mapper.charge(divergence)
@@ -116,6 +121,8 @@ class _Mapper:
     changed_calls: dict[object, list[Divergence]]
     collected: dict[str, set[str]]
     """Per command, the functions its test modules ran while collected (``run_at_collection``)."""
+    earlier: Mapping[EntryKey, Sequence[str]]
+    """Per entry point whose outcome changed, the changed functions the entry points before it in its process ran."""
     result: ImpactMap = field(default_factory=ImpactMap)
     run_values: list[str] | None = None
     """Changed values read anywhere in the traced runs (computed when first needed)."""
@@ -142,6 +149,7 @@ class _Mapper:
             or self._read_in_entry(divergence)
             or self._read_in_run(divergence)
             or self._collected(divergence)
+            or self._earlier(divergence)
             or self._callers(divergence, chain, in_tests=True)
             or self._test_data(divergence)
         )
@@ -191,6 +199,16 @@ class _Mapper:
         for function in collected:
             self.result.of(function).non_local.append((divergence, len(divergence.call.path) + 2))
         return bool(collected)
+
+    def _earlier(self, divergence: Divergence) -> bool:
+        """What a test sees, when nothing closer explains it: the changed functions the tests before it ran in its process,
+        whose state (a module's list, a cache) it read, past the whole call path and the collection."""
+        if not EVIDENT_CLASSES.intersection(divergence.classes):
+            return False
+        earlier = sorted(set(self.earlier.get(divergence.entry, ())) - self.tests - {divergence.call.function})
+        for function in earlier:
+            self.result.of(function).non_local.append((divergence, len(divergence.call.path) + 3))
+        return bool(earlier)
 
     def _changed_in_calls(self, divergence: Divergence) -> list[str]:
         details = divergence.call.details

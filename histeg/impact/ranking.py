@@ -98,6 +98,7 @@ def rank_version(
         tests,
         bool(inputs.test_data),
         entry_functions=comparison.executed(),
+        earlier=comparison.carried,
     )
     built = build_targets(inputs.changes, mapped, comparison, inputs.functions, scaling, metrics)
     kept = [t for t in built if not ignored(t.identifier, layout.ignored_functions)]
