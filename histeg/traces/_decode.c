@@ -327,21 +327,28 @@ push_marker(Vec *out, uint16_t op, uint32_t operand)
     return vec_push(out, w, 3);
 }
 
-/* The set of functions whose lines are off in `thread`'s stream (Splitter._silent in events.py). */
+/* `thread`'s vector (of uint32) in `by_thread`, a Vec of Vecs by thread index grown as threads appear. */
 static Vec *
-thread_silent(SplitterObject *self, uint32_t thread)
+of_thread(Vec *by_thread, uint32_t thread)
 {
     if (thread >= MAX_THREADS) {
         corrupt("thread index %u out of range", thread);
         return NULL;
     }
-    while (self->silents.len <= thread) {
+    while (by_thread->len <= thread) {
         Vec empty = VEC(uint32_t);
-        if (vec_push(&self->silents, &empty, 1) < 0) {
+        if (vec_push(by_thread, &empty, 1) < 0) {
             return NULL;
         }
     }
-    return &AT(self->silents, Vec, thread);
+    return &AT(*by_thread, Vec, thread);
+}
+
+/* The set of functions whose lines are off in `thread`'s stream (Splitter._silent in events.py). */
+static Vec *
+thread_silent(SplitterObject *self, uint32_t thread)
+{
+    return of_thread(&self->silents, thread);
 }
 
 static int
@@ -392,17 +399,7 @@ emit(SplitterObject *self, uint32_t owner, uint32_t thread, const uint16_t *word
 static Vec *
 thread_stack(SplitterObject *self, uint32_t thread)
 {
-    if (thread >= MAX_THREADS) {
-        corrupt("thread index %u out of range", thread);
-        return NULL;
-    }
-    while (self->stacks.len <= thread) {
-        Vec empty = VEC(uint32_t);
-        if (vec_push(&self->stacks, &empty, 1) < 0) {
-            return NULL;
-        }
-    }
-    return &AT(self->stacks, Vec, thread);
+    return of_thread(&self->stacks, thread);
 }
 
 /* A root call at w[i] starts an entry point, whose index goes to *owner. */
