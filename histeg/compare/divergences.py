@@ -446,7 +446,7 @@ def compare_versions(
 
             confirmation.entry_points = len({divergence.entry for divergence in between})
             confirmation.complete, confirmation.sample = _confirm_sampled(between, unstable, carried, sample, confirm_runs, confirm_round)
-            doubtful = _unexplained(between, unstable, explained, pair, carried) if explained is not None else []
+            doubtful = _unexplained(between, unstable, explained, pair) if explained is not None else []
             if doubtful:  # every one of them: no change explains them, a sample of them would prove nothing of the others
                 confirmation.unexplained = len({divergence.entry for divergence in doubtful})
                 confirmation.unexplained_complete = confirm_round(doubtful, SECOND_ROUND_FACTOR * confirm_runs, 2, "all")
@@ -501,13 +501,12 @@ def _sample(per_group: int, groups: int, sampled: int) -> ConfirmationSample:
     return ConfirmationSample(per_group=per_group, groups=groups, sampled_entry_points=sampled, widened_entry_points=0, widened_groups=[])
 
 
-def _unexplained(
-    between: list[Divergence], unstable: NoiseMap, explained: Explanations, pair: _Pair, carried: Mapping[EntryKey, list[str]]
-) -> list[Divergence]:
+def _unexplained(between: list[Divergence], unstable: NoiseMap, explained: Explanations, pair: _Pair) -> list[Divergence]:
     """The divergences some kind of which is not noise yet and that no changed code explains. What a command's test
     modules ran while they were collected (their import-time code: entry points no test owns) ran before each of its
     tests, and its results reach them: a parametrize list built by a changed parser hands every case another value.
-    So does the state changed code left in the tests before a test whose outcome changed (``carried``)."""
+    A test whose outcome changed after changed code ran before it in its process (``_carried``) still gets the second
+    round: a coin flip that failed it once and landed alike on every first re-run shows there, and is noise."""
     unowned = [(key, _functions_under(ref)) for run in (pair.old_runs[0], pair.new_runs[0]) for key, ref in run.items() if not key.label]
     collected = {command: explained.explain(functions) for command, functions in run_at_collection(unowned).items()}
     left = []
@@ -516,7 +515,7 @@ def _unexplained(
         if found is not None and not set(divergence.call.kinds) - found.kinds:
             continue
         entry = divergence.entry
-        if collected.get(entry.command, False) or entry in carried:
+        if collected.get(entry.command, False):
             continue
         executed = _functions_under(pair.new_runs[0][entry]) | _functions_under(pair.old_runs[0][pair.new_to_old[entry]])
         if not explained.explain(executed):
