@@ -1074,7 +1074,14 @@ field_entries(TracerObject *self, Parts *parts, PyObject *item)
     if (!PyTuple_CheckExact(kind_base) || PyTuple_GET_SIZE(kind_base) != 2) {
         return 0;
     }
-    int shown = PySet_Contains(TABLE(self, K_SHOWN_KINDS), PyTuple_GET_ITEM(kind_base, 0));
+    PyObject *kind = PyTuple_GET_ITEM(kind_base, 0);
+    if (PyUnicode_Check(kind) && PyUnicode_CompareWithASCIIString(kind, "class") == 0) {  /* values._CLASS: by itself */
+        if (!hashed_by_identity((PyTypeObject *)item)) {
+            return 0;
+        }
+        return parts_add(parts, (PyObject *)cls) < 0 || parts_add(parts, item) < 0 ? -1 : 1;
+    }
+    int shown = PySet_Contains(TABLE(self, K_SHOWN_KINDS), kind);
     if (shown != 0) {
         return shown < 0 ? -1 : 0;
     }

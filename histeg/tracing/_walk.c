@@ -523,7 +523,8 @@ field_text(Walk *k, PyObject *item, PyObject *label, int secret, Py_ssize_t dept
     if (shown < 0) {
         goto done;
     }
-    if (kind == T(k->w, T_STANDARD)) {  /* its text alone would not say what it is (1.5: a float or a Decimal?) */
+    if (kind == T(k->w, T_STANDARD) || kind == T(k->w, T_CLASS)) {  /* its text alone would not say what it is (1.5: a float or
+                                                                        * a Decimal? pkg.Node: an instance or the class?) */
         inner = walk_text(k, item, cls, depth + 1);
         if ((inner == NULL && PyErr_Occurred()) || (name = name_of(k, cls)) == NULL) {
             goto done;

@@ -14,7 +14,8 @@ is advanced. Everything is read through the builtin types' own slots:
 * standard-library value types (dates, decimals, paths, UUIDs …) by value,
   through their own accessors (stdlib_values.py);
 * any other object as its type plus a shallow view of its instance
-  dictionary and slots, read through the builtin descriptors of ``object``.
+  dictionary and slots, read through the builtin descriptors of ``object``
+  (an attribute holding a class shows which one, ``type(pkg.Node)``).
 
 Strings are made path-neutral (the run directory, the temporary directory and
 the home directory become ``<root>``, ``<tmp>``, ``<home>``, random temporary
@@ -137,7 +138,8 @@ _STR, _SCALAR, _ENUM, _FUNCTION, _BOUND, _BUILTIN, _MODULE, _CLASS, _EXCEPTION, 
     "standard value",
 )
 _SHOWN_IN_FIELDS = frozenset({_STR, _SCALAR, _ENUM, _FUNCTION, _MODULE, _STANDARD})
-"""Kinds an attribute shows by content in a shallow view (builtin containers too); other objects by type."""
+"""Kinds an attribute shows by content in a shallow view (builtin containers too); other objects by type. Standard
+values and classes show both (``_fields``): by type a class would be ``type`` whichever class the object holds."""
 
 
 _STR_ONLY = frozenset({str})
@@ -410,7 +412,7 @@ class Abstraction:
     def fields_key(self, value: Any, cls: type) -> tuple | None:
         """A key equal for two instances of ``cls`` exactly when ``_fields`` shows them alike: the field names (instance
         dictionary, then slots), then per field its type, followed by its value for a string, bool or int; an exact list,
-        tuple or dict by its ``_container_parts``; an object by its type alone. None when a field is anything else or a secret (its digest needs the value). The type says
+        tuple or dict by its ``_container_parts``; a class by itself; an object by its type alone. None when a field is anything else or a secret (its digest needs the value). The type says
         how many entries a field has, so two equal keys hold equal fields."""
         holder, slots = self._layout(cls)
         names: tuple = ()
@@ -451,9 +453,14 @@ class Abstraction:
                 return None
             else:
                 item_kind, item_base = kinds.get(item_cls) or self._classify(item_cls)
-                if item_kind in _SHOWN_IN_FIELDS:
+                if item_kind is _CLASS:  # by itself, as its name shows it, when hashing it runs no project code
+                    if not identity_metaclass(item_cls):
+                        return None
+                    append(item_cls)
+                    append(item)
+                elif item_kind in _SHOWN_IN_FIELDS:
                     return None
-                if item_cls is not item_base:  # an object: by its type alone
+                elif item_cls is not item_base:  # an object: by its type alone
                     append(item_cls)
                 elif (item_cls is not list and item_cls is not tuple and item_cls is not dict) or not self._container_parts(
                     parts, item, item_cls, 1, [MAX_ITEMS]
@@ -854,7 +861,8 @@ class Abstraction:
                 shown.append(label + str(item))
                 continue
             item_kind, item_base = kinds.get(item_cls) or self._classify(item_cls)
-            if item_kind is _STANDARD:  # its text alone would not say what it is (1.5: a float or a Decimal?)
+            if item_kind is _STANDARD or item_kind is _CLASS:  # its text alone would not say what it is (1.5: a float or a
+                # Decimal? pkg.Node: an instance or the class itself?)
                 shown.append(f"{label}{self.type_name(item_cls)}({self._text(item, item_cls, budget, depth + 1)})")
             elif item_kind in _SHOWN_IN_FIELDS or item_cls is item_base:
                 shown.append(f"{label}{self._text(item, item_cls, budget, depth + 1)}")

@@ -662,3 +662,28 @@ def test_keys_of_wide_values_are_equal_only_where_their_texts_are() -> None:
     assert all(len(texts) == 1 for texts in texts_by_key.values())
     wide = [list(range(40)), [*range(39), 7]]  # the last item past the budget
     assert abstraction.container_key(wide, list) == abstraction.container_key([list(range(40)), list(range(40))], list)
+
+
+class Holds:
+    """An object whose field holds a class: a factory, the node class a parser picks."""
+
+    def __init__(self, kind: object) -> None:
+        self.kind = kind
+
+
+def test_a_field_holding_a_class_shows_which_class(pair: tuple[Any, ValueIds]) -> None:
+    """By type alone every class in a field was ``type``: an object holding another class looked the same. It shows the
+    class now, apart from an instance of it, in Python and in C alike; a class whose metaclass compares in project code
+    makes no key (its text is made each time)."""
+    tracer, ids = pair
+    made = [Holds(Raw), Holds(Node), Holds(Raw()), Holds(Shifty)]
+    expected = [seen(ids, value) for value in made]
+    assert len(set(expected)) == 4
+    assert ids.abstraction.abstract(Holds(Raw))[1] == f"{{kind=type({Raw.__module__}.Raw)}}"
+    assert ids.abstraction.abstract(Holds(Raw()))[1] == f"{{kind={Raw.__module__}.Raw}}"
+    assert [tracer.keyed_id(value) for value in (Holds(Raw), Holds(Node), Holds(Raw()))] == expected[:3]
+    assert tracer.keyed_id(Holds(Shifty)) is None
+    assert ids.abstraction.fields_key(Holds(Shifty), Holds) is None
+    reference = Abstraction(native=False)  # the Python walk, which the C one must match
+    for value in made:
+        assert reference.abstract(value) == ids.abstraction.abstract(value), value
