@@ -60,9 +60,10 @@ def instance_namespace(holder: Callable[[Any], Any], value: Any) -> Any:
 
 
 MODES = ("structural", "repr", "off")
-VALUES_FORMAT = 2
+VALUES_FORMAT = 3
 """How values are written; traces written another way do not compare with these (a traces step input). 2: a
-standard-library value held in an object's attribute is written with its type, as inside a container."""
+standard-library value held in an object's attribute is written with its type, as inside a container. 3: a class held
+in an object's attribute is written as ``type(pkg.Name)``, not as ``type``."""
 MAX_REPR = 120
 """Longest text kept verbatim; longer ones keep a prefix and a hash of the whole."""
 MAX_ITEMS = 64
