@@ -21,6 +21,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import msgspec
+
 from histeg.envs.runtime import runtime_of
 from histeg.errors import HistegError
 from histeg.records.runs import Batch, Confirmations, Purpose, Rerun, Runs, TraceCommand
@@ -29,6 +31,12 @@ from histeg.store import OutputStore, force_rmtree
 from histeg.tracing.session import COLLECT_ALL
 
 DEFAULT_CONFIRM_RUNS = 2
+RERUN_PYTEST_OPTIONS = ("--tb=no",)
+"""What a re-run's pytest is given before the version's own options: no failure reports. Re-runs are read for their
+traces and outcomes, never for their output, and writing a failing test's report (its traceback, with the source and
+the assertion's operands) is most of a re-run's time when a change fails many tests: humanize's time tests, 168 of them
+failing, take 8.7-11.6 s CPU with reports and 2.6 s without. Only pytest's reporting reads the option, after a test's
+phases have run; outcomes stay as they are. A user's own ``--tb`` comes later and wins."""
 
 Selection = dict[str, frozenset[str] | None]
 """Per command label: the pytest node ids to run, or None for the whole command."""
@@ -113,7 +121,7 @@ def _prepare(
     """A new batch of ``wanted`` on version ``index``, with the options, interpreter and timeout of its first runs."""
     confirmations = load_confirmations(store, index)
     recorded = Runs.read(store.file(index, RUNS))
-    commands = {run.command.label: run.command for run in recorded.runs}
+    commands = {run.command.label: rerun_command(run.command) for run in recorded.runs}
     selection: Selection = {}
     for label, ids in wanted.items():
         command = commands.get(label)
@@ -136,6 +144,13 @@ def _prepare(
             every_file = [COLLECT_ALL] if "" in wanted[label] else []  # a test module's import-time code: run where it is collected
             select_files[label].write_text("".join(f"{line}\n" for line in [*every_file, *sorted(chosen)]), encoding="utf-8")
     return _Batch(store, index, confirmations, paired_with, round, purpose, selection, commands, launch, directory, select_files)
+
+
+def rerun_command(command: TraceCommand) -> TraceCommand:
+    """A version's trace command as its re-runs run it (``RERUN_PYTEST_OPTIONS`` for a pytest command)."""
+    if command.kind != "pytest":
+        return command
+    return msgspec.structs.replace(command, args=(*RERUN_PYTEST_OPTIONS, *command.args))
 
 
 def schedule(runs: int) -> list[list[tuple[str, int]]]:

@@ -48,17 +48,18 @@ def test_c_alone():
 
 
 @pytest.fixture(scope="module")
-def computed(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], dict[str, Any]]:
+def computed(tmp_path_factory: pytest.TempPathFactory) -> tuple[dict[str, Any], dict[str, Any], Path]:
     root = tmp_path_factory.mktemp("carried")
     repo = GitRepo.create(root / "repo")
     repo.commit("base", {"reg.py": REGISTRY, "tests/test_reg.py": TESTS})
     repo.commit("add stores x + 1", {"reg.py": REGISTRY.replace("_items.append(x)", "_items.append(x + 1)")})
     result = run_histeg("compute", "--repo", str(repo.path), "--all", "--out", str(root / "out"), "--repeat", "1")
     assert result.code == 0, result.stderr
-    return validate_output(root / "out" / "1" / "testingTargets.json"), validate_output(root / "out" / "1" / "traceDivergences.json")
+    out = root / "out"
+    return validate_output(out / "1" / "testingTargets.json"), validate_output(out / "1" / "traceDivergences.json"), out
 
 
-def test_a_failure_after_changed_code_ran_in_its_process_is_charged_to_that_code(computed: tuple[dict[str, Any], dict[str, Any]]) -> None:
+def test_a_failure_after_changed_code_ran_in_its_process_is_charged_to_that_code(computed: tuple[dict[str, Any], dict[str, Any], Path]) -> None:
     targets = {target["identifier"]: target for target in computed[0]["targets"]}
     add = targets["reg:add"]
     charged = [*add["localDivergences"], *add["nonLocalDivergences"]]
@@ -67,9 +68,24 @@ def test_a_failure_after_changed_code_ran_in_its_process_is_charged_to_that_code
     assert "reg:first" not in targets, "first did not change: the divergence is add's"
 
 
-def test_it_is_not_set_aside_as_noise(computed: tuple[dict[str, Any], dict[str, Any]]) -> None:
+def test_it_is_not_set_aside_as_noise(computed: tuple[dict[str, Any], dict[str, Any], Path]) -> None:
     divergences = computed[1]
     assert divergences["noise"] == [], divergences["noise"]
     failing = [d for d in divergences["divergences"] if d["entryPoint"]["label"].endswith("test_b_reads_what_a_added")]
     assert failing and all("outcomeChanged" in d["classes"] for d in failing), failing
     assert not any(d["entryPoint"]["label"].endswith("test_c_alone") for d in divergences["divergences"])
+
+
+def test_re_runs_write_no_failure_reports_and_keep_the_outcome(computed: tuple[dict[str, Any], dict[str, Any], Path]) -> None:
+    """Re-runs are read for their traces and outcomes: pytest writes no failure report there (``--tb=no``), which is most
+    of a re-run's time when a change fails many tests. The full run keeps its reports for people to read."""
+    out = computed[2]
+    runs = [run for batch in validate_output(out / "1" / "confirmations.json")["batches"] for run in batch["runs"]]
+    assert runs and all("--tb=no" in run["argv"] for run in runs)
+    failing = [run for run in runs if run["outcome"] == "failed"]
+    assert failing, "test_b fails when re-run alone, on both versions"
+    for run in failing:
+        assert "def test_b_reads_what_a_added" not in (out / "1" / run["log"]).read_text(encoding="utf-8")
+    full = validate_output(out / "1" / "runs.json")["runs"][0]
+    assert "--tb=no" not in full["argv"]
+    assert "def test_b_reads_what_a_added" in (out / "1" / full["log"]).read_text(encoding="utf-8")
