@@ -22,7 +22,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from histeg.tracing.selection import Selector  # noqa: E402
+from histeg.tracing.selection import Selector
 
 TOOL, CHOOSER = 3, 4
 

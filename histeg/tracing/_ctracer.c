@@ -1075,7 +1075,8 @@ field_entries(TracerObject *self, Parts *parts, PyObject *item)
         return 0;
     }
     PyObject *kind = PyTuple_GET_ITEM(kind_base, 0);
-    if (PyUnicode_Check(kind) && PyUnicode_CompareWithASCIIString(kind, "class") == 0) {  /* values._CLASS: by itself */
+    /* values._CLASS, by itself: only a class can be one, so most fields skip the comparison of the kind's name */
+    if (PyType_Check(item) && PyUnicode_Check(kind) && PyUnicode_CompareWithASCIIString(kind, "class") == 0) {
         if (!hashed_by_identity((PyTypeObject *)item)) {
             return 0;
         }
