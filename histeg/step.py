@@ -59,3 +59,8 @@ class Step:
     """A check of state outside the output directory (a shared environment may have been removed)."""
     skip: Callable[[StepContext, int], str | None] | None = None
     """Why the step does not apply to a version (the first version has nothing to compare with), or ``None``."""
+    rules: int | None = None
+    """The version of the step's own rules, raised whenever its code would make another result from the same inputs
+    (a comparison or ranking rule changed), so that a rerun makes exactly that step's results, and its readers', again;
+    histeg's own version alone would keep them until a release. ``None``: a step whose results only its declared
+    inputs decide (its format versions among them)."""

@@ -19,6 +19,10 @@ from histeg.step import Step, StepContext, StepResult
 from histeg.store import COMPARISON, TRACE_DIVERGENCES, TRACE_MATCHING
 
 
+COMPARISON_RULES = 1
+"""Raised with any change to how traces are matched, compared, confirmed or told from noise (``Step.rules``)."""
+
+
 def _inputs(context: StepContext, index: int) -> dict[str, Any]:
     settings = context.settings
     return {
@@ -52,4 +56,5 @@ COMPARE = Step(
     inputs=_inputs,
     run=_run,
     skip=first_version,
+    rules=COMPARISON_RULES,
 )

@@ -36,7 +36,8 @@ def results(store: OutputStore, index: int) -> dict[str, str]:
 
 def step_inputs(step: Step, context: StepContext, index: int, states: StepStates) -> dict[str, Any]:
     upstream = {name: (states.steps[name].result if name in states.steps else None) for name in step.upstream}
-    return canonical({"histeg": __version__, "step": step.name, "upstream": upstream, **step.inputs(context, index)})
+    rules = {} if step.rules is None else {"rules": step.rules}
+    return canonical({"histeg": __version__, "step": step.name, **rules, "upstream": upstream, **step.inputs(context, index)})
 
 
 def reusable(step: Step, context: StepContext, index: int, states: StepStates, key: str) -> StepState | None:

@@ -15,6 +15,10 @@ from histeg.step import Step, StepContext, StepResult
 from histeg.store import TESTING_TARGETS
 
 
+RANKING_RULES = 1
+"""Raised with any change to how divergences are mapped to changes, scored or ranked (``Step.rules``)."""
+
+
 def _inputs(context: StepContext, index: int) -> dict[str, Any]:
     return {
         "version": snapshot_inputs(context.store.version(index)),
@@ -40,4 +44,5 @@ TARGETS = Step(
     inputs=_inputs,
     run=_run,
     skip=first_version,
+    rules=RANKING_RULES,
 )

@@ -20,6 +20,10 @@ MERGE_DIVERGENCES = MergeDivergences.FILE
 _ROLES = {"firstParent": "first parent", "secondParent": "second parent", "base": "merge base"}
 
 
+MERGE_RULES = 1
+"""Raised with any change to how a merge is compared with its parents and base or what it reports (``Step.rules``)."""
+
+
 def _skip(context: StepContext, index: int) -> str | None:
     if not context.settings.merges:
         return "not in merge mode (--merges)"
@@ -62,4 +66,5 @@ MERGES = Step(
     inputs=_inputs,
     run=_run,
     skip=_skip,
+    rules=MERGE_RULES,
 )

@@ -17,4 +17,13 @@ def _run(context: StepContext, index: int) -> StepResult:
     return StepResult({"functions": len(Functions.read(context.store.file(index, FUNCTIONS)).functions)})
 
 
-STATICS = Step(name="statics", doing="exporting static facts", outputs=(FUNCTIONS, CALL_GRAPH), inputs=version_inputs, run=_run)
+STATICS_RULES = 1
+"""Raised with any change to which functions are listed or which call edges are found (``Step.rules``)."""
+STATICS = Step(
+    name="statics",
+    doing="exporting static facts",
+    outputs=(FUNCTIONS, CALL_GRAPH),
+    inputs=version_inputs,
+    run=_run,
+    rules=STATICS_RULES,
+)

@@ -23,4 +23,6 @@ def _run(context: StepContext, index: int) -> StepResult:
     return StepResult({"changes": SyntaxChanges.read(analyze_version(context.store, index)).summary.changes})
 
 
-SYNTAX = Step(name="syntax", doing="analysing syntax changes", outputs=(SYNTAX_CHANGES,), inputs=_inputs, run=_run)
+SYNTAX_RULES = 1
+"""Raised with any change to how trees are matched, edits found or classified (``Step.rules``)."""
+SYNTAX = Step(name="syntax", doing="analysing syntax changes", outputs=(SYNTAX_CHANGES,), inputs=_inputs, run=_run, rules=SYNTAX_RULES)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import pytest
@@ -161,3 +161,34 @@ def test_reuse_gives_back_the_summary_and_the_states_file_follows_its_schema(con
 def test_inputs_are_fingerprinted_whatever_the_order_of_keys() -> None:
     assert fingerprint({"a": 1, "b": [Path("x"), 2]}) == fingerprint({"b": ["x", 2], "a": 1})
     assert fingerprint({"a": 1}) != fingerprint({"a": 2})
+
+
+def _steps(first_rules: int | None, second_rules: int | None) -> tuple[Step, Step]:
+    return replace(FIRST, rules=first_rules), replace(SECOND, rules=second_rules)
+
+
+def _run_all(context: Run, steps: tuple[Step, ...]) -> list[str]:
+    context.ran.clear()
+    for step in steps:
+        run_step(step, context, 0)
+    return list(context.ran)
+
+
+def test_a_step_whose_rules_were_raised_runs_again_with_its_readers_and_nothing_before_it(context: Run) -> None:
+    assert _run_all(context, _steps(None, 1)) == ["first", "second"]
+    assert _run_all(context, _steps(None, 1)) == [], "the same rules: reused"
+    assert _run_all(context, _steps(None, 2)) == ["second"], "the second step's rules changed: only its result is made again"
+    assert _run_all(context, _steps(1, 2)) == ["first", "second"], "rules declared on the first step: it and its reader"
+    assert _run_all(context, _steps(1, 2)) == []
+    inputs = validate_output(context.store.file(0, StepStates.FILE))["steps"]["second"]["inputs"]
+    assert inputs["rules"] == 2
+
+
+def test_the_pipeline_steps_that_compare_and_rank_declare_their_rules() -> None:
+    from histeg.compare.step import COMPARE
+    from histeg.impact.step import TARGETS
+    from histeg.merges.step import MERGES
+    from histeg.statics.step import STATICS
+    from histeg.syntax.step import SYNTAX
+
+    assert all(isinstance(step.rules, int) for step in (COMPARE, TARGETS, MERGES, STATICS, SYNTAX))
