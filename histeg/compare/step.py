@@ -18,7 +18,6 @@ from histeg.run_settings import record_settings
 from histeg.step import Step, StepContext, StepResult
 from histeg.store import COMPARISON, TRACE_DIVERGENCES, TRACE_MATCHING
 
-
 COMPARISON_RULES = 1
 """Raised with any change to how traces are matched, compared, confirmed or told from noise (``Step.rules``)."""
 

@@ -14,7 +14,6 @@ from histeg.run_settings import record_settings
 from histeg.step import Step, StepContext, StepResult
 from histeg.store import TESTING_TARGETS
 
-
 RANKING_RULES = 1
 """Raised with any change to how divergences are mapped to changes, scored or ranked (``Step.rules``)."""
 

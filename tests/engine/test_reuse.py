@@ -37,13 +37,26 @@ def _write(name: str, output: str) -> Callable[[Run, int], StepResult]:
             raise RuntimeError("the step broke")
         (context.store.version_dir(index) / output).write_text(f"{name} {context.setting}\n", encoding="utf-8")
         return StepResult({"wrote": output}, context.fail_with)
+
     return run
 
 
-FIRST = Step(name="first", doing="making the first result", outputs=("first.txt",), inputs=lambda context, index: {"setting": context.setting},
-             run=_write("first", "first.txt"), still_valid=lambda context, index: context.environment_present)
-SECOND = Step(name="second", doing="making the second result", outputs=("second.txt",), upstream=("first",), inputs=lambda context, index: {},
-              run=_write("second", "second.txt"))
+FIRST = Step(
+    name="first",
+    doing="making the first result",
+    outputs=("first.txt",),
+    inputs=lambda context, index: {"setting": context.setting},
+    run=_write("first", "first.txt"),
+    still_valid=lambda context, index: context.environment_present,
+)
+SECOND = Step(
+    name="second",
+    doing="making the second result",
+    outputs=("second.txt",),
+    upstream=("first",),
+    inputs=lambda context, index: {},
+    run=_write("second", "second.txt"),
+)
 
 
 @pytest.fixture
@@ -96,18 +109,23 @@ def _damaged_states(context: Run) -> None:
     context.store.file(0, StepStates.FILE).write_text("{", encoding="utf-8")
 
 
-@pytest.mark.parametrize(("change", "runs_again"), [
-    (_nothing, []),
-    (_change_setting, ["first", "second"]),
-    (_remove_output, ["first", "second"]),
-    (_remove_downstream_output, ["second"]),
-    (_override, ["first", "second"]),
-    (_environment_gone, ["first", "second"]),
-    (_other_histeg, ["first", "second"]),
-    (_damaged_states, ["first", "second"]),
-], ids=lambda value: value.__name__.strip("_") if callable(value) else None)
-def test_a_step_runs_again_exactly_when_what_it_depends_on_changed(context: Run, change: Callable[[Run], None],
-                                                                   runs_again: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("change", "runs_again"),
+    [
+        (_nothing, []),
+        (_change_setting, ["first", "second"]),
+        (_remove_output, ["first", "second"]),
+        (_remove_downstream_output, ["second"]),
+        (_override, ["first", "second"]),
+        (_environment_gone, ["first", "second"]),
+        (_other_histeg, ["first", "second"]),
+        (_damaged_states, ["first", "second"]),
+    ],
+    ids=lambda value: value.__name__.strip("_") if callable(value) else None,
+)
+def test_a_step_runs_again_exactly_when_what_it_depends_on_changed(
+    context: Run, change: Callable[[Run], None], runs_again: list[str]
+) -> None:
     assert both(context) == ["first", "second"]
     change(context)
     assert both(context) == runs_again
