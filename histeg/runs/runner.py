@@ -47,6 +47,7 @@ from histeg.records.runs import (
     TraceHeader,
     TraceOptions,
 )
+from histeg.runs.bytecode import BYTECODE_DIR, harvest, overlay, rewrites_move
 from histeg.runs.commands import command_line, pytest_command, unique_labels
 from histeg.runs.outcome import NOT_COMPLETE, Verdict, judge
 from histeg.settings.model import Settings
@@ -243,10 +244,16 @@ class Launch:
         trace_config(work, self.settings, run_dir, self.options, command.label, select, store.redaction_key()).write(config_path)
         before = set(run_dir.glob(f"*{TRACE_SUFFIX}"))
         argv = command_line(command, self.python, self.runtime.pytest_args)
+        full = kind is Run
         with fresh_copy(snapshot, work):
             self.runtime.prepare(work)
+            self._place_bytecode(work, full)
             env = traced_environment(config_path, base_environment(work, self.settings, self.runtime))
+            if full:  # it compiles what the later runs take (``histeg.runs.bytecode``)
+                env.pop("PYTHONDONTWRITEBYTECODE", None)
             result = run_process(argv, work, env, self.timeout, self.grace, groups=records_folder(store.root), stop=self.stop)
+            if full:
+                harvest(work, snapshot, self.bytecode())
         produced = sorted(set(run_dir.glob(f"*{TRACE_SUFFIX}")) - before)
         verdict = judge(command, result, _tally(produced) if command.kind == "pytest" else None)
         complete, incomplete, verdict = _check_traces(produced, verdict)
@@ -275,6 +282,17 @@ class Launch:
             log=self.relative(log),
             output_truncated_bytes=result.output_truncated_bytes,
         )
+
+    def bytecode(self) -> Path:
+        """Where this version's kept bytecode is: beside the runs being made, or in ``traces/``."""
+        return (self.scratch if self.scratch is not None else self.store.traces(self.index)) / BYTECODE_DIR
+
+    def _place_bytecode(self, work: Path, full: bool) -> None:
+        """A full run starts with what its predecessor's pytest rewrote (checked by content), then this version's own."""
+        rewritten = rewrites_move(self.python)
+        if full and rewritten and self.index > 0:
+            overlay(self.store.traces(self.index - 1) / BYTECODE_DIR, work, rewritten=True, only_rewritten=True)
+        overlay(self.bytecode(), work, rewritten=rewritten)
 
     def relative(self, path: Path) -> str:
         """``path`` relative to the version directory, where it will be once the runs are in place."""

@@ -1,0 +1,100 @@
+"""The bytecode a version's full run compiled reaches its re-runs and the next version's full run.
+
+One real history through the real command line. The project's tests look at their own bytecode: a module's ``.pyc``
+exists in a re-run (which writes none) only when it was put there, and a test module's rewritten ``.pyc`` older than
+the run's ``conftest.py`` import was put there too (pytest writes it when it imports the module, later).
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+
+from histeg.runs.bytecode import harvest, overlay, rewrites_move
+from tests.conftest import GitRepo, run_histeg, validate_output
+
+LIB = "def f(x):\n    return x + 1\n"
+CONFTEST = "import time\n\nSTARTED = time.time()\n"
+TESTS = '''import glob
+import os
+import sys
+
+import lib
+from tests.conftest import STARTED
+
+
+def test_f_from_kept_bytecode():
+    assert os.path.exists(lib.__cached__), "no bytecode for lib"
+    assert lib.f(1) == 2
+
+
+def test_own_module_placed_before_the_run():
+    names = glob.glob(os.path.join(os.path.dirname(__file__), "__pycache__", "test_lib.*-pytest-*.pyc"))
+    assert names and os.stat(names[0]).st_mtime < STARTED, names
+'''
+
+
+@pytest.fixture(scope="module")
+def computed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    root = tmp_path_factory.mktemp("bytecode")
+    repo = GitRepo.create(root / "repo")
+    files = {"lib.py": LIB, "tests/__init__.py": "", "tests/conftest.py": CONFTEST, "tests/test_lib.py": TESTS}
+    repo.commit("base", files)
+    repo.commit("f adds two", {"lib.py": LIB.replace("x + 1", "x + 2")})
+    result = run_histeg("compute", "--repo", str(repo.path), "--all", "--out", str(root / "out"), "--repeat", "1")
+    assert result.code == 0, result.stderr
+    return root / "out"
+
+
+def _python(out: Path, index: int) -> str:
+    return json.loads((out / str(index) / "build.json").read_text(encoding="utf-8"))["environment"]["python"]
+
+
+def test_the_full_run_keeps_what_it_compiled_for_the_snapshot(computed: Path) -> None:
+    kept = computed / "0" / "traces" / "bytecode"
+    tag = sys.implementation.cache_tag
+    assert sorted(p.name for p in (kept / "__pycache__").iterdir()) == [f"lib.{tag}.pyc"]
+    rewritten = sorted(p.name.split(".")[0] for p in (kept / "tests" / "__pycache__").glob("*-pytest-*.pyc"))
+    assert rewritten == ["conftest", "test_lib"]
+
+
+def test_re_runs_start_with_it(computed: Path) -> None:
+    """The re-runs write no bytecode: the old version's re-runs of the diverging tests pass only with the kept one."""
+    batches = validate_output(computed / "0" / "confirmations.json")["batches"]
+    old = [run for batch in batches for run in batch["runs"]]
+    assert old and all(run["tests"] == {"passed": 2} for run in old), old
+    divergences = validate_output(computed / "1" / "traceDivergences.json")
+    confirmed = {d["entryPoint"]["label"].rsplit("::", 1)[-1] for d in divergences["divergences"]}
+    assert "test_f_from_kept_bytecode" in confirmed, divergences
+
+
+def test_the_next_full_run_starts_with_the_test_modules_pytest_rewrote_before(computed: Path) -> None:
+    """Only where pytest gives a moved rewritten module its own file name (9.2 and later); elsewhere none is placed."""
+    runs = validate_output(computed / "1" / "runs.json")["runs"]
+    moved = rewrites_move(_python(computed, 1))
+    assert runs[0]["tests"] == ({"passed": 1, "failed": 1} if moved else {"failed": 2}), runs[0]
+    first = validate_output(computed / "0" / "runs.json")["runs"]
+    assert first[0]["tests"] == {"passed": 1, "failed": 1}, "the first version has no predecessor to start with"
+
+
+def test_harvest_takes_only_the_snapshots_modules_and_overlay_only_what_is_asked(tmp_path: Path) -> None:
+    snapshot, run, kept, fresh = (tmp_path / name for name in ("snapshot", "run", "kept", "fresh"))
+    for folder in (snapshot / "pkg", run / "pkg" / "__pycache__", run / "made" / "__pycache__", fresh / "pkg"):
+        folder.mkdir(parents=True)
+    (snapshot / "pkg" / "mod.py").write_text("x = 1\n")
+    (snapshot / "pkg" / "test_mod.py").write_text("x = 1\n")
+    for name in ("mod.cpython-312.pyc", "test_mod.cpython-312-pytest-9.2.0.pyc", "gone.cpython-312.pyc"):
+        (run / "pkg" / "__pycache__" / name).write_bytes(b"pyc")
+    (run / "made" / "__pycache__" / "tmp.cpython-312.pyc").write_bytes(b"pyc")
+    assert harvest(run, snapshot, kept) == 2
+    assert overlay(kept, fresh, rewritten=False) == 1
+    assert [p.name for p in (fresh / "pkg" / "__pycache__").iterdir()] == ["mod.cpython-312.pyc"]
+    assert overlay(kept, fresh, rewritten=True, only_rewritten=True) == 1
+    assert sorted(p.name for p in (fresh / "pkg" / "__pycache__").iterdir()) == [
+        "mod.cpython-312.pyc",
+        "test_mod.cpython-312-pytest-9.2.0.pyc",
+    ]
+    assert overlay(tmp_path / "absent", fresh, rewritten=True) == 0
