@@ -5,7 +5,8 @@
 The repository is only read: a clone is made in a scratch folder. ``histeg
 instrument`` of its last commit says the layout and makes the environment (as
 ``ground_truth`` does); the suite runs in it untraced ``--rounds`` times (the median CPU of the pytest process tree is the
-reference), then once under a line counter of its own (``mutant_edits``) to
+reference; then, after a run that writes the bytecode a checkout keeps, ``--rounds`` times again with it in
+place), then once under a line counter of its own (``mutant_edits``) to
 find the function whose code runs most (the core: a lexer, a parser's step) and
 one that runs least (a leaf). In each, single-operator edits are tried, untraced,
 until one makes a test fail: a seeded mutant with a runtime meaning.
@@ -148,6 +149,9 @@ def main() -> int:
         untraced = [tree_cpu(command, root, suite.env)[1] for _ in range(args.rounds)]
         reference = statistics.median(untraced)
         log_to_stderr(f"{root.name}: untraced suite {reference:.2f}s CPU (median of {args.rounds})")
+        tree_cpu(command, root, {key: value for key, value in suite.env.items() if key != "PYTHONDONTWRITEBYTECODE"})
+        warm = statistics.median(tree_cpu(command, root, suite.env)[1] for _ in range(args.rounds))
+        log_to_stderr(f"{root.name}: untraced suite with its bytecode in place {warm:.2f}s CPU (median of {args.rounds})")
         counts = executed_lines(root, project.sources, project.tests, timeout=1200, python=suite.python).lines
         totals = sorted(((ident, sum(lines.values())) for ident, lines in counts.items()), key=lambda item: -item[1])
         sites = {site.identifier: site for path in project.package_files for site in functions_in(root, path, project.sources)}
@@ -169,13 +173,14 @@ def main() -> int:
             read_version(mutant, out, summary)
 
     print(f"{Path(args.repo).name}: untraced suite {reference:.2f}s CPU (median of {args.rounds}: "
-          f"{', '.join(f'{value:.2f}' for value in untraced)})")
+          f"{', '.join(f'{value:.2f}' for value in untraced)}); with its bytecode in place {warm:.2f}s")
     for mutant in mutants:
         rank = mutant.targets.index(mutant.site.identifier) + 1 if mutant.site.identifier in mutant.targets else None
         steps = ", ".join(f"{name} {seconds:.1f}" for name, seconds in mutant.steps.items() if seconds >= 0.05)
         print(f"[{mutant.kind}] {mutant.site.identifier}: {mutant.edit.description}; {mutant.lines:,} line events per untraced run")
         print(f"  new version: exit {mutant.code}, {mutant.cpu:.1f}s CPU = {mutant.cpu / reference:.2f}x the base's untraced suite, "
-              f"{mutant.cpu / mutant.untraced:.2f}x its own ({mutant.untraced:.2f}s) (goal <= 2.5x); "
+              f"{mutant.cpu / warm:.2f}x with its bytecode in place, "
+              f"{mutant.cpu / mutant.untraced:.2f}x its own with the base's bytecode ({mutant.untraced:.2f}s) (goal <= 2.5x); "
               f"divergences {mutant.divergences}; rank of the mutated function {rank or '-'} of {len(mutant.targets)} targets")
         print(f"  step wall seconds: {steps}")
     if len(mutants) < 2:

@@ -235,7 +235,9 @@ def _neutralised(python: str) -> tuple[list[str], list[Neutralised]]:
     args = []
     neutralised = [
         Neutralised(what="pytest's cache folder", how="-p no:cacheprovider"),
-        Neutralised(what="bytecode files", how="PYTHONDONTWRITEBYTECODE=1"),
+        Neutralised(
+            what="bytecode files written by re-runs (they start with the full run's: traces/bytecode)", how="PYTHONDONTWRITEBYTECODE=1"
+        ),
     ]
     probe = f"import importlib.util as u; print(*(u.find_spec(name) is not None for name in {[m for m, _, _ in PLUGIN_OPTIONS]!r}))"
     done = subprocess.run([python, "-c", probe], capture_output=True, text=True, stdin=subprocess.DEVNULL, check=False)

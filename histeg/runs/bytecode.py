@@ -47,7 +47,9 @@ def rewrites_move(python: str) -> bool:
     """pytest in ``python``'s environment gives a rewritten module loaded from a moved ``.pyc`` its own file name
     (pytest 9.2 and later), found from its source without importing it; False when that cannot be told."""
     try:
-        done = subprocess.run([python, "-I", "-c", _PORTABLE_PROBE], capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30)
+        done = subprocess.run(
+            [python, "-I", "-c", _PORTABLE_PROBE], check=False, capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=30
+        )
     except (OSError, subprocess.SubprocessError):
         return False
     return done.returncode == 0 and done.stdout.strip() == "True"
