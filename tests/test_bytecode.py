@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from histeg.runs.bytecode import harvest, overlay, rewrites_move
+from histeg.runs.bytecode import harvest, overlay, read_kept, rewrites_move
 from tests.conftest import GitRepo, run_histeg, validate_output
 
 LIB = "def f(x):\n    return x + 1\n"
@@ -54,11 +54,12 @@ def _python(out: Path, index: int) -> str:
 
 
 def test_the_full_run_keeps_what_it_compiled_for_the_snapshot(computed: Path) -> None:
-    kept = computed / "0" / "traces" / "bytecode"
+    kept = read_kept(computed / "0" / "traces" / "bytecode.zst")
     tag = sys.implementation.cache_tag
-    assert sorted(p.name for p in (kept / "__pycache__").iterdir()) == [f"lib.{tag}.pyc"]
-    rewritten = sorted(p.name.split(".")[0] for p in (kept / "tests" / "__pycache__").glob("*-pytest-*.pyc"))
+    assert f"__pycache__/lib.{tag}.pyc" in kept
+    rewritten = sorted(name.split("/")[-1].split(".")[0] for name in kept if name.startswith("tests/") and "-pytest-" in name)
     assert rewritten == ["conftest", "test_lib"]
+    assert all(name.startswith(("__pycache__/", "tests/__pycache__/")) for name in kept), kept
 
 
 def test_re_runs_start_with_it(computed: Path) -> None:
@@ -81,20 +82,22 @@ def test_the_next_full_run_starts_with_the_test_modules_pytest_rewrote_before(co
 
 
 def test_harvest_takes_only_the_snapshots_modules_and_overlay_only_what_is_asked(tmp_path: Path) -> None:
-    snapshot, run, kept, fresh = (tmp_path / name for name in ("snapshot", "run", "kept", "fresh"))
+    snapshot, run, fresh = (tmp_path / name for name in ("snapshot", "run", "fresh"))
+    archive = tmp_path / "kept" / "bytecode.zst"
+    archive.parent.mkdir()
     for folder in (snapshot / "pkg", run / "pkg" / "__pycache__", run / "made" / "__pycache__", fresh / "pkg"):
         folder.mkdir(parents=True)
     (snapshot / "pkg" / "mod.py").write_text("x = 1\n")
     (snapshot / "pkg" / "test_mod.py").write_text("x = 1\n")
     for name in ("mod.cpython-312.pyc", "test_mod.cpython-312-pytest-9.2.0.pyc", "gone.cpython-312.pyc"):
-        (run / "pkg" / "__pycache__" / name).write_bytes(b"pyc")
+        (run / "pkg" / "__pycache__" / name).write_bytes(name.encode())
     (run / "made" / "__pycache__" / "tmp.cpython-312.pyc").write_bytes(b"pyc")
-    assert harvest(run, snapshot, kept) == 2
-    assert overlay(kept, fresh, rewritten=False) == 1
+    assert harvest(run, snapshot, archive) == 2
+    assert sorted(read_kept(archive)) == ["pkg/__pycache__/mod.cpython-312.pyc", "pkg/__pycache__/test_mod.cpython-312-pytest-9.2.0.pyc"]
+    assert overlay(archive, fresh, rewritten=False) == 1
     assert [p.name for p in (fresh / "pkg" / "__pycache__").iterdir()] == ["mod.cpython-312.pyc"]
-    assert overlay(kept, fresh, rewritten=True, only_rewritten=True) == 1
-    assert sorted(p.name for p in (fresh / "pkg" / "__pycache__").iterdir()) == [
-        "mod.cpython-312.pyc",
-        "test_mod.cpython-312-pytest-9.2.0.pyc",
-    ]
-    assert overlay(tmp_path / "absent", fresh, rewritten=True) == 0
+    assert overlay(archive, fresh, rewritten=True, only_rewritten=True) == 1
+    placed = fresh / "pkg" / "__pycache__" / "test_mod.cpython-312-pytest-9.2.0.pyc"
+    assert placed.read_bytes() == b"test_mod.cpython-312-pytest-9.2.0.pyc"
+    archive.write_bytes(b"not an archive")
+    assert overlay(archive, fresh, rewritten=True) == 0 and overlay(tmp_path / "absent", fresh, rewritten=True) == 0

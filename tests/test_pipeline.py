@@ -65,7 +65,7 @@ def test_trace_options_change_only_the_traces(make_repo, histeg, tmp_path: Path)
     assert traces == {"index": 0, "reused": False, "runs": 2, "outcomes": ["passed"]}
     states = validate_output(out / "0" / "steps.json")["steps"]
     assert states["traces"]["inputs"]["settings"]["repeat"] == 2 and states["traces"]["inputs"]["upstream"] == {"build": states["build"]["result"]}
-    assert sorted(p.name for p in (out / "0" / "traces").iterdir() if p.is_dir()) == ["bytecode", "run-1", "run-2"]
+    assert sorted(p.name for p in (out / "0" / "traces").iterdir() if p.is_dir()) == ["run-1", "run-2"]
 
 
 def test_nothing_to_trace_fails_the_version(make_repo, histeg, tmp_path: Path) -> None:

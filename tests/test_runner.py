@@ -226,7 +226,7 @@ def test_repetitions_write_separate_directories_and_replace_earlier_runs(tmp_pat
     assert [r["traces"][0].split("/")[1] for r in runs] == ["run-1", "run-2"]
     assert all(len(r["traces"]) == 1 for r in runs)
     run_traces(store, 0, repeat=1, timeout=120)
-    assert sorted(p.name for p in store.traces(0).iterdir()) == ["bytecode", "run-1"]
+    assert sorted(p.name for p in store.traces(0).iterdir()) == ["bytecode.zst", "run-1"]
     assert len(validate_output(store.file(0, RUNS))["runs"]) == 1
 
 

@@ -35,7 +35,7 @@ FICLONE = 0x40049409
 _clone_works = True
 
 
-def clone_file(source: str, destination: str) -> str:
+def _clone_file(source: str, destination: str) -> str:
     """Copy-on-write clone when the file system supports it, a plain copy (with metadata) otherwise."""
     global _clone_works
     if _clone_works:
@@ -54,7 +54,7 @@ def clone_file(source: str, destination: str) -> str:
 def copy_snapshot(snapshot: Path, destination: Path) -> None:
     """``destination`` becomes a copy of ``snapshot`` (symbolic links stay links)."""
     try:
-        shutil.copytree(snapshot, destination, symlinks=True, copy_function=clone_file)
+        shutil.copytree(snapshot, destination, symlinks=True, copy_function=_clone_file)
     except (OSError, shutil.Error) as exc:
         shutil.rmtree(destination, ignore_errors=True)
         raise HistegError(f"cannot copy the snapshot {snapshot} to {destination}: {exc}") from None

@@ -47,7 +47,7 @@ from histeg.records.runs import (
     TraceHeader,
     TraceOptions,
 )
-from histeg.runs.bytecode import BYTECODE_DIR, harvest, overlay, rewrites_move
+from histeg.runs.bytecode import BYTECODE, harvest, overlay, rewrites_move
 from histeg.runs.commands import command_line, pytest_command, unique_labels
 from histeg.runs.outcome import NOT_COMPLETE, Verdict, judge
 from histeg.settings.model import Settings
@@ -285,13 +285,13 @@ class Launch:
 
     def bytecode(self) -> Path:
         """Where this version's kept bytecode is: beside the runs being made, or in ``traces/``."""
-        return (self.scratch if self.scratch is not None else self.store.traces(self.index)) / BYTECODE_DIR
+        return (self.scratch if self.scratch is not None else self.store.traces(self.index)) / BYTECODE
 
     def _place_bytecode(self, work: Path, full: bool) -> None:
         """A full run starts with what its predecessor's pytest rewrote (checked by content), then this version's own."""
         rewritten = rewrites_move(self.python)
         if full and rewritten and self.index > 0:
-            overlay(self.store.traces(self.index - 1) / BYTECODE_DIR, work, rewritten=True, only_rewritten=True)
+            overlay(self.store.traces(self.index - 1) / BYTECODE, work, rewritten=True, only_rewritten=True)
         overlay(self.bytecode(), work, rewritten=rewritten)
 
     def relative(self, path: Path) -> str:
