@@ -32,12 +32,13 @@ static unsigned int OP_CALL, CALL_ROOT, CALL_GEN, OP_RETURN, OP_RAISE, OP_YIELD,
 static unsigned long long INLINE_INT, INT_BIAS, REC_VALUE;
 #define NO_VALUE 0u
 /* The Tracer's constructor and bindings as native.py calls them: a build from another histeg is not used. */
-#define INTERFACE 11  /* native.INTERFACE: 3 adds keyed() and keyed_id(), 4 the names checked for secrets in the keyed tables and untracked(),
+#define INTERFACE 12  /* native.INTERFACE: 3 adds keyed() and keyed_id(), 4 the names checked for secrets in the keyed tables and untracked(),
                       * 5 the classes keyed by their names and what interns a new value in the keyed tables, and id_of(),
                       * 6 slots as (name, getter, member) in the layouts, signals held, SEES_INTERNALS,
                       * 7 line_cap, 8 the types no key caches in the keyed tables, 9 values_to() and no cap in the
                       * keyed tables (value records and long texts are made in C), 10 the container subclasses and
-                      * content bases in the keyed tables, 11 event hooks called through their vectorcall slot */
+                      * content bases in the keyed tables, 11 event hooks called through their vectorcall slot,
+                      * 12 LineSet, the line coverage tool's LINE callback */
 static Py_ssize_t CHUNK_WORDS;
 
 /* -- signals ---------------------------------------------------------------
@@ -2492,6 +2493,102 @@ static PyGetSetDef tracer_getset[] = {
     {NULL, NULL, NULL, NULL, NULL},
 };
 
+/* The line coverage tool's LINE callback (``histeg.tracing.coverage``): the line into its file's set, then DISABLE.
+ * In C because a Python callback is a place where the interpreter runs a due signal handler: the handler then saw
+ * histeg's frame instead of the program's, and what it raised went to the program at another line. */
+typedef struct {
+    PyObject_HEAD
+    vectorcallfunc vectorcall;
+    PyObject *files;   /* dict: co_filename -> set of line numbers */
+    PyObject *disable; /* sys.monitoring.DISABLE */
+} LineSetObject;
+
+static PyObject *
+lineset_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
+{
+    LineSetObject *self = (LineSetObject *)callable;
+    if (PyVectorcall_NARGS(nargsf) != 2 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0) || !PyCode_Check(args[0])) {
+        PyErr_SetString(PyExc_TypeError, "histeg: a LINE callback takes (code, line)");
+        return NULL;
+    }
+    PyObject *file = ((PyCodeObject *)args[0])->co_filename;
+    PyObject *lines = PyDict_GetItemWithError(self->files, file);
+    if (lines == NULL) {
+        if (PyErr_Occurred()) {
+            return NULL;
+        }
+        lines = PySet_New(NULL);
+        if (lines == NULL) {
+            return NULL;
+        }
+        int stored = PyDict_SetItem(self->files, file, lines);
+        Py_DECREF(lines);  /* the dict holds it */
+        if (stored < 0) {
+            return NULL;
+        }
+    }
+    if (PySet_Add(lines, args[1]) < 0) {
+        return NULL;
+    }
+    return Py_NewRef(self->disable);
+}
+
+static PyObject *
+lineset_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
+{
+    PyObject *files, *disable;
+    static char *names[] = {"files", "disable", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O:LineSet", names, &PyDict_Type, &files, &disable)) {
+        return NULL;
+    }
+    LineSetObject *self = (LineSetObject *)type->tp_alloc(type, 0);
+    if (self == NULL) {
+        return NULL;
+    }
+    self->vectorcall = lineset_vectorcall;
+    self->files = Py_NewRef(files);
+    self->disable = Py_NewRef(disable);
+    return (PyObject *)self;
+}
+
+static int
+lineset_traverse(LineSetObject *self, visitproc visit, void *arg)
+{
+    Py_VISIT(self->files);
+    Py_VISIT(self->disable);
+    return 0;
+}
+
+static int
+lineset_clear(LineSetObject *self)
+{
+    Py_CLEAR(self->files);
+    Py_CLEAR(self->disable);
+    return 0;
+}
+
+static void
+lineset_dealloc(LineSetObject *self)
+{
+    PyObject_GC_UnTrack(self);
+    lineset_clear(self);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+static PyTypeObject LineSetType = {
+    PyVarObject_HEAD_INIT(NULL, 0)
+    .tp_name = "histeg.tracing._ctracer.LineSet",
+    .tp_doc = "LineSet(files, disable): a LINE callback adding each line to files[code.co_filename] (a set), returning disable.",
+    .tp_basicsize = sizeof(LineSetObject),
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
+    .tp_vectorcall_offset = offsetof(LineSetObject, vectorcall),
+    .tp_call = PyVectorcall_Call,
+    .tp_new = lineset_new,
+    .tp_traverse = (traverseproc)lineset_traverse,
+    .tp_clear = (inquiry)lineset_clear,
+    .tp_dealloc = (destructor)lineset_dealloc,
+};
+
 static PyTypeObject HookType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "histeg.tracing._ctracer.EventHook",
@@ -2637,7 +2734,8 @@ PyInit__ctracer(void)
     OP_RESUME = (unsigned int)op_resume;
     OP_LINES_OFF = (unsigned int)op_lines_off;
     OP_LINES_ON = (unsigned int)op_lines_on;
-    if (PyType_Ready(&HookType) < 0 || PyType_Ready(&GenCallType) < 0 || PyType_Ready(&TStateType) < 0 || PyType_Ready(&TracerType) < 0) {
+    if (PyType_Ready(&HookType) < 0 || PyType_Ready(&GenCallType) < 0 || PyType_Ready(&TStateType) < 0 || PyType_Ready(&TracerType) < 0
+        || PyType_Ready(&LineSetType) < 0) {
         return NULL;
     }
     PyObject *module = PyModule_Create(&ctracer_module);
@@ -2650,6 +2748,7 @@ PyInit__ctracer(void)
         sigdelset(&HELD_SIGNALS, faults[i]);
     }
     if (PyModule_AddObjectRef(module, "Tracer", (PyObject *)&TracerType) < 0
+        || PyModule_AddObjectRef(module, "LineSet", (PyObject *)&LineSetType) < 0
         || PyModule_AddIntConstant(module, "INTERFACE", INTERFACE) < 0
         || PyModule_AddIntConstant(module, "SEES_INTERNALS", histeg_internals_seen()) < 0) {
         Py_DECREF(module);

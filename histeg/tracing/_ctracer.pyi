@@ -17,6 +17,12 @@ def untracked(key: tuple) -> tuple: ...
 def cap(text: str, limit: int) -> str:
     """What the tracer records for a text of the walk: ``values.cap`` with ``limit`` for ``MAX_REPR``."""
 
+class LineSet:
+    """A LINE callback: ``files.setdefault(code.co_filename, set()).add(line)``, then ``disable``; nothing in Python."""
+
+    def __init__(self, files: dict[str, set[int]], disable: object) -> None: ...
+    def __call__(self, code: CodeType, line: int) -> object: ...
+
 class Tracer(Backend):
     label: int
     # the event hooks: a new callable per read, called through its vectorcall slot

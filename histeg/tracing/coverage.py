@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Callable
 from types import CodeType
 
 from histeg.tracing.selection import Selector
@@ -41,8 +42,11 @@ DISABLE = _mon.DISABLE
 class LineCoverage:
     """Distinct executed lines per instrumented file of this process (a fork's child inherits its parent's)."""
 
-    def __init__(self, selector: Selector) -> None:
+    def __init__(self, selector: Selector, native: bool = False) -> None:
+        """``native``: the C collector is built and in use; its ``LineSet`` then hears the lines, so that no Python code
+        of histeg runs on a line event (a signal's handler would run there, in histeg's frame, not the program's)."""
         self.selector = selector
+        self.native = native
         self.tool: int | None = None
         self.lines: dict[str, set[int]] = {}
         """By ``co_filename``; turned into version-relative paths when written."""
@@ -57,7 +61,7 @@ class LineCoverage:
         else:
             return False
         _mon.register_callback(self.tool, _E.PY_START, self._started)
-        _mon.register_callback(self.tool, _E.LINE, self._line)
+        _mon.register_callback(self.tool, _E.LINE, self._line_callback())
         _mon.set_events(self.tool, _E.PY_START)
         return True
 
@@ -70,6 +74,13 @@ class LineCoverage:
         if self.selector.module_of(code.co_filename) is not None:
             _mon.set_local_events(tool, code, _E.LINE)
         return DISABLE
+
+    def _line_callback(self) -> Callable[[CodeType, int], object]:
+        if self.native:
+            from histeg.tracing import _ctracer
+
+            return _ctracer.LineSet(self.lines, DISABLE)
+        return self._line
 
     def _line(self, code: CodeType, line: int) -> object:
         found = self.lines.get(code.co_filename)

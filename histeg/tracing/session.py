@@ -71,7 +71,7 @@ def begin(settings: dict) -> Collector:
     collector.start()
     _collector = collector
     if not settings.get("select"):  # a targeted re-run tells noise from a change: the version's executed lines are its full runs'
-        coverage = LineCoverage(selector)
+        coverage = LineCoverage(selector, native=implementation == "c")
         _coverage = coverage if coverage.start(TOOL_IDS) else None
     atexit.register(end)
 
