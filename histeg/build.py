@@ -236,7 +236,7 @@ def _neutralised(python: str) -> tuple[list[str], list[Neutralised]]:
     neutralised = [
         Neutralised(what="pytest's cache folder", how="-p no:cacheprovider"),
         Neutralised(
-            what="bytecode files written by re-runs (they start with the full run's: traces/bytecode)", how="PYTHONDONTWRITEBYTECODE=1"
+            what="bytecode files written by re-runs (they start with the full run's: traces/bytecode.zst)", how="PYTHONDONTWRITEBYTECODE=1"
         ),
     ]
     probe = f"import importlib.util as u; print(*(u.find_spec(name) is not None for name in {[m for m, _, _ in PLUGIN_OPTIONS]!r}))"

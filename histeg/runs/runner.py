@@ -288,10 +288,12 @@ class Launch:
         return (self.scratch if self.scratch is not None else self.store.traces(self.index)) / BYTECODE
 
     def _place_bytecode(self, work: Path, full: bool) -> None:
-        """A full run starts with what its predecessor's pytest rewrote (checked by content), then this version's own."""
+        """A full run starts with what the pytest of the version it is compared with rewrote (checked by content), then
+        this version's own."""
         rewritten = rewrites_move(self.python)
-        if full and rewritten and self.index > 0:
-            overlay(self.store.traces(self.index - 1) / BYTECODE, work, rewritten=True, only_rewritten=True)
+        against = self.store.version(self.index).comparing_against_index if full and rewritten else None
+        if against is not None:
+            overlay(self.store.traces(against) / BYTECODE, work, rewritten=True, only_rewritten=True)
         overlay(self.bytecode(), work, rewritten=rewritten)
 
     def relative(self, path: Path) -> str:
