@@ -37,8 +37,13 @@ there. Empty: nothing may be added; an entry whose import is gone makes the test
 SHARED_WITH_TRACER = {"histeg.errors", "histeg.naming"}
 """The only histeg modules outside ``histeg.tracing`` it may import: leaves made of the standard library alone."""
 
-THIRD_PARTY_IN_TRACING = {"histeg.tracing.pytest_plugin": {"pytest"}}
-"""The pytest plugin is loaded only by pytest, so it may import pytest."""
+THIRD_PARTY_IN_TRACING = {
+    "histeg.tracing.pytest_plugin": {"pytest"},
+    "histeg.tracing.hook.histeg_zygote": {"pytest"},
+    "histeg.tracing.hook.sitecustomize": {"histeg_zygote"},
+}
+"""The pytest plugin is loaded only by pytest, so it may import pytest; so is the zygote, which the start-up hook
+imports as its neighbour on ``PYTHONPATH`` (``histeg_zygote``), only in a zygote."""
 
 READER = "histeg.traces"
 """Reading and sealing traces: histeg's side, never imported by the collector."""

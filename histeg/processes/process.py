@@ -24,6 +24,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
 from histeg.processes import interrupt
 from histeg.processes.groups import record, release
@@ -101,22 +102,21 @@ class _Kept:
 
 
 class _Output:
-    """The command's stdout and stderr, read as they come."""
+    """The command's stdout and stderr, read as they come, and a descriptor readable once it exits."""
 
-    def __init__(self, process: subprocess.Popen[bytes]) -> None:
-        assert process.stdout is not None and process.stderr is not None
-        self.files = (process.stdout, process.stderr)
-        self.fds = tuple(stream.fileno() for stream in self.files)
+    def __init__(self, fds: tuple[int, int], exit_fd: int | None, on_exit: Callable[[], None] = lambda: None) -> None:
+        """``fds``: the read ends of its stdout and stderr; ``exit_fd``: readable once it exits, when ``on_exit`` is
+        called. All three are closed with it."""
+        self.fds = fds
         self.kept = {fd: _Kept() for fd in self.fds}
         self.selector = selectors.DefaultSelector()
         for fd in self.kept:
             os.set_blocking(fd, False)
             self.selector.register(fd, selectors.EVENT_READ)
-        self.exit_fd: int | None = None
-        """Readable once the process exits (Linux 5.3 and later): a wait ends then, not at its next poll."""
-        with contextlib.suppress(AttributeError, OSError):
-            self.exit_fd = os.pidfd_open(process.pid)
-            self.selector.register(self.exit_fd, selectors.EVENT_READ)
+        self.exit_fd = exit_fd
+        self.on_exit = on_exit
+        if exit_fd is not None:
+            self.selector.register(exit_fd, selectors.EVENT_READ)
 
     def read(self, timeout: float) -> None:
         """Read what is there, waiting at most ``timeout`` seconds for something to come or the process to exit."""
@@ -126,6 +126,7 @@ class _Output:
         for key, _ in self.selector.select(timeout):
             if key.fd == self.exit_fd:
                 self.selector.unregister(key.fd)  # exited: the caller's next look sees it
+                self.on_exit()
                 continue
             try:
                 data = os.read(key.fd, _READ_BYTES)
@@ -136,9 +137,9 @@ class _Output:
             else:
                 self.selector.unregister(key.fd)
 
-    def wait(self, pid: int, until: float, stop: Callable[[], bool]) -> bool:
-        """Read until process ``pid`` exits (True), or ``until`` (monotonic) passes or ``stop()`` holds (False)."""
-        while not _exited(pid):
+    def wait(self, exited: Callable[[], bool], until: float, stop: Callable[[], bool]) -> bool:
+        """Read until ``exited()`` (True), or ``until`` (monotonic) passes or ``stop()`` holds (False)."""
+        while not exited():
             left = until - time.monotonic()
             if left <= 0 or stop():
                 return False
@@ -154,38 +155,79 @@ class _Output:
 
     def close(self) -> None:
         self.selector.close()
-        if self.exit_fd is not None:
-            os.close(self.exit_fd)
-        for stream in self.files:
-            stream.close()
+        for fd in self.fds if self.exit_fd is None else (*self.fds, self.exit_fd):
+            os.close(fd)
 
     def texts(self) -> tuple[tuple[str, int], tuple[str, int]]:
         out, err = (self.kept[fd] for fd in self.fds)
         return out.text(), err.text()
 
 
-def _start(argv: list[str], cwd: Path, env: Mapping[str, str]) -> subprocess.Popen[bytes]:
-    """The command in a session (a process group) of its own, SIGINT at its default, no input, its output piped."""
-    return subprocess.Popen(
-        argv,
-        cwd=cwd,
-        env=dict(env),
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-        preexec_fn=_default_interrupt,  # noqa: PLW1509  it only resets a signal handler: no lock, no import
-    )
+class Child(Protocol):
+    """A started command: its process group, its output, how to tell it exited and how to end what it leaves."""
+
+    pid: int
+    """Its process id, which is also its group's."""
+    output: _Output
+
+    def exited(self) -> bool: ...
+
+    def reap(self) -> int | None:
+        """Kills what is left in its group and waits for it: its exit code (negative: a signal), None when unknown."""
+        ...
 
 
-def _reap(process: subprocess.Popen[bytes], output: _Output | None, recorded: Path | None) -> None:
+class Refused(Exception):
+    """A starter could not make the run as asked (``histeg.processes.zygote``): nothing was started."""
+
+
+class _Spawned:
+    """A command histeg started itself (``subprocess.Popen``)."""
+
+    def __init__(self, argv: list[str], cwd: Path, env: Mapping[str, str]) -> None:
+        """In a session (a process group) of its own, SIGINT at its default, no input, its output piped."""
+        self.process = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=dict(env),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+            preexec_fn=_default_interrupt,  # noqa: PLW1509  it only resets a signal handler: no lock, no import
+        )
+        self.pid = self.process.pid
+        assert self.process.stdout is not None and self.process.stderr is not None
+        pidfd: int | None = None  # readable once the process exits (Linux 5.3 and later): a wait ends then, not at its next poll
+        with contextlib.suppress(AttributeError, OSError):
+            pidfd = os.pidfd_open(self.pid)
+        fds = (os.dup(self.process.stdout.fileno()), os.dup(self.process.stderr.fileno()))
+        self.process.stdout.close()
+        self.process.stderr.close()
+        self.output = _Output(fds, pidfd)
+
+    def exited(self) -> bool:
+        return _exited(self.pid)
+
+    def reap(self) -> int | None:
+        _signal_group(self.pid, signal.SIGKILL)
+        self.process.wait()
+        return self.process.returncode
+
+
+Starter = Callable[[list[str], Path, Mapping[str, str]], Child]
+"""Starts a command (argv, working directory, environment); raises ``OSError`` when it cannot, ``Refused`` when a
+starter declines and another should."""
+
+
+def _reap(child: Child, recorded: Path | None) -> int | None:
     """Whatever the command left running killed, its output drained, its group's record released (signals deferred)."""
-    _signal_group(process.pid, signal.SIGKILL)
-    process.wait()
-    if output is not None:
-        output.drain(DRAIN_SECONDS)
-        output.close()
-    release(recorded)
+    try:
+        return child.reap()
+    finally:
+        child.output.drain(DRAIN_SECONDS)
+        child.output.close()
+        release(recorded)
 
 
 def run_process(
@@ -197,54 +239,55 @@ def run_process(
     *,
     groups: Path | None = None,
     stop: threading.Event | None = None,
+    start: Starter = _Spawned,
 ) -> ProcessResult:
     """Run ``argv`` in ``cwd``, in a process group of its own, until it exits or ``timeout`` seconds pass.
 
     ``groups``: the folder the group is recorded in while it runs (``histeg.processes.groups.records_folder``).
     ``stop``: when another thread sets it, the group is stopped as on timeout and ``interrupt.Stopped`` is
-    raised, as a signal does in the main thread (which raises its own exception wherever it waits)."""
+    raised, as a signal does in the main thread (which raises its own exception wherever it waits).
+    ``start``: what starts it (``Refused`` goes to the caller)."""
 
     def halted() -> bool:
         return interrupt.stopping() or (stop is not None and stop.is_set())
 
     if halted():
         raise interrupt.Stopped("histeg is stopping")
-    process: subprocess.Popen[bytes] | None = None
-    output: _Output | None = None
+    child: Child | None = None
     recorded: Path | None = None
     ending = False
+    exit_code: int | None = None
     started = time.monotonic()
     try:
         with interrupt.deferred():  # a signal between the start and the record would leave a group nothing knows of
             try:
-                process = _start(argv, cwd, env)
+                child = start(argv, cwd, env)
             except OSError as exc:
                 return ProcessResult(None, 0.0, False, "", "", f"cannot start {argv[0]}: {exc.strerror or exc}")
-            output = _Output(process)
             if groups is not None:
-                recorded = record(groups, process.pid, argv)
-        exited = output.wait(process.pid, started + timeout, halted)
+                recorded = record(groups, child.pid, argv)
+        exited = child.output.wait(child.exited, started + timeout, halted)
         if not exited:
             ending = True
-            _end(process.pid, output, grace)
+            _end(child, grace)
             if halted():
                 raise interrupt.Stopped("histeg is stopping")
         duration = time.monotonic() - started
     except BaseException:
-        if process is not None and not _exited(process.pid):
+        if child is not None and not child.exited():
             try:
-                if not ending and output is not None:  # interrupted while waiting: stopped as on timeout
+                if not ending:  # interrupted while waiting: stopped as on timeout
                     ending = True
-                    _end(process.pid, output, grace)
+                    _end(child, grace)
             finally:  # interrupted again while it was being stopped: no more grace
-                _signal_group(process.pid, signal.SIGKILL)
+                _signal_group(child.pid, signal.SIGKILL)
         raise
     finally:
         with interrupt.deferred():
-            if process is not None:
-                _reap(process, output, recorded)
-    (stdout, stdout_cut), (stderr, stderr_cut) = output.texts()
-    return ProcessResult(process.returncode, duration, not exited, stdout, stderr, None, stdout_cut, stderr_cut)
+            if child is not None:
+                exit_code = _reap(child, recorded)
+    (stdout, stdout_cut), (stderr, stderr_cut) = child.output.texts()
+    return ProcessResult(exit_code, duration, not exited, stdout, stderr, None, stdout_cut, stderr_cut)
 
 
 def output_text(result: ProcessResult) -> str:
@@ -258,11 +301,11 @@ def output_text(result: ProcessResult) -> str:
     return f"{cut}--- stdout (tail) ---\n{result.stdout_tail}\n--- stderr (tail) ---\n{result.stderr_tail}"
 
 
-def _end(pgid: int, output: _Output, grace: float) -> None:
+def _end(child: Child, grace: float) -> None:
     """SIGINT to the group, SIGKILL when its leader has not exited after ``grace`` seconds; output is read meanwhile."""
-    _signal_group(pgid, signal.SIGINT)
-    if not output.wait(pgid, time.monotonic() + grace, lambda: False):
-        _signal_group(pgid, signal.SIGKILL)
+    _signal_group(child.pid, signal.SIGINT)
+    if not child.output.wait(child.exited, time.monotonic() + grace, lambda: False):
+        _signal_group(child.pid, signal.SIGKILL)
 
 
 def _exited(pid: int) -> bool:

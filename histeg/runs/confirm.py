@@ -31,6 +31,8 @@ from histeg.store import OutputStore, force_rmtree
 from histeg.tracing.session import COLLECT_ALL
 
 DEFAULT_CONFIRM_RUNS = 2
+ZYGOTE_LOG = "zygote.log"
+"""In a batch's folder: what the process its pytest re-runs were forked from said, when it failed."""
 RERUN_PYTEST_OPTIONS = ("--tb=no",)
 """What a re-run's pytest is given before the version's own options: no failure reports. Re-runs are read for their
 traces and outcomes, never for their output, and writing a failing test's report (its traceback, with the source and
@@ -131,12 +133,22 @@ def _prepare(
         selection[label] = named if command.kind == "pytest" and named else None
     _, settings = version_settings(store, index)
     runtime = runtime_of(store.version_dir(index))
-    launch = Launch(store, index, settings, runtime, recorded.python, recorded.trace_options, recorded.timeout_seconds, stop=stop)
     number = 1 + max((int(b.directory.rsplit("-", 1)[1]) for b in confirmations.batches), default=0)
     directory = store.traces(index) / f"confirm-{number}"
     if directory.exists():  # left by re-runs that were interrupted: confirmations.json never named it
         force_rmtree(directory)
     directory.mkdir(parents=True)
+    launch = Launch(
+        store,
+        index,
+        settings,
+        runtime,
+        recorded.python,
+        recorded.trace_options,
+        recorded.timeout_seconds,
+        stop=stop,
+        zygote_log=directory / ZYGOTE_LOG,
+    )
     select_files: dict[str, Path] = {}
     for label, chosen in selection.items():
         if chosen is not None:
@@ -194,13 +206,17 @@ def confirm_pair(
         "new": _prepare(store, new, new_wanted, old_identifier, round, purpose, stop),
     }
     # the re-runs are independent processes in copies of their own: a stage's take the time of one on as many cores
-    with ThreadPoolExecutor(max_workers=max(1, min(runs, len(os.sched_getaffinity(0))))) as pool:
-        for stage in schedule(runs):
-            try:
-                list(pool.map(lambda item: sides[item[0]].rerun(item[1]), stage))
-            except BaseException:  # only this thread sees a signal or a failed re-run: the others stop their groups and give up
-                stop.set()
-                raise
+    try:
+        with ThreadPoolExecutor(max_workers=max(1, min(runs, len(os.sched_getaffinity(0))))) as pool:
+            for stage in schedule(runs):
+                try:
+                    list(pool.map(lambda item: sides[item[0]].rerun(item[1]), stage))
+                except BaseException:  # only this thread sees a signal or a failed re-run: the others stop their groups and give up
+                    stop.set()
+                    raise
+    finally:
+        for side in sides.values():
+            side.launch.close()
     return sides["old"].write(), sides["new"].write()
 
 

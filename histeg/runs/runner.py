@@ -20,7 +20,7 @@ import os
 import tempfile
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgspec
@@ -32,10 +32,12 @@ from histeg.processes.groups import records_folder
 from histeg.processes.process import (
     DEFAULT_GRACE_SECONDS,
     ProcessResult,
+    Refused,
     output_text,
     run_process,
 )
 from histeg.processes.workdir import RUN_DIR, TRACES_SCRATCH, fresh_copy
+from histeg.processes.zygote import Zygote
 from histeg.records.base import convert
 from histeg.records.history import Version, VersionSettings
 from histeg.records.runs import (
@@ -231,6 +233,10 @@ class Launch:
     """The folder the runs are made in when it is to become ``traces/``: records name their files as under ``traces/``."""
     stop: threading.Event | None = None
     """Set by another thread to stop the runs under way (``run_process``)."""
+    zygote_log: Path | None = None
+    """Set: pytest re-runs are forked from one zygote (``histeg.processes.zygote``), which writes its failures there."""
+    _zygote: Zygote | None = field(default=None, init=False, repr=False)
+    _zygote_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def run[R: Run](
         self, kind: type[R], command: TraceCommand, repetition: int, run_dir: Path, select: Path | None = None, work_name: str = RUN_DIR
@@ -241,17 +247,34 @@ class Launch:
         work = store.version_dir(index) / work_name
         snapshot = store.snapshot(index)
         config_path = run_dir / f"{command.label}.{TRACE_CONFIG}"
-        trace_config(work, self.settings, run_dir, self.options, command.label, select, store.redaction_key()).write(config_path)
-        before = set(run_dir.glob(f"*{TRACE_SUFFIX}"))
         argv = command_line(command, self.python, self.runtime.pytest_args)
         full = kind is Run
+        env = traced_environment(config_path, base_environment(work, self.settings, self.runtime))
+        zygote = self._forking(env) if not full and command.kind == "pytest" else None
+        config = trace_config(work, self.settings, run_dir, self.options, command.label, select, store.redaction_key())
+        if zygote is not None and select is not None:  # the selection holds in the zygote's children
+            config.select_parent = zygote.pid
+        config.write(config_path)
+        before = set(run_dir.glob(f"*{TRACE_SUFFIX}"))
+        forked: str | None = None
         with fresh_copy(snapshot, work):
             self.runtime.prepare(work)
             self._place_bytecode(work, full)
-            env = traced_environment(config_path, base_environment(work, self.settings, self.runtime))
             if full:  # it compiles what the later runs take (``histeg.runs.bytecode``)
                 env.pop("PYTHONDONTWRITEBYTECODE", None)
-            result = run_process(argv, work, env, self.timeout, self.grace, groups=records_folder(store.root), stop=self.stop)
+            groups = records_folder(store.root)
+            result = None
+            if zygote is not None:
+                try:
+                    result = run_process(argv, work, env, self.timeout, self.grace, groups=groups, stop=self.stop, start=zygote.start)
+                    forked = f"forked from zygote {zygote.pid}"
+                except Refused as exc:
+                    forked = f"a fresh process: the zygote refused ({exc})"
+                    if select is not None:
+                        config.select_parent = os.getpid()
+                        config.write(config_path)
+            if result is None:
+                result = run_process(argv, work, env, self.timeout, self.grace, groups=groups, stop=self.stop)
             if full:
                 harvest(work, snapshot, self.bytecode())
         produced = sorted(set(run_dir.glob(f"*{TRACE_SUFFIX}")) - before)
@@ -266,7 +289,7 @@ class Launch:
                 if verdict.outcome not in NOT_COMPLETE:
                     verdict = Verdict("broken", f"trace {path.name} is damaged: {exc}", verdict.tests)
         log = run_dir / f"{command.label}.log"
-        log.write_text(_log_text(argv, verdict.outcome, result), encoding="utf-8")
+        log.write_text(_log_text(argv, verdict.outcome, result, forked), encoding="utf-8")
         return kind(
             repetition=repetition,
             command=command,
@@ -282,6 +305,23 @@ class Launch:
             log=self.relative(log),
             output_truncated_bytes=result.output_truncated_bytes,
         )
+
+    def _forking(self, env: dict[str, str]) -> Zygote | None:
+        """The zygote re-runs are forked from, started by the first (None: not asked for, or it could not start)."""
+        if self.zygote_log is None:
+            return None
+        with self._zygote_lock:
+            if self._zygote is None:
+                private = self.store.version_dir(self.index).resolve()
+                shared = [part for part in env.get("PYTHONPATH", "").split(os.pathsep) if not Path(part).resolve().is_relative_to(private)]
+                self._zygote = Zygote(self.python, {**env, "PYTHONPATH": os.pathsep.join(shared)}, self.zygote_log.parent, self.zygote_log)
+            return self._zygote
+
+    def close(self) -> None:
+        """Ends the zygote, if one was started."""
+        with self._zygote_lock:
+            if self._zygote is not None:
+                self._zygote.close()
 
     def bytecode(self) -> Path:
         """Where this version's kept bytecode is: beside the runs being made, or in ``traces/``."""
@@ -369,5 +409,6 @@ def base_environment(work: Path, settings: VersionSettings, runtime: Runtime) ->
     return runtime.environment(env)
 
 
-def _log_text(argv: list[str], outcome: str, result: ProcessResult) -> str:
-    return f"$ {' '.join(argv)}\nexit code: {result.exit_code}, outcome: {outcome}\n{output_text(result)}"
+def _log_text(argv: list[str], outcome: str, result: ProcessResult, forked: str | None = None) -> str:
+    started = "" if forked is None else f"started as {forked}\n"
+    return f"$ {' '.join(argv)}\n{started}exit code: {result.exit_code}, outcome: {outcome}\n{output_text(result)}"

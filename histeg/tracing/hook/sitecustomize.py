@@ -2,8 +2,18 @@
 
 Python imports the first ``sitecustomize`` on the path; this one starts
 tracing, then hands over to the user's own ``sitecustomize`` (the next one on
-the path), if any.
+the path), if any. In a zygote (HISTEG_ZYGOTE) it first serves re-runs, and
+goes on only in each run it forks (``histeg_zygote``).
 """
+
+
+def _histeg_zygote() -> None:
+    import os
+
+    if os.environ.get("HISTEG_ZYGOTE"):
+        from histeg_zygote import serve  # type: ignore[import-not-found]  # beside this file, on PYTHONPATH
+
+        serve()
 
 
 def _histeg_start() -> None:
@@ -35,5 +45,6 @@ def _chain_to_next_sitecustomize() -> None:
     spec.loader.exec_module(module)
 
 
+_histeg_zygote()
 _histeg_start()
 _chain_to_next_sitecustomize()

@@ -1,0 +1,134 @@
+"""Re-runs forked from a pytest process that imported pytest once (``histeg_zygote`` is the other side).
+
+A targeted re-run of one test spends a third to a half of its CPU importing pytest (sqlparse: 0.63 G of 1.03 G
+instructions; isodate: 0.21 s of 0.41 s). A version's re-runs share their interpreter and environment but for the
+folder each runs in, so one zygote per version and comparison imports pytest once and forks every re-run from there
+(``start`` is a ``Starter`` for ``run_process``). What a forked run is, and when it is refused and made by a fresh
+process instead, is said in ``histeg_zygote``; what it cannot be: a fresh process's address layout (objects hashed by
+identity in a table of more than a page's slots iterate alike in every run forked from one zygote; a version's re-runs
+only, the other version's come from their own zygote).
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import subprocess
+import threading
+from collections.abc import Mapping
+from pathlib import Path
+
+from histeg.processes.process import Child, Refused, _default_interrupt, _Output
+from histeg.tracing.hook import histeg_zygote as protocol
+
+READY_SECONDS = 60.0
+"""How long a zygote may take to import pytest and say it is ready."""
+ANSWER_SECONDS = 30.0
+"""How long it may take to fork a run or refuse it."""
+
+
+class _Forked:
+    """A run forked by the zygote: not histeg's child, so its exit comes as the zygote's message (``Child``)."""
+
+    def __init__(self, pid: int, reply: int, fds: tuple[int, int]) -> None:
+        self.pid = pid
+        self.status: int | None = None
+        self.ended = False
+        self.reply = reply
+        self.output = _Output(fds, reply, self._receive)
+
+    def _receive(self) -> None:
+        os.set_blocking(self.reply, True)
+        message = protocol.receive(self.reply)
+        self.ended = True
+        if isinstance(message, tuple) and message[0] == "exit":
+            self.status = message[1]
+
+    def exited(self) -> bool:
+        return self.ended
+
+    def reap(self) -> int | None:
+        """The zygote kills what the run left in its group and reaps it; this waits for its word."""
+        if not self.ended:
+            self._receive()
+        return None if self.status is None else os.waitstatus_to_exitcode(self.status)
+
+
+class Zygote:
+    """One zygote process; ``start`` forks runs from it, from several threads at once. Closed, it exits."""
+
+    def __init__(self, python: str, env: Mapping[str, str], cwd: Path, log: Path) -> None:
+        """``env``: the environment its runs have but for ``histeg_zygote.PER_RUN``; ``log``: where it writes
+        why it failed, if it does."""
+        zygote_env = {key: value for key, value in env.items() if key not in protocol.PER_RUN or key == "PYTHONPATH"}
+        zygote_env[protocol.ZYGOTE_ENV] = "1"
+        self.lock = threading.Lock()
+        self.why_not: str | None = None
+        with open(log, "wb") as errors:
+            self.process = subprocess.Popen(
+                [python, "-m", "pytest"],
+                cwd=cwd,
+                env=zygote_env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=errors,
+                start_new_session=True,
+                preexec_fn=_default_interrupt,  # noqa: PLW1509  it only resets a signal handler: no lock, no import
+            )
+        self.pid = self.process.pid
+        assert self.process.stdout is not None and self.process.stdin is not None
+        answer = _answer(self.process.stdout.fileno(), READY_SECONDS)
+        if not (isinstance(answer, tuple) and answer[0] == "ready"):
+            self.why_not = str(answer[1]) if isinstance(answer, tuple) else f"it did not start (see {log.name})"
+            self.close()
+
+    def start(self, argv: list[str], cwd: Path, env: Mapping[str, str]) -> Child:
+        """Forks ``argv`` (``python -m pytest ARGS``); ``Refused`` when the run must be a fresh process."""
+        if self.why_not is not None:
+            raise Refused(self.why_not)
+        reply_read, reply_write = os.pipe()
+        out_read, out_write = os.pipe()
+        err_read, err_write = os.pipe()
+        request = {
+            "parent": os.getpid(),
+            "reply": reply_write,
+            "stdout": out_write,
+            "stderr": err_write,
+            "cwd": str(cwd),
+            "env": dict(env),
+            "args": argv[3:],
+            "orig_argv": argv,
+        }
+        try:
+            with self.lock:
+                assert self.process.stdin is not None
+                protocol.send(self.process.stdin.fileno(), request)
+            answer = _answer(reply_read, ANSWER_SECONDS)
+        except OSError as exc:
+            answer = ("refused", f"the zygote is gone: {exc}")
+        finally:
+            for fd in (reply_write, out_write, err_write):  # the zygote opened its own, the run has them
+                os.close(fd)
+        if isinstance(answer, tuple) and answer[0] == "pid":
+            return _Forked(answer[1], reply_read, (out_read, err_read))
+        for fd in (reply_read, out_read, err_read):
+            os.close(fd)
+        raise Refused(str(answer[1]) if isinstance(answer, tuple) else "the zygote did not answer")
+
+    def close(self) -> None:
+        """Its input ends: it exits (runs under way go on, and are reaped by the system)."""
+        if self.process.stdin is not None:
+            self.process.stdin.close()
+        try:
+            self.process.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        if self.process.stdout is not None:
+            self.process.stdout.close()
+
+
+def _answer(fd: int, seconds: float) -> object:
+    """The next message on ``fd``, None when none came within ``seconds`` or the stream ended."""
+    ready, _, _ = select.select([fd], [], [], seconds)
+    return protocol.receive(fd) if ready else None

@@ -1,0 +1,220 @@
+"""A pytest process that imports pytest once and forks each re-run from there (``histeg.processes.zygote``).
+
+Started as ``python -m pytest`` with ``HISTEG_ZYGOTE`` set, the start-up hook hands over to ``serve`` before the
+interpreter runs pytest: pytest is imported (a third to a half of a one-test run's CPU), and the process answers
+requests on its stdin. For each it forks a child that becomes the run a fresh ``python -m pytest ARGS`` would be: its
+own session, its working directory, output and environment, the ``sys.path`` that environment makes, its arguments,
+the signal dispositions and modules of a fresh start; ``serve`` then returns in that child alone, so the hook carries
+on (tracing starts) and the interpreter runs pytest as it always does. The zygote itself never returns: it waits for
+its children (a pidfd each), ends what a child left in its group, reaps it and answers with its wait status.
+
+A run is refused (and made by a fresh process) when the fork could not be that fresh start: an environment that
+differs in more than ``PYTHONPATH`` and the trace config, or a module the zygote imported that the run's own
+folders (its working directory, its ``PYTHONPATH``) would have shadowed. Messages are a 4-byte length and a
+``marshal`` payload, in both directions; replies go to the pipe each request names (``/proc/PID/fd/N``).
+
+Runs in the project's interpreter: the standard library only, and at start-up only modules the interpreter's own start
+has loaded (the others after pytest, which loads them anyway; those it does not are taken out of each run).
+"""
+
+import marshal
+import os
+import sys
+
+ZYGOTE_ENV = "HISTEG_ZYGOTE"
+PER_RUN = ("PYTHONPATH", "HISTEG_TRACE_CONFIG")
+"""What a run's environment may differ in from the zygote's: read after start-up, or rebuilt in the child."""
+
+
+def send(fd: int, message: object) -> None:
+    data = marshal.dumps(message)  # type: ignore[arg-type]  # tuples, dicts and lists of str and int
+    data = len(data).to_bytes(4, "little") + data
+    while data:
+        data = data[os.write(fd, data) :]
+
+
+def receive(fd: int) -> object:
+    """The next message; None at the end of the stream."""
+    head = _read_exactly(fd, 4)
+    if head is None:
+        return None
+    body = _read_exactly(fd, int.from_bytes(head, "little"))
+    return None if body is None else marshal.loads(body)
+
+
+def _read_exactly(fd: int, size: int) -> bytes | None:
+    data = b""
+    while len(data) < size:
+        chunk = os.read(fd, size - len(data))
+        if not chunk:
+            return None
+        data += chunk
+    return data
+
+
+def search_path(pythonpath: str) -> list[str]:
+    """The entries a ``PYTHONPATH`` puts first on ``sys.path``, as ``site`` leaves them (absolute, each once)."""
+    entries: list[str] = []
+    for part in pythonpath.split(os.pathsep):
+        if part:
+            entry = os.path.abspath(part)
+            if entry not in entries:
+                entries.append(entry)
+    return entries
+
+
+class _Zygote:
+    def __init__(self) -> None:
+        import importlib.machinery
+        import selectors
+
+        self.machinery = importlib.machinery
+        self.env = dict(os.environ)
+        del self.env[ZYGOTE_ENV]
+        self.front = search_path(self.env.get("PYTHONPATH", ""))
+        self.rest = sys.path[len(self.front) :]
+        self.startup: list[str] = []
+        """Top-level modules imported before pytest: a fresh start imports them before its working directory is on ``sys.path``."""
+        self.imported: list[str] = []
+        """Top-level modules ``import pytest`` loaded: a fresh start imports them with its working directory first."""
+        self.selector = selectors.DefaultSelector()
+        self.children: dict[int, tuple[int, int]] = {}  # pidfd -> (pid, reply fd)
+
+    def unusable(self) -> str | None:
+        """Why no run could be forked from here as from a fresh start, or None."""
+        if sys.path[: len(self.front)] != self.front:
+            return "sys.path does not start with PYTHONPATH"
+        here = os.path.dirname(os.path.abspath(__file__))
+        others = [entry for entry in sys.path if os.path.abspath(entry or os.curdir) != here]
+        if self.machinery.PathFinder.find_spec("sitecustomize", others) is not None:
+            return "another sitecustomize runs at start-up"
+        if "usercustomize" in sys.modules:
+            return "a usercustomize runs at start-up"
+        return None
+
+    def refusal(self, request: dict) -> str | None:
+        """Why this run must be a fresh process, or None."""
+        env = request["env"]
+        differing = sorted(key for key in env.keys() | self.env.keys() if key not in PER_RUN and env.get(key) != self.env.get(key))
+        if differing:
+            return f"its environment differs in {', '.join(differing[:3])}"
+        ahead = [entry for entry in search_path(env.get("PYTHONPATH", "")) if entry not in self.front and entry not in self.rest]
+        try:
+            for names, path in ((self.startup, ahead), (self.imported, [request["cwd"], *ahead])):
+                for name in names:
+                    spec = self.machinery.PathFinder.find_spec(name, path)
+                    if spec is not None and spec.origin is not None:  # a namespace portion shadows nothing loaded
+                        return f"{spec.origin} would shadow the module {name}"
+        finally:
+            for entry in [request["cwd"], *ahead]:
+                sys.path_importer_cache.pop(entry, None)
+        return None
+
+    def serve(self, extra: list[str]) -> dict:
+        """Answers requests until stdin ends (the zygote then exits); returns in a forked child, with its request."""
+        import selectors
+
+        self.selector.register(0, selectors.EVENT_READ)
+        while True:
+            for key, _ in self.selector.select():
+                if key.fd == 0:
+                    request = receive(0)
+                    if request is None:
+                        os._exit(0)
+                    assert isinstance(request, dict)
+                    if self.start(request):
+                        return request
+                else:
+                    self.reap(key.fd)
+
+    def start(self, request: dict) -> bool:
+        """Forks the run (True in the child, its streams in ``request["fds"]``); the parent answers ``("pid", pid)`` or
+        ``("refused", why)``."""
+        try:  # opened before the fork: histeg closes its ends once it has the answer
+            reply, *streams = (
+                os.open(f"/proc/{request['parent']}/fd/{request[name]}", os.O_WRONLY) for name in ("reply", "stdout", "stderr")
+            )
+        except OSError:
+            return False  # histeg is gone, or the run given up: nobody to answer
+        why = self.refusal(request)
+        pid = -1
+        if why is None:
+            try:
+                pid = os.fork()
+            except OSError as exc:
+                why = f"fork failed: {exc}"
+        if pid == 0:
+            os.close(reply)
+            request["fds"] = streams
+            return True
+        for fd in streams:
+            os.close(fd)
+        if why is not None:
+            send(reply, ("refused", why))
+            os.close(reply)
+            return False
+        pidfd = os.pidfd_open(pid)
+        self.children[pidfd] = (pid, reply)
+        self.selector.register(pidfd, 1)
+        send(reply, ("pid", pid))
+        return False
+
+    def reap(self, pidfd: int) -> None:
+        """A child exited: whatever it left in its group is killed, then it is reaped (so its group id stays its own
+        until then) and its wait status sent."""
+        import contextlib
+        import signal
+
+        pid, reply = self.children.pop(pidfd)
+        self.selector.unregister(pidfd)
+        os.close(pidfd)
+        with contextlib.suppress(OSError):
+            os.killpg(pid, signal.SIGKILL)
+        _, status = os.waitpid(pid, 0)
+        with contextlib.suppress(OSError):
+            send(reply, ("exit", status))
+        os.close(reply)
+
+    def become(self, request: dict, extra: list[str]) -> None:
+        """In the child: what a fresh ``python -m pytest ARGS`` in the run's folder and environment would be at this point."""
+        os.setsid()
+        for fd in [*self.children, *(reply for _, reply in self.children.values())]:
+            os.close(fd)
+        self.selector.close()
+        for target, fd in enumerate([os.open(os.devnull, os.O_RDONLY), *request["fds"]]):
+            os.dup2(fd, target)
+            os.close(fd)
+        os.chdir(request["cwd"])
+        os.environ.clear()
+        os.environ.update(request["env"])
+        front = search_path(request["env"].get("PYTHONPATH", ""))
+        sys.path[:] = [*front, *(entry for entry in self.rest if entry not in front)]
+        sys.argv[:] = ["-m", *request["args"]]
+        sys.orig_argv[:] = request["orig_argv"]
+        for name in extra:
+            sys.modules.pop(name, None)
+
+
+def serve() -> None:
+    """The hook's entry in a zygote: returns only in a forked run, ready for the interpreter to run pytest."""
+    try:
+        before = set(sys.modules)
+        import pytest  # noqa: F401  what every run imports first, now once
+
+        loaded = set(sys.modules)
+        zygote = _Zygote()
+        zygote.startup = sorted(name for name in before if "." not in name)
+        zygote.imported = sorted(name for name in loaded - before if "." not in name)
+        extra = sorted({*(set(sys.modules) - loaded - before), __name__})
+        why = zygote.unusable()
+        send(1, ("unusable", why) if why is not None else ("ready", len(sys.modules)))
+        if why is not None:
+            os._exit(0)
+        request = zygote.serve(extra)
+        zygote.become(request, extra)
+    except BaseException as exc:  # noqa: BLE001  never run pytest here: the zygote has no run of its own
+        try:
+            sys.stderr.write(f"histeg zygote: {type(exc).__name__}: {exc}\n")
+            sys.stderr.flush()
+        finally:
+            os._exit(70)

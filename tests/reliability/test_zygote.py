@@ -1,0 +1,203 @@
+"""A re-run forked from a zygote is the run a fresh ``python -m pytest`` would be, or is refused.
+
+Real processes throughout: a real zygote (the interpreter running these tests, pytest imported once), runs forked from
+it through ``run_process``, and the same runs started fresh, each writing what its test saw of its own process.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from histeg.processes.process import Refused, run_process
+from histeg.processes.zygote import Zygote
+from histeg.tracing.activation import hook_dir
+from tests.conftest import GitRepo, run_histeg, validate_output
+
+STATE_TEST = """
+import inspect
+import json
+import os
+import random
+import signal
+import stat
+import sys
+import threading
+
+import __main__
+
+
+def test_state():
+    here = os.getcwd()
+    seen = {
+        "cwd_first": sys.path[0] == here,
+        "path": [entry.replace(here, "<cwd>") for entry in sys.path],
+        "argv": sys.argv[1:],
+        "orig_argv": sys.orig_argv[1:],
+        "environ": {key: value.replace(here, "<cwd>") for key, value in os.environ.items() if key != "PYTEST_CURRENT_TEST"},
+        "session_leader": os.getsid(0) == os.getpid() == os.getpgid(0),
+        "signals": {name: str(signal.getsignal(getattr(signal, name))) for name in ("SIGINT", "SIGCHLD", "SIGPIPE", "SIGTERM", "SIGHUP")},
+        "modules": sorted(sys.modules),
+        "main": sorted(vars(__main__)),
+        "stdin_is_null": stat.S_ISCHR(os.fstat(0).st_mode) and os.fstat(0).st_rdev == os.stat(os.devnull).st_rdev,
+        "depth": len(inspect.stack()),
+        "threads": threading.active_count(),
+        "flags": str(sys.flags),
+        "recursion": sys.getrecursionlimit(),
+        "random": random.random(),
+        "lib": __import__("lib").__file__.replace(here, "<cwd>"),
+    }
+    with open("state.json", "w") as handle:
+        json.dump(seen, handle)
+    print("stdout reached")
+    sys.stderr.write("stderr reached\\n")
+"""
+
+SLEEPING_TEST = """
+import subprocess
+import sys
+import time
+
+
+def test_sleeps():
+    subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])  # left behind in the run's group
+    time.sleep(60)
+"""
+
+
+def _environment(**extra: str) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTEST_", "HISTEG_", "COV_"))}
+    env["PYTHONPATH"] = str(hook_dir())
+    env["PYTHONHASHSEED"] = "0"
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    return {**env, **extra}
+
+
+def _project(folder: Path, name: str, text: str) -> Path:
+    folder.mkdir()
+    (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def _state_project(folder: Path) -> tuple[Path, str]:
+    """A project whose test writes what it saw, and the ``PYTHONPATH`` of its runs (its sources after the hook)."""
+    work = _project(folder, "test_state.py", STATE_TEST)
+    _project(work / "src", "lib.py", "")  # the project's sources: on its runs' PYTHONPATH, never on the zygote's
+    return work, os.pathsep.join([str(hook_dir()), str(work / "src")])
+
+
+def _argv(test: str) -> list[str]:
+    return [sys.executable, "-m", "pytest", "-q", "-s", "-p", "no:cacheprovider", test]
+
+
+@pytest.fixture
+def zygote(tmp_path: Path):
+    made = Zygote(sys.executable, _environment(), tmp_path, tmp_path / "zygote.log")
+    assert made.why_not is None, (tmp_path / "zygote.log").read_text()
+    yield made
+    made.close()
+
+
+def test_a_forked_run_sees_what_a_fresh_one_sees(tmp_path: Path, zygote: Zygote) -> None:
+    states = {}
+    for kind in ("fresh", "forked", "forked-again"):
+        work, path = _state_project(tmp_path / kind)
+        start = {"start": zygote.start} if kind != "fresh" else {}
+        result = run_process(_argv("test_state.py"), work, _environment(PYTHONPATH=path), 60, **start)
+        assert result.exit_code == 0, result.stdout_tail + result.stderr_tail
+        assert "stdout reached" in result.stdout_tail and "stderr reached" in result.stderr_tail
+        states[kind] = json.loads((work / "state.json").read_text())
+    fresh, forked, again = states["fresh"], states["forked"], states["forked-again"]
+    assert fresh.pop("random") != forked.pop("random") != again.pop("random")  # each run draws its own
+    assert fresh["cwd_first"] and fresh["session_leader"] and fresh["stdin_is_null"] and fresh["lib"] == "<cwd>/src/lib.py"
+    assert forked == fresh
+    assert again == fresh
+
+
+def test_a_run_whose_environment_differs_in_more_than_its_path_and_config_is_refused(tmp_path: Path, zygote: Zygote) -> None:
+    work, path = _state_project(tmp_path / "work")
+    other = "C.UTF-8" if os.environ.get("LANG") != "C.UTF-8" else "C"
+    with pytest.raises(Refused, match="LANG"):
+        run_process(_argv("test_state.py"), work, _environment(PYTHONPATH=path, LANG=other), 60, start=zygote.start)
+    assert not (work / "state.json").exists()
+    config = work / "trace.json"
+    config.write_text("{}", encoding="utf-8")  # read by the run's tracer only: a bad one is a warning
+    accepted = run_process(
+        _argv("test_state.py"), work, _environment(PYTHONPATH=path, HISTEG_TRACE_CONFIG=str(config)), 60, start=zygote.start
+    )
+    assert accepted.exit_code == 0, accepted.stderr_tail
+    assert json.loads((work / "state.json").read_text())["environ"]["HISTEG_TRACE_CONFIG"] == "<cwd>/trace.json"
+
+
+def test_a_run_whose_folder_shadows_a_module_pytest_imported_is_refused(tmp_path: Path, zygote: Zygote) -> None:
+    work, path = _state_project(tmp_path / "work")
+    (work / "textwrap.py").write_text("raise ImportError('shadowed')\n", encoding="utf-8")  # a fresh start would import this one
+    with pytest.raises(Refused, match="textwrap"):
+        run_process(_argv("test_state.py"), work, _environment(PYTHONPATH=path), 60, start=zygote.start)
+
+
+def test_a_forked_run_that_times_out_is_stopped_with_what_it_left_behind(tmp_path: Path, zygote: Zygote) -> None:
+    work = _project(tmp_path / "work", "test_sleeps.py", SLEEPING_TEST)
+    started = time.monotonic()
+    result = run_process(_argv("test_sleeps.py"), work, _environment(), 3, grace=2, start=zygote.start)
+    assert result.timed_out
+    assert time.monotonic() - started < 20
+    assert result.exit_code is not None and result.exit_code != 0
+    leftovers = [line for line in os.popen("ps -eo args").read().splitlines() if "time.sleep(60)" in line and "ps -eo" not in line]
+    assert not leftovers
+
+
+def test_a_zygote_that_cannot_import_pytest_refuses_every_run(tmp_path: Path) -> None:
+    made = Zygote(
+        sys.executable,
+        _environment(PYTHONPATH=f"{hook_dir()}{os.pathsep}{_project(tmp_path / 'bad', 'pytest.py', 'raise ImportError(1)')}"),
+        tmp_path,
+        tmp_path / "zygote.log",
+    )
+    try:
+        assert made.why_not is not None
+        with pytest.raises(Refused):
+            made.start(_argv("x.py"), tmp_path, _environment())
+    finally:
+        made.close()
+    assert "ImportError" in (tmp_path / "zygote.log").read_text()
+
+
+PIPELINE_TESTS = """import os
+
+import lib
+
+
+def test_f():
+    assert lib.f(1) == 2
+
+
+def test_g():
+    assert lib.g(1) == 1
+
+
+def test_parent():
+    assert os.getppid() != 1
+"""
+
+
+def test_a_versions_re_runs_are_forked_and_run_only_the_tests_that_diverged(tmp_path: Path) -> None:
+    """Through the command line: every re-run's log names the zygote it was forked from, and runs the selection alone."""
+    repo = GitRepo.create(tmp_path / "repo")
+    repo.commit("base", {"lib.py": "def f(x):\n    return x + 1\n\n\ndef g(x):\n    return x\n", "tests/test_lib.py": PIPELINE_TESTS})
+    repo.commit("f adds two", {"lib.py": "def f(x):\n    return x + 2\n\n\ndef g(x):\n    return x\n"})
+    result = run_histeg("compute", "--repo", str(repo.path), "--all", "--out", str(tmp_path / "out"), "--repeat", "1")
+    assert result.code == 0, result.stderr
+    batches = validate_output(tmp_path / "out" / "1" / "confirmations.json")["batches"]
+    runs = [run for batch in batches for run in batch["runs"]]
+    assert runs and all(run["tests"] == {"failed": 1, "deselected": 2} for run in runs), runs
+    logs = [(tmp_path / "out" / "1" / run["log"]).read_text(encoding="utf-8") for run in runs]
+    zygotes = {line.split()[-1] for log in logs for line in log.splitlines() if line.startswith("started as forked from zygote")}
+    assert len(zygotes) == 1, logs  # one per version and comparison
+    old = validate_output(tmp_path / "out" / "0" / "confirmations.json")["batches"]
+    assert all(run["tests"] == {"passed": 1, "deselected": 2} for batch in old for run in batch["runs"]), old
