@@ -24,9 +24,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from histeg.processes.process import run_process  # noqa: E402
-from histeg.processes.zygote import Zygote  # noqa: E402
-from histeg.tracing.activation import TraceConfig, traced_environment  # noqa: E402
+from histeg.processes.process import run_process
+from histeg.processes.zygote import Zygote
+from histeg.tracing.activation import TraceConfig, traced_environment
 
 
 def children_cpu() -> float:
@@ -60,8 +60,12 @@ def main() -> None:
                 before, started = children_cpu(), time.monotonic()
                 zygote = None
                 for number, copy in enumerate(copies):
-                    config = TraceConfig(root=str(copy), sources=[sources], tests=[args.test.split("/")[0]],
-                                         trace_dir=str(work / f"traces-{kind}-{index}-{number}"))
+                    config = TraceConfig(
+                        root=str(copy),
+                        sources=[sources],
+                        tests=[args.test.split("/")[0]],
+                        trace_dir=str(work / f"traces-{kind}-{index}-{number}"),
+                    )
                     config.write(work / f"config-{kind}-{index}-{number}.json")
                     base = {key: value for key, value in os.environ.items() if not key.startswith(("PYTEST_", "HISTEG_"))}
                     base["PYTHONDONTWRITEBYTECODE"] = "1"
@@ -83,13 +87,21 @@ def main() -> None:
     peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
     print(f"repository: {repo.name}  test: {args.test}  python: {args.python}  runs per round: {args.runs}")
     for kind, values in cpu.items():
-        print(f"[{kind}] median {statistics.median(values):.2f}s cpu per round, {statistics.median(values) / args.runs:.3f}s per re-run "
-              f"(rounds: {', '.join(f'{v:.2f}' for v in values)})")
-    ratios = [forked / fresh for forked, fresh in zip(cpu["forked"], cpu["fresh"])]
-    print(f"forked / fresh cpu: median {statistics.median(ratios):.2f}x (rounds: {', '.join(f'{r:.2f}' for r in ratios)}); "
-          f"peak memory of the largest process {peak:.1f} MiB")
+        print(
+            f"[{kind}] median {statistics.median(values):.2f}s cpu per round, {statistics.median(values) / args.runs:.3f}s per re-run "
+            f"(rounds: {', '.join(f'{v:.2f}' for v in values)})"
+        )
+    ratios = [forked / fresh for forked, fresh in zip(cpu["forked"], cpu["fresh"], strict=True)]
+    print(
+        f"forked / fresh cpu: median {statistics.median(ratios):.2f}x (rounds: {', '.join(f'{r:.2f}' for r in ratios)}); "
+        f"peak memory of the largest process {peak:.1f} MiB"
+    )
     codes = {code for _, code in outcomes}
-    print("exit codes: " + ("the same in every run" if len(codes) == 1 else f"DIFFER: {sorted(outcomes, key=str)}") + f" ({sorted(codes, key=str)})")
+    print(
+        "exit codes: "
+        + ("the same in every run" if len(codes) == 1 else f"DIFFER: {sorted(outcomes, key=str)}")
+        + f" ({sorted(codes, key=str)})"
+    )
 
 
 if __name__ == "__main__":

@@ -61,7 +61,7 @@ class Zygote:
         """``env``: the environment its runs have but for ``histeg_zygote.PER_RUN``; ``log``: where it writes
         why it failed, if it does."""
         zygote_env = {key: value for key, value in env.items() if key not in protocol.PER_RUN or key == "PYTHONPATH"}
-        zygote_env[protocol.ZYGOTE_ENV] = "1"
+        zygote_env[protocol.ZYGOTE_ENV] = protocol.TRACED if protocol.CONFIG_ENV in env else "1"
         self.lock = threading.Lock()
         self.why_not: str | None = None
         with open(log, "wb") as errors:

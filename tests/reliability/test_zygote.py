@@ -16,7 +16,7 @@ import pytest
 
 from histeg.processes.process import Refused, run_process
 from histeg.processes.zygote import Zygote
-from histeg.tracing.activation import hook_dir
+from histeg.tracing.activation import TraceConfig, hook_dir, traced_environment, tracer_path
 from tests.conftest import GitRepo, run_histeg, validate_output
 
 STATE_TEST = """
@@ -103,35 +103,59 @@ def zygote(tmp_path: Path):
     made.close()
 
 
-def test_a_forked_run_sees_what_a_fresh_one_sees(tmp_path: Path, zygote: Zygote) -> None:
+def _states(tmp_path: Path, zygote: Zygote, traced: bool) -> dict[str, dict]:
+    """What the state test saw in a fresh run and in two forked ones, each in a folder of its own."""
     states = {}
     for kind in ("fresh", "forked", "forked-again"):
         work, path = _state_project(tmp_path / kind)
+        env = _environment(PYTHONPATH=path)
+        if traced:
+            config = TraceConfig(root=str(work), sources=["src"], tests=["."], trace_dir=str(work / "traces"))
+            config.write(work / "trace.json")
+            env = traced_environment(work / "trace.json", env)
         start = {"start": zygote.start} if kind != "fresh" else {}
-        result = run_process(_argv("test_state.py"), work, _environment(PYTHONPATH=path), 60, **start)
+        result = run_process(_argv("test_state.py"), work, env, 60, **start)
         assert result.exit_code == 0, result.stdout_tail + result.stderr_tail
         assert "stdout reached" in result.stdout_tail and "stderr reached" in result.stderr_tail
+        assert traced == any((work / "traces").glob("*.htrace"))
         states[kind] = json.loads((work / "state.json").read_text())
+    return states
+
+
+@pytest.mark.parametrize("traced", [False, True], ids=["untraced", "traced"])
+def test_a_forked_run_sees_what_a_fresh_one_sees(tmp_path: Path, traced: bool) -> None:
+    env = _environment()
+    if traced:  # the zygote of traced runs: made from such a run's environment, as histeg makes it
+        env = {**traced_environment(tmp_path / "trace.json", env), "PYTHONPATH": os.pathsep.join([str(hook_dir()), str(tracer_path())])}
+    zygote = Zygote(sys.executable, env, tmp_path, tmp_path / "zygote.log")
+    try:
+        assert zygote.why_not is None, (tmp_path / "zygote.log").read_text()
+        states = _states(tmp_path, zygote, traced)
+    finally:
+        zygote.close()
     fresh, forked, again = states["fresh"], states["forked"], states["forked-again"]
     assert fresh.pop("random") != forked.pop("random") != again.pop("random")  # each run draws its own
     assert fresh["cwd_first"] and fresh["session_leader"] and fresh["stdin_is_null"] and fresh["lib"] == "<cwd>/src/lib.py"
+    assert traced == ("histeg.tracing.monitor" in fresh["modules"])
     assert forked == fresh
     assert again == fresh
 
 
-def test_a_run_whose_environment_differs_in_more_than_its_path_and_config_is_refused(tmp_path: Path, zygote: Zygote) -> None:
+def test_a_run_whose_environment_differs_in_more_than_its_path_or_whose_tracing_differs_is_refused(tmp_path: Path, zygote: Zygote) -> None:
     work, path = _state_project(tmp_path / "work")
     other = "C.UTF-8" if os.environ.get("LANG") != "C.UTF-8" else "C"
     with pytest.raises(Refused, match="LANG"):
         run_process(_argv("test_state.py"), work, _environment(PYTHONPATH=path, LANG=other), 60, start=zygote.start)
     assert not (work / "state.json").exists()
-    config = work / "trace.json"
-    config.write_text("{}", encoding="utf-8")  # read by the run's tracer only: a bad one is a warning
-    accepted = run_process(
-        _argv("test_state.py"), work, _environment(PYTHONPATH=path, HISTEG_TRACE_CONFIG=str(config)), 60, start=zygote.start
-    )
-    assert accepted.exit_code == 0, accepted.stderr_tail
-    assert json.loads((work / "state.json").read_text())["environ"]["HISTEG_TRACE_CONFIG"] == "<cwd>/trace.json"
+    with pytest.raises(Refused, match="it is traced"):
+        run_process(
+            _argv("test_state.py"),
+            work,
+            _environment(PYTHONPATH=path, HISTEG_TRACE_CONFIG=str(work / "trace.json")),
+            60,
+            start=zygote.start,
+        )
+    assert not (work / "state.json").exists()
 
 
 def test_a_run_whose_folder_shadows_a_module_pytest_imported_is_refused(tmp_path: Path, zygote: Zygote) -> None:

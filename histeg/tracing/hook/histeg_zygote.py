@@ -22,7 +22,10 @@ import os
 import sys
 
 ZYGOTE_ENV = "HISTEG_ZYGOTE"
-PER_RUN = ("PYTHONPATH", "HISTEG_TRACE_CONFIG")
+TRACED = "traced"
+"""``ZYGOTE_ENV``'s value for a zygote of traced runs: the tracer's modules are imported too, as a traced start does."""
+CONFIG_ENV = "HISTEG_TRACE_CONFIG"
+PER_RUN = ("PYTHONPATH", CONFIG_ENV)
 """What a run's environment may differ in from the zygote's: read after start-up, or rebuilt in the child."""
 
 
@@ -64,7 +67,8 @@ def search_path(pythonpath: str) -> list[str]:
 
 
 class _Zygote:
-    def __init__(self) -> None:
+    def __init__(self, traced: bool) -> None:
+        self.traced = traced
         import importlib.machinery
         import selectors
 
@@ -95,6 +99,8 @@ class _Zygote:
     def refusal(self, request: dict) -> str | None:
         """Why this run must be a fresh process, or None."""
         env = request["env"]
+        if (CONFIG_ENV in env) != self.traced:
+            return "it is not traced, the zygote's runs are" if self.traced else "it is traced, the zygote's runs are not"
         differing = sorted(key for key in env.keys() | self.env.keys() if key not in PER_RUN and env.get(key) != self.env.get(key))
         if differing:
             return f"its environment differs in {', '.join(differing[:3])}"
@@ -198,14 +204,17 @@ class _Zygote:
 def serve() -> None:
     """The hook's entry in a zygote: returns only in a forked run, ready for the interpreter to run pytest."""
     try:
+        traced = os.environ[ZYGOTE_ENV] == TRACED
+        if traced:  # what a traced run's start imports, before pytest (``histeg.tracing.session.begin``)
+            from histeg.tracing import coverage, monitor, native, session, tracers  # noqa: F401
         before = set(sys.modules)
         import pytest  # noqa: F401  what every run imports first, now once
 
         loaded = set(sys.modules)
-        zygote = _Zygote()
+        zygote = _Zygote(traced)
         zygote.startup = sorted(name for name in before if "." not in name)
         zygote.imported = sorted(name for name in loaded - before if "." not in name)
-        extra = sorted({*(set(sys.modules) - loaded - before), __name__})
+        extra = sorted({*(set(sys.modules) - loaded), __name__})
         why = zygote.unusable()
         send(1, ("unusable", why) if why is not None else ("ready", len(sys.modules)))
         if why is not None:
