@@ -152,6 +152,7 @@ typedef struct {
     PyObject *value_id;       /* value -> value id */
     PyObject *keys;           /* ValueIds.native_tables(): what keyed_id reads (a tuple; None until keyed() is called) */
     KeyMemo memo;             /* digest of a key -> its id in the keyed tables (emptied with them: keyed(), reset()) */
+    KeyMemo secrets;          /* digest of a key -> the id of the secret a value of that key is (emptied as `memo`) */
     PyObject *no_key_streaks; /* dict: a program's class -> how many of its last objects had no key (skip_key) */
     Py_ssize_t limits[L_COUNT];  /* the bounds the keyed tables give, read once by keyed() */
     PyObject *switch_lines;   /* (code, on): line events of a code object on or off */
@@ -1678,6 +1679,36 @@ value_id(TracerObject *self, TStateObject *st, PyObject *value)
     return id;
 }
 
+/* The id of a secret (a parameter or return value recorded through `fn`, ValueIds.redacted_id: its keyed digest).
+ * A value with a key has its secret remembered under the digest of that key: equal keys show equal text, and the
+ * secret is the digest of that text, so a lexer's `token` costs no call into Python after the first of its kind.
+ * Nothing of the value is interned: the key is made and looked up, never handed to the keyed tables. */
+static unsigned long long
+secret_id(TracerObject *self, TStateObject *st, PyObject *fn, PyObject *value)
+{
+    PyTypeObject *cls = Py_TYPE(value);
+    KeyDigest digest;
+    unsigned long long id;
+    int digested = self->keys != NULL ? value_digest(self, value, cls, &digest) : NO_DIGEST;
+    if (digested == DIGESTED && key_memo_get(&self->secrets, &digest, &id)) {
+        return id;
+    }
+    PyErr_Clear();
+    id = id_from(st, fn, value);
+    if (digested == DIGESTED && id != NO_VALUE) {
+        PyObject *key = NULL;
+        int unsettled = 0;
+        unsigned long long known;
+        (void)keyed_id(self, value, cls, &known, &key, &unsettled);
+        if (key != NULL && key_memo_put(&self->secrets, &digest, id, key, (size_t)self->limits[L_CACHED]) < 0) {
+            PyErr_Clear();  /* asked again next time */
+        }
+        Py_XDECREF(key);
+        PyErr_Clear();
+    }
+    return id;
+}
+
 /* -- line budgets ---------------------------------------------------------- */
 
 static int
@@ -1924,7 +1955,7 @@ tracer_py_start(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
             PyErr_Clear();
         }
         else {
-            id = (i < 63 && (fi->redact >> i) & 1) ? id_from(st, fi->redacted, value) : value_id(self, st, value);
+            id = (i < 63 && (fi->redact >> i) & 1) ? secret_id(self, st, fi->redacted, value) : value_id(self, st, value);
             Py_DECREF(value);
         }
         /* reserved above: while value_id runs user code, this thread's events are dropped */
@@ -1958,7 +1989,7 @@ leave(TracerObject *self, PyObject *const *args, Py_ssize_t nargs, unsigned int 
     Py_XDECREF(top.gen);
     unsigned long long id = NO_VALUE;
     if (self->capture && !(self->budget && top.fi->spent > self->budget)) {
-        id = (top.fi->redact >> 63) ? id_from(st, top.fi->redacted, args[2]) : value_id(self, st, args[2]);
+        id = (top.fi->redact >> 63) ? secret_id(self, st, top.fi->redacted, args[2]) : value_id(self, st, args[2]);
     }
     if (buf_reserve(st, 3) < 0) {
         return NULL;
@@ -2185,6 +2216,7 @@ tracer_keyed(TracerObject *self, PyObject *tables)
     }
     Py_XSETREF(self->keys, Py_NewRef(tables));
     key_memo_clear(&self->memo);  /* its ids were another table's */
+    key_memo_clear(&self->secrets);
     Py_RETURN_NONE;
 }
 
@@ -2235,6 +2267,7 @@ tracer_reset(TracerObject *self, PyObject *args)
     Py_CLEAR(self->records);
     susp_clear(&self->suspended);
     key_memo_clear(&self->memo);
+    key_memo_clear(&self->secrets);
     PyDict_Clear(self->states_by_tid);
     if (PyList_SetSlice(self->states, 0, PyList_GET_SIZE(self->states), NULL) < 0) {
         return NULL;
@@ -2363,6 +2396,7 @@ tracer_clear(TracerObject *self)
     Py_CLEAR(self->value_id);
     Py_CLEAR(self->keys);
     key_memo_clear(&self->memo);
+    key_memo_clear(&self->secrets);
     Py_CLEAR(self->switch_lines);
     self->ready = 0;
     susp_clear(&self->suspended);

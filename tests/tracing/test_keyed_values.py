@@ -232,9 +232,26 @@ def test_new_values_get_the_ids_and_records_python_gives_them(pair: tuple[Any, V
     tracer.keyed(ids.native_tables())
     values: list[Any] = []
     for number in range(3):
-        values += [f"word{number}", "x" * 200, f"{number}" * 70, (KEYWORD, f"w{number}"), (KEYWORD, "select"), Node(f"n{number}"),
-                   Node("same"), Slotted(f"s{number}"), [1, f"a{number}"], {"k": number}, visit, Raw, Node("long", list(range(100))),
-                   (1.5, number), Secretive(), Measured(), ("y" * 100,), Node("x" * 600)]
+        values += [
+            f"word{number}",
+            "x" * 200,
+            f"{number}" * 70,
+            (KEYWORD, f"w{number}"),
+            (KEYWORD, "select"),
+            Node(f"n{number}"),
+            Node("same"),
+            Slotted(f"s{number}"),
+            [1, f"a{number}"],
+            {"k": number},
+            visit,
+            Raw,
+            Node("long", list(range(100))),
+            (1.5, number),
+            Secretive(),
+            Measured(),
+            ("y" * 100,),
+            Node("x" * 600),
+        ]
     for value in values * 2:
         assert tracer.id_of(value) == reference.id_of(value), value
     assert written[0] == (ids.redacted, "<redacted>", None)  # written when each table was made, before ``recorded`` was bound
@@ -614,6 +631,7 @@ def test_keys_of_deep_values_are_equal_only_where_their_texts_are() -> None:
             values_by_key.setdefault(key, []).append(value)
     assert len(texts_by_key) > 300
     assert all(len(texts) == 1 for texts in texts_by_key.values()), [t for t in texts_by_key.values() if len(t) > 1][:2]
+
     def shape(value: Any) -> Any:
         if isinstance(value, Node):
             return ("Node", value.text, shape(value.kids))
@@ -687,3 +705,59 @@ def test_a_field_holding_a_class_shows_which_class(pair: tuple[Any, ValueIds]) -
     reference = Abstraction(native=False)  # the Python walk, which the C one must match
     for value in made:
         assert reference.abstract(value) == ids.abstraction.abstract(value), value
+
+
+SECRET_LEXER = """
+class Token:
+    __slots__ = ("ttype", "value")
+
+    def __init__(self, ttype, value):
+        self.ttype = ttype
+        self.value = value
+
+
+def consume(token):
+    return len(token.value)
+
+
+def show(item):  # the same tokens, not secret here: their keys are known to the keyed tables too
+    return item.value
+
+
+def run(words):
+    tokens = [Token("Name", word) for word in words]
+    shown = [show(token) for token in tokens]
+    seen = [consume(token) for token in tokens]
+    tokens[0].value = "changed"  # the same object, another secret
+    seen.append(consume(tokens[0]))
+    return seen if shown else None
+"""
+
+SECRET_TESTS = """
+from pkg.lexer import run
+
+
+def test_tokens():
+    assert run(["a", "b", "a", "b", "c"]) == [1, 1, 1, 1, 1, 7]
+"""
+
+
+def test_a_secret_with_a_key_is_remembered_by_its_key_and_only_equal_ones_share_it(
+    tmp_path_factory: pytest.TempPathFactory, project_runner: Any
+) -> None:
+    """A parameter named ``token`` is a secret; the C collector remembers a keyed value's secret by the digest of its
+    key (``secret_id``): equal tokens share their digest, others and a token changed since do not, as in Python."""
+    files = {"src/pkg/__init__.py": "", "src/pkg/lexer.py": SECRET_LEXER, "tests/test_lexer.py": SECRET_TESTS}
+    texts = {}
+    for kind in ("c", "python"):
+        folder = tmp_path_factory.mktemp(f"secrets-{kind}")
+        (folder / "key").write_bytes(b"k" * 32)
+        traced_run = project_runner(folder / "project", files, tracer=kind, redaction_key=str(folder / "key"))
+        assert traced_run.proc.returncode == 0, traced_run.proc.stdout + traced_run.proc.stderr
+        texts[kind] = [str(call.params[0]) for call in traced_run.calls("pkg.lexer:consume")]
+    assert texts["c"] == texts["python"]
+    first = texts["c"]
+    assert len(first) == 6 and all("redacted #" in text for text in first) and "'a'" not in "".join(first)
+    assert first[0] == first[2] and first[1] == first[3]
+    assert len({first[0], first[1], first[4], first[5]}) == 4
+    assert any("value='a'" in str(call.params[0]) for call in traced_run.calls("pkg.lexer:show"))
