@@ -24,7 +24,7 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Protocol
+from typing import IO, Protocol
 
 from histeg.processes import interrupt
 from histeg.processes.groups import record, release
@@ -181,21 +181,26 @@ class Refused(Exception):
     """A starter could not make the run as asked (``histeg.processes.zygote``): nothing was started."""
 
 
+def start_in_session(argv: list[str], cwd: Path, env: Mapping[str, str], stdin: int, stderr: int | IO[bytes]) -> subprocess.Popen[bytes]:
+    """``argv`` in a session (a process group) of its own, SIGINT at its default, its stdout piped."""
+    return subprocess.Popen(
+        argv,
+        cwd=cwd,
+        env=dict(env),
+        stdin=stdin,
+        stdout=subprocess.PIPE,
+        stderr=stderr,
+        start_new_session=True,
+        preexec_fn=_default_interrupt,  # noqa: PLW1509  it only resets a signal handler: no lock, no import
+    )
+
+
 class _Spawned:
     """A command histeg started itself (``subprocess.Popen``)."""
 
     def __init__(self, argv: list[str], cwd: Path, env: Mapping[str, str]) -> None:
-        """In a session (a process group) of its own, SIGINT at its default, no input, its output piped."""
-        self.process = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=dict(env),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-            preexec_fn=_default_interrupt,  # noqa: PLW1509  it only resets a signal handler: no lock, no import
-        )
+        """No input, its output piped."""
+        self.process = start_in_session(argv, cwd, env, subprocess.DEVNULL, subprocess.PIPE)
         self.pid = self.process.pid
         assert self.process.stdout is not None and self.process.stderr is not None
         pidfd: int | None = None  # readable once the process exits (Linux 5.3 and later): a wait ends then, not at its next poll

@@ -18,7 +18,7 @@ import threading
 from collections.abc import Mapping
 from pathlib import Path
 
-from histeg.processes.process import Child, Refused, _default_interrupt, _Output
+from histeg.processes.process import Child, Refused, _Output, start_in_session
 from histeg.tracing.hook import histeg_zygote as protocol
 
 READY_SECONDS = 60.0
@@ -65,16 +65,7 @@ class Zygote:
         self.lock = threading.Lock()
         self.why_not: str | None = None
         with open(log, "wb") as errors:
-            self.process = subprocess.Popen(
-                [python, "-m", "pytest"],
-                cwd=cwd,
-                env=zygote_env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=errors,
-                start_new_session=True,
-                preexec_fn=_default_interrupt,  # noqa: PLW1509  it only resets a signal handler: no lock, no import
-            )
+            self.process = start_in_session([python, "-m", "pytest"], cwd, zygote_env, subprocess.PIPE, errors)
         self.pid = self.process.pid
         assert self.process.stdout is not None and self.process.stdin is not None
         answer = _answer(self.process.stdout.fileno(), READY_SECONDS)
