@@ -120,6 +120,10 @@ class Zygote:
 
 
 def _answer(fd: int, seconds: float) -> object:
-    """The next message on ``fd``, None when none came within ``seconds`` or the stream ended."""
+    """The next message on ``fd``, None when none came within ``seconds``, the stream ended or it was not a message
+    (a pytest that ran for real, its start-up hook not found, says something else)."""
     ready, _, _ = select.select([fd], [], [], seconds)
-    return protocol.receive(fd) if ready else None
+    try:
+        return protocol.receive(fd) if ready else None
+    except (ValueError, EOFError, TypeError):
+        return None

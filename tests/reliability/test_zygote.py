@@ -249,3 +249,14 @@ def test_objects_hashed_by_identity_iterate_in_another_order_in_each_forked_run(
         assert result.exit_code == 0, result.stderr_tail
         orders.add(next(line for line in result.stdout_tail.splitlines() if "ORDER" in line))
     assert len(orders) > 1
+
+
+def test_a_zygote_whose_start_up_hook_is_missing_is_not_used(tmp_path: Path) -> None:
+    """Without the hook on its path the zygote is a plain pytest run (of an empty folder): what it prints is no answer."""
+    made = Zygote(sys.executable, _environment(PYTHONPATH=""), tmp_path, tmp_path / "zygote.log")
+    try:
+        assert made.why_not is not None
+        with pytest.raises(Refused):
+            made.start(_argv("x.py"), tmp_path, _environment())
+    finally:
+        made.close()

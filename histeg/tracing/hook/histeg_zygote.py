@@ -94,6 +94,10 @@ class _Zygote:
             return "another sitecustomize runs at start-up"
         if "usercustomize" in sys.modules:
             return "a usercustomize runs at start-up"
+        try:  # where each run's pipes are opened: a system that hides it makes every run fresh, and at once
+            os.close(os.open(f"/proc/{os.getppid()}/fd", os.O_RDONLY | os.O_DIRECTORY))
+        except OSError as exc:
+            return f"it cannot open histeg's pipes: {exc}"
         return None
 
     def refusal(self, request: dict) -> str | None:
