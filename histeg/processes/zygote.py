@@ -1,21 +1,24 @@
 """Re-runs forked from a pytest process that imported pytest once (``histeg_zygote`` is the other side).
 
 A targeted re-run of one test spends a third to a half of its CPU importing pytest (sqlparse: 0.63 G of 1.03 G
-instructions; isodate: 0.21 s of 0.41 s). A version's re-runs share their interpreter and environment but for the
-folder each runs in, so one zygote per version and comparison imports pytest once and forks every re-run from there
-(``start`` is a ``Starter`` for ``run_process``). What a forked run is, and when it is refused and made by a fresh
-process instead, is said in ``histeg_zygote``; what it cannot be: a fresh process's address layout (objects hashed by
-identity in a table of more than a page's slots iterate alike in every run forked from one zygote; a version's re-runs
-only, the other version's come from their own zygote).
+instructions; isodate: 0.21 s of 0.41 s). Re-runs in one interpreter and environment differ only in the folder each
+runs in, so a zygote imports pytest once and forks every re-run from there (``start`` is a ``Starter`` for
+``run_process``); ``POOL`` keeps zygotes by interpreter and environment, so that a version's re-runs in its two
+comparisons and in every batch of each come from one. What a forked run is, and when it is refused and made by a
+fresh process instead, is said in ``histeg_zygote``. What it shares with the other runs of its zygote is the heap the
+zygote left (pytest's objects); the order in which a set of objects hashed by identity iterates still differs from
+one forked run to the next, as between fresh processes (``tests/reliability/test_zygote.py``).
 """
 
 from __future__ import annotations
 
+import atexit
 import os
 import select
 import subprocess
 import threading
-from collections.abc import Mapping
+from collections import OrderedDict
+from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from histeg.processes.process import Child, Refused, _Output, start_in_session
@@ -117,6 +120,41 @@ class Zygote:
             self.process.wait()
         if self.process.stdout is not None:
             self.process.stdout.close()
+
+
+class ZygotePool:
+    """Zygotes kept for the runs to come, by interpreter and environment: a version's re-runs in its comparison with
+    the version before and with the one after, and in every batch of each, come from one. The least recently used
+    beyond ``limit`` are closed; the rest at exit (a histeg that dies closes their input too, and they exit)."""
+
+    def __init__(self, limit: int = 4) -> None:
+        self.limit = limit
+        self.lock = threading.Lock()
+        self.kept: OrderedDict[tuple[str, frozenset[tuple[str, str]]], Zygote] = OrderedDict()
+
+    def get(self, python: str, env: Mapping[str, str], make: Callable[[], Zygote]) -> Zygote:
+        """The zygote for runs of ``python`` in ``env`` (``PER_RUN`` aside), made by ``make`` when none is alive."""
+        key = (python, frozenset((name, value) for name, value in env.items() if name not in protocol.PER_RUN))
+        with self.lock:
+            found = self.kept.pop(key, None)
+            if found is not None and found.process.poll() is not None:
+                found.close()
+                found = None
+            if found is None:
+                found = make()
+            self.kept[key] = found
+            while len(self.kept) > self.limit:
+                self.kept.popitem(last=False)[1].close()
+            return found
+
+    def close(self) -> None:
+        with self.lock:
+            while self.kept:
+                self.kept.popitem()[1].close()
+
+
+POOL = ZygotePool()
+atexit.register(POOL.close)
 
 
 def _answer(fd: int, seconds: float) -> object:

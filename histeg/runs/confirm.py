@@ -32,7 +32,7 @@ from histeg.tracing.session import COLLECT_ALL
 
 DEFAULT_CONFIRM_RUNS = 2
 ZYGOTE_LOG = "zygote.log"
-"""In a batch's folder: what the process its pytest re-runs were forked from said, when it failed."""
+"""In the folder of the batch that started it: what the process pytest re-runs are forked from said, when it failed."""
 RERUN_PYTEST_OPTIONS = ("--tb=no",)
 """What a re-run's pytest is given before the version's own options: no failure reports. Re-runs are read for their
 traces and outcomes, never for their output, and writing a failing test's report (its traceback, with the source and
@@ -206,17 +206,13 @@ def confirm_pair(
         "new": _prepare(store, new, new_wanted, old_identifier, round, purpose, stop),
     }
     # the re-runs are independent processes in copies of their own: a stage's take the time of one on as many cores
-    try:
-        with ThreadPoolExecutor(max_workers=max(1, min(runs, len(os.sched_getaffinity(0))))) as pool:
-            for stage in schedule(runs):
-                try:
-                    list(pool.map(lambda item: sides[item[0]].rerun(item[1]), stage))
-                except BaseException:  # only this thread sees a signal or a failed re-run: the others stop their groups and give up
-                    stop.set()
-                    raise
-    finally:
-        for side in sides.values():
-            side.launch.close()
+    with ThreadPoolExecutor(max_workers=max(1, min(runs, len(os.sched_getaffinity(0))))) as pool:
+        for stage in schedule(runs):
+            try:
+                list(pool.map(lambda item: sides[item[0]].rerun(item[1]), stage))
+            except BaseException:  # only this thread sees a signal or a failed re-run: the others stop their groups and give up
+                stop.set()
+                raise
     return sides["old"].write(), sides["new"].write()
 
 

@@ -20,7 +20,7 @@ import os
 import tempfile
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import msgspec
@@ -37,7 +37,7 @@ from histeg.processes.process import (
     run_process,
 )
 from histeg.processes.workdir import RUN_DIR, TRACES_SCRATCH, fresh_copy
-from histeg.processes.zygote import Zygote
+from histeg.processes.zygote import POOL, Zygote
 from histeg.records.base import convert
 from histeg.records.history import Version, VersionSettings
 from histeg.records.runs import (
@@ -235,8 +235,6 @@ class Launch:
     """Set by another thread to stop the runs under way (``run_process``)."""
     zygote_log: Path | None = None
     """Set: pytest re-runs are forked from one zygote (``histeg.processes.zygote``), which writes its failures there."""
-    _zygote: Zygote | None = field(default=None, init=False, repr=False)
-    _zygote_lock: threading.Lock = field(default_factory=threading.Lock, init=False, repr=False)
 
     def run[R: Run](
         self, kind: type[R], command: TraceCommand, repetition: int, run_dir: Path, select: Path | None = None, work_name: str = RUN_DIR
@@ -307,21 +305,18 @@ class Launch:
         )
 
     def _forking(self, env: dict[str, str]) -> Zygote | None:
-        """The zygote re-runs are forked from, started by the first (None: not asked for, or it could not start)."""
+        """The zygote re-runs are forked from (None: not asked for); the pool's, started by the first run that needs it."""
         if self.zygote_log is None:
             return None
-        with self._zygote_lock:
-            if self._zygote is None:
-                private = self.store.version_dir(self.index).resolve()
-                shared = [part for part in env.get("PYTHONPATH", "").split(os.pathsep) if not Path(part).resolve().is_relative_to(private)]
-                self._zygote = Zygote(self.python, {**env, "PYTHONPATH": os.pathsep.join(shared)}, self.zygote_log.parent, self.zygote_log)
-            return self._zygote
-
-    def close(self) -> None:
-        """Ends the zygote, if one was started."""
-        with self._zygote_lock:
-            if self._zygote is not None:
-                self._zygote.close()
+        log = self.zygote_log
+        private = self.store.version_dir(self.index).resolve()
+        shared = {
+            **env,
+            "PYTHONPATH": os.pathsep.join(
+                part for part in env.get("PYTHONPATH", "").split(os.pathsep) if not Path(part).resolve().is_relative_to(private)
+            ),
+        }
+        return POOL.get(self.python, shared, lambda: Zygote(self.python, shared, log.parent, log))
 
     def bytecode(self) -> Path:
         """Where this version's kept bytecode is: beside the runs being made, or in ``traces/``."""

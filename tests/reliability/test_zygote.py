@@ -210,21 +210,40 @@ def test_parent():
 """
 
 
-def test_a_versions_re_runs_are_forked_and_run_only_the_tests_that_diverged(tmp_path: Path) -> None:
-    """Through the command line: every re-run's log names the zygote it was forked from, and runs the selection alone."""
+def test_a_versions_re_runs_are_forked_from_one_zygote_and_run_only_the_tests_that_diverged(tmp_path: Path) -> None:
+    """Through the command line: every re-run's log names the zygote it was forked from, and runs the selection alone;
+    the middle version's re-runs, in its comparison with the version before and with the one after, share one."""
     repo = GitRepo.create(tmp_path / "repo")
-    repo.commit("base", {"lib.py": "def f(x):\n    return x + 1\n\n\ndef g(x):\n    return x\n", "tests/test_lib.py": PIPELINE_TESTS})
-    repo.commit("f adds two", {"lib.py": "def f(x):\n    return x + 2\n\n\ndef g(x):\n    return x\n"})
+    lib = "def f(x):\n    return x + {f}\n\n\ndef g(x):\n    return x + {g}\n"
+    repo.commit("base", {"lib.py": lib.format(f=1, g=0), "tests/test_lib.py": PIPELINE_TESTS})
+    repo.commit("f adds two", {"lib.py": lib.format(f=2, g=0)})
+    repo.commit("g adds one", {"lib.py": lib.format(f=2, g=1)})
     result = run_histeg("compute", "--repo", str(repo.path), "--all", "--out", str(tmp_path / "out"), "--repeat", "1")
     assert result.code == 0, result.stderr
-    batches = validate_output(tmp_path / "out" / "1" / "confirmations.json")["batches"]
-    runs = [run for batch in batches for run in batch["runs"]]
-    assert runs and all(run["tests"] == {"failed": 1, "deselected": 2} for run in runs), runs
-    logs = [(tmp_path / "out" / "1" / run["log"]).read_text(encoding="utf-8") for run in runs]
-    zygotes = {line.split()[-1] for log in logs for line in log.splitlines() if line.startswith("started as forked from zygote")}
-    assert len(zygotes) == 1, logs  # one per version and comparison
-    old = validate_output(tmp_path / "out" / "0" / "confirmations.json")["batches"]
-    assert all(run["tests"] == {"passed": 1, "deselected": 2} for batch in old for run in batch["runs"]), old
+
+    def runs(index: int) -> list[dict]:
+        batches = validate_output(tmp_path / "out" / str(index) / "confirmations.json")["batches"]
+        return [run for batch in batches for run in batch["runs"]]
+
+    def zygotes(index: int) -> set[str]:
+        logs = [(tmp_path / "out" / str(index) / run["log"]).read_text(encoding="utf-8") for run in runs(index)]
+        started = [line for log in logs for line in log.splitlines() if line.startswith("started as ")]
+        assert len(started) == len(logs) and all("forked from zygote" in line for line in started), logs
+        return {line.split()[-1] for line in started}
+
+    assert sorted(json.dumps(run["tests"], sort_keys=True) for run in runs(1)) == [
+        '{"deselected": 2, "failed": 1}',
+        '{"deselected": 2, "failed": 1}',
+        '{"deselected": 2, "passed": 1}',
+        '{"deselected": 2, "passed": 1}',
+    ]  # test_f against version 0 (it fails here), test_g against version 2 (it passes here)
+    assert all(run["tests"] == {"passed": 1, "deselected": 2} for run in runs(0))
+    assert len(zygotes(1)) == 1
+    environments = {
+        json.loads((tmp_path / "out" / str(index) / "build.json").read_text(encoding="utf-8"))["environment"]["python"]
+        for index in range(3)
+    }
+    assert len(zygotes(0) | zygotes(1) | zygotes(2)) == len(environments)  # a zygote holds nothing of a version: one per environment
 
 
 ORDER_TEST = """
