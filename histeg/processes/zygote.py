@@ -133,8 +133,9 @@ class ZygotePool:
         self.kept: OrderedDict[tuple[str, frozenset[tuple[str, str]]], Zygote] = OrderedDict()
 
     def get(self, python: str, env: Mapping[str, str], make: Callable[[], Zygote]) -> Zygote:
-        """The zygote for runs of ``python`` in ``env`` (``PER_RUN`` aside), made by ``make`` when none is alive."""
-        key = (python, frozenset((name, value) for name, value in env.items() if name not in protocol.PER_RUN))
+        """The zygote for runs of ``python`` in ``env`` (its own ``PYTHONPATH`` included, the trace config aside), made
+        by ``make`` when none is alive."""
+        key = (python, frozenset((name, value) for name, value in env.items() if name != protocol.CONFIG_ENV))
         with self.lock:
             found = self.kept.pop(key, None)
             if found is not None and found.process.poll() is not None:

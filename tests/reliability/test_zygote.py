@@ -147,6 +147,8 @@ def test_a_run_whose_environment_differs_in_more_than_its_path_or_whose_tracing_
     with pytest.raises(Refused, match="LANG"):
         run_process(_argv("test_state.py"), work, _environment(PYTHONPATH=path, LANG=other), 60, start=zygote.start)
     assert not (work / "state.json").exists()
+    with pytest.raises(Refused, match="PYTHONPATH lacks"):  # the zygote's own entries (the hook's) are every run's
+        run_process(_argv("test_state.py"), work, _environment(PYTHONPATH=str(work / "src")), 60, start=zygote.start)
     with pytest.raises(Refused, match="it is traced"):
         run_process(
             _argv("test_state.py"),

@@ -108,7 +108,10 @@ class _Zygote:
         differing = sorted(key for key in env.keys() | self.env.keys() if key not in PER_RUN and env.get(key) != self.env.get(key))
         if differing:
             return f"its environment differs in {', '.join(differing[:3])}"
-        ahead = [entry for entry in search_path(env.get("PYTHONPATH", "")) if entry not in self.front and entry not in self.rest]
+        front = search_path(env.get("PYTHONPATH", ""))
+        if any(entry not in front for entry in self.front):
+            return "its PYTHONPATH lacks one of the zygote's"
+        ahead = [entry for entry in front if entry not in self.front and entry not in self.rest]
         try:
             for names, path in ((self.startup, ahead), (self.imported, [request["cwd"], *ahead])):
                 for name in names:
