@@ -109,17 +109,19 @@ class Zygote:
             os.close(fd)
         raise Refused(str(answer[1]) if isinstance(answer, tuple) else "the zygote did not answer")
 
-    def close(self) -> None:
-        """Its input ends: it exits (runs under way go on, and are reaped by the system)."""
+    def close(self, wait: float = 5.0) -> None:
+        """Its input ends: it exits once the runs forked from it have ended, or after ``wait`` seconds, killed (0: not
+        waited for, it ends on its own)."""
         if self.process.stdin is not None:
             self.process.stdin.close()
-        try:
-            self.process.wait(timeout=5)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
         if self.process.stdout is not None:
             self.process.stdout.close()
+        if wait:
+            try:
+                self.process.wait(timeout=wait)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
 
 
 class ZygotePool:
@@ -144,8 +146,8 @@ class ZygotePool:
             if found is None:
                 found = make()
             self.kept[key] = found
-            while len(self.kept) > self.limit:
-                self.kept.popitem(last=False)[1].close()
+            while len(self.kept) > self.limit:  # one may still have runs under way: it exits after them
+                self.kept.popitem(last=False)[1].close(wait=0)
             return found
 
     def close(self) -> None:

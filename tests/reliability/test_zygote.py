@@ -270,3 +270,17 @@ def test_objects_hashed_by_identity_iterate_in_another_order_in_each_forked_run(
         assert result.exit_code == 0, result.stderr_tail
         orders.add(next(line for line in result.stdout_tail.splitlines() if "ORDER" in line))
     assert len(orders) > 1
+
+
+def test_a_zygote_closed_while_a_run_is_under_way_exits_after_it(tmp_path: Path) -> None:
+    """Closing only ends the zygote's input: the run forked from it ends as it would have, with its exit code."""
+    made = Zygote(sys.executable, _environment(), tmp_path, tmp_path / "zygote.log")
+    work = _project(tmp_path / "work", "test_slow.py", "import time\n\n\ndef test_slow():\n    time.sleep(2)\n")
+    child = made.start(_argv("test_slow.py"), work, _environment())
+    made.close(wait=0)
+    assert made.process.poll() is None  # still serving its run
+    started = time.monotonic()
+    while not child.exited() and time.monotonic() - started < 60:
+        child.output.read(0.1)
+    assert child.reap() == 0
+    made.process.wait(timeout=10)

@@ -124,7 +124,8 @@ class _Zygote:
         return None
 
     def serve(self, extra: list[str]) -> dict:
-        """Answers requests until stdin ends (the zygote then exits); returns in a forked child, with its request."""
+        """Answers requests until stdin ends, then exits once its runs have ended; returns in a forked child, with its
+        request."""
         import selectors
 
         self.selector.register(0, selectors.EVENT_READ)
@@ -133,12 +134,15 @@ class _Zygote:
                 if key.fd == 0:
                     request = receive(0)
                     if request is None:
-                        os._exit(0)
-                    assert isinstance(request, dict)
-                    if self.start(request):
-                        return request
+                        self.selector.unregister(0)
+                    else:
+                        assert isinstance(request, dict)
+                        if self.start(request):
+                            return request
                 else:
                     self.reap(key.fd)
+            if 0 not in self.selector.get_map() and not self.children:
+                os._exit(0)
 
     def start(self, request: dict) -> bool:
         """Forks the run (True in the child, its streams in ``request["fds"]``); the parent answers ``("pid", pid)`` or
