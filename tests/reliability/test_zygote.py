@@ -167,6 +167,7 @@ def test_a_run_whose_folder_shadows_a_module_pytest_imported_is_refused(tmp_path
         run_process(_argv("test_state.py"), work, _environment(PYTHONPATH=path), 60, start=zygote.start)
 
 
+@pytest.mark.slow
 def test_a_forked_run_that_times_out_is_stopped_with_what_it_left_behind(tmp_path: Path, zygote: Zygote) -> None:
     work = _project(tmp_path / "work", "test_sleeps.py", SLEEPING_TEST)
     started = time.monotonic()
@@ -212,6 +213,7 @@ def test_parent():
 """
 
 
+@pytest.mark.slow
 def test_a_versions_re_runs_are_forked_from_one_zygote_and_run_only_the_tests_that_diverged(tmp_path: Path) -> None:
     """Through the command line: every re-run's log names the zygote it was forked from, and runs the selection alone;
     the middle version's re-runs, in its comparison with the version before and with the one after, share one."""
@@ -272,6 +274,7 @@ def test_objects_hashed_by_identity_iterate_in_another_order_in_each_forked_run(
     assert len(orders) > 1
 
 
+@pytest.mark.slow
 def test_a_zygote_closed_while_a_run_is_under_way_exits_after_it(tmp_path: Path) -> None:
     """Closing only ends the zygote's input: the run forked from it ends as it would have, with its exit code."""
     made = Zygote(sys.executable, _environment(), tmp_path, tmp_path / "zygote.log")
