@@ -101,7 +101,7 @@ class _Kept:
         return f"{head}{separator}[... {cut} bytes cut ...]\n{tail.decode('utf-8', errors='replace')}", cut
 
 
-class _Output:
+class Output:
     """The command's stdout and stderr, read as they come, and a descriptor readable once it exits."""
 
     def __init__(self, fds: tuple[int, int], exit_fd: int | None, on_exit: Callable[[], None] = lambda: None) -> None:
@@ -168,7 +168,7 @@ class Child(Protocol):
 
     pid: int
     """Its process id, which is also its group's."""
-    output: _Output
+    output: Output
 
     def exited(self) -> bool: ...
 
@@ -209,7 +209,7 @@ class _Spawned:
         fds = (os.dup(self.process.stdout.fileno()), os.dup(self.process.stderr.fileno()))
         self.process.stdout.close()
         self.process.stderr.close()
-        self.output = _Output(fds, pidfd)
+        self.output = Output(fds, pidfd)
 
     def exited(self) -> bool:
         return _exited(self.pid)

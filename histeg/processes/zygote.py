@@ -21,7 +21,7 @@ from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from histeg.processes.process import Child, Refused, _Output, start_in_session
+from histeg.processes.process import Child, Output, Refused, start_in_session
 from histeg.tracing.hook import histeg_zygote as protocol
 
 READY_SECONDS = 60.0
@@ -38,7 +38,7 @@ class _Forked:
         self.status: int | None = None
         self.ended = False
         self.reply = reply
-        self.output = _Output(fds, reply, self._receive)
+        self.output = Output(fds, reply, self._receive)
 
     def _receive(self) -> None:
         os.set_blocking(self.reply, True)
@@ -63,7 +63,7 @@ class Zygote:
     def __init__(self, python: str, env: Mapping[str, str], cwd: Path, log: Path) -> None:
         """``env``: the environment its runs have but for ``histeg_zygote.PER_RUN``; ``log``: where it writes
         why it failed, if it does."""
-        zygote_env = {key: value for key, value in env.items() if key not in protocol.PER_RUN or key == "PYTHONPATH"}
+        zygote_env = {key: value for key, value in env.items() if key != protocol.CONFIG_ENV}
         zygote_env[protocol.ZYGOTE_ENV] = protocol.TRACED if protocol.CONFIG_ENV in env else "1"
         self.lock = threading.Lock()
         self.why_not: str | None = None
@@ -107,7 +107,9 @@ class Zygote:
             return _Forked(answer[1], reply_read, (out_read, err_read))
         for fd in (reply_read, out_read, err_read):
             os.close(fd)
-        raise Refused(str(answer[1]) if isinstance(answer, tuple) else "the zygote did not answer")
+        if not isinstance(answer, tuple):  # no later run waits for it again
+            self.why_not = "it did not answer"
+        raise Refused(str(answer[1]) if isinstance(answer, tuple) else self.why_not)
 
     def close(self, wait: float = 5.0) -> None:
         """Its input ends: it exits once the runs forked from it have ended, or after ``wait`` seconds, killed (0: not

@@ -67,7 +67,8 @@ def search_path(pythonpath: str) -> list[str]:
 
 
 class _Zygote:
-    def __init__(self, traced: bool) -> None:
+    def __init__(self, traced: bool, startup: set[str], imported: set[str]) -> None:
+        """``startup``: the modules the interpreter's start had loaded; ``imported``: those loaded by pytest's import."""
         self.traced = traced
         import importlib.machinery
         import selectors
@@ -77,10 +78,12 @@ class _Zygote:
         del self.env[ZYGOTE_ENV]
         self.front = search_path(self.env.get("PYTHONPATH", ""))
         self.rest = sys.path[len(self.front) :]
-        self.startup: list[str] = []
+        self.startup = sorted(name for name in startup if "." not in name)
         """Top-level modules imported before pytest: a fresh start imports them before its working directory is on ``sys.path``."""
-        self.imported: list[str] = []
+        self.imported = sorted(name for name in imported - startup if "." not in name)
         """Top-level modules ``import pytest`` loaded: a fresh start imports them with its working directory first."""
+        self.extra = sorted({*(set(sys.modules) - imported), __name__})
+        """The zygote's own modules, which a fresh start does not have: taken out of each run."""
         self.selector = selectors.DefaultSelector()
         self.children: dict[int, tuple[int, int]] = {}  # pidfd -> (pid, reply fd)
 
@@ -123,7 +126,7 @@ class _Zygote:
                 sys.path_importer_cache.pop(entry, None)
         return None
 
-    def serve(self, extra: list[str]) -> dict:
+    def serve(self) -> dict:
         """Answers requests until stdin ends, then exits once its runs have ended; returns in a forked child, with its
         request."""
         import selectors
@@ -173,7 +176,12 @@ class _Zygote:
         pidfd = os.pidfd_open(pid)
         self.children[pidfd] = (pid, reply)
         self.selector.register(pidfd, 1)
-        send(reply, ("pid", pid))
+        try:
+            send(reply, ("pid", pid))
+        except OSError:  # histeg gave up waiting and runs it afresh: this one must not run beside it
+            import signal
+
+            os.kill(pid, signal.SIGKILL)
         return False
 
     def reap(self, pidfd: int) -> None:
@@ -192,7 +200,7 @@ class _Zygote:
             send(reply, ("exit", status))
         os.close(reply)
 
-    def become(self, request: dict, extra: list[str]) -> None:
+    def become(self, request: dict) -> None:
         """In the child: what a fresh ``python -m pytest ARGS`` in the run's folder and environment would be at this point."""
         os.setsid()
         for fd in [*self.children, *(reply for _, reply in self.children.values())]:
@@ -208,7 +216,7 @@ class _Zygote:
         sys.path[:] = [*front, *(entry for entry in self.rest if entry not in front)]
         sys.argv[:] = ["-m", *request["args"]]
         sys.orig_argv[:] = request["orig_argv"]
-        for name in extra:
+        for name in self.extra:
             sys.modules.pop(name, None)
 
 
@@ -221,17 +229,12 @@ def serve() -> None:
         before = set(sys.modules)
         import pytest  # noqa: F401  what every run imports first, now once
 
-        loaded = set(sys.modules)
-        zygote = _Zygote(traced)
-        zygote.startup = sorted(name for name in before if "." not in name)
-        zygote.imported = sorted(name for name in loaded - before if "." not in name)
-        extra = sorted({*(set(sys.modules) - loaded), __name__})
+        zygote = _Zygote(traced, before, set(sys.modules))
         why = zygote.unusable()
-        send(1, ("unusable", why) if why is not None else ("ready", len(sys.modules)))
+        send(1, ("unusable", why) if why is not None else ("ready",))
         if why is not None:
             os._exit(0)
-        request = zygote.serve(extra)
-        zygote.become(request, extra)
+        zygote.become(zygote.serve())
     except BaseException as exc:  # noqa: BLE001  never run pytest here: the zygote has no run of its own
         try:
             sys.stderr.write(f"histeg zygote: {type(exc).__name__}: {exc}\n")
