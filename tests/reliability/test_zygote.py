@@ -6,6 +6,7 @@ it through ``run_process``, and the same runs started fresh, each writing what i
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import sys
@@ -20,6 +21,7 @@ from histeg.tracing.activation import TraceConfig, hook_dir, traced_environment,
 from tests.conftest import GitRepo, run_histeg, validate_output
 
 STATE_TEST = """
+import gc
 import inspect
 import json
 import os
@@ -32,7 +34,18 @@ import threading
 import __main__
 
 
+class Cycle:
+    finalized = 0
+
+    def __del__(self):
+        Cycle.finalized += 1
+
+
 def test_state():
+    cycle = Cycle()
+    cycle.itself = cycle
+    del cycle
+    gc.collect()
     here = os.getcwd()
     seen = {
         "cwd_first": sys.path[0] == here,
@@ -51,6 +64,8 @@ def test_state():
         "recursion": sys.getrecursionlimit(),
         "random": random.random(),
         "lib": __import__("lib").__file__.replace(here, "<cwd>"),
+        "gc": [gc.isenabled(), gc.get_threshold(), Cycle.finalized],
+        "gc_listed": len(gc.get_objects()),
     }
     with open("state.json", "w") as handle:
         json.dump(seen, handle)
@@ -135,6 +150,9 @@ def test_a_forked_run_sees_what_a_fresh_one_sees(tmp_path: Path, traced: bool) -
         zygote.close()
     fresh, forked, again = states["fresh"], states["forked"], states["forked-again"]
     assert fresh.pop("random") != forked.pop("random") != again.pop("random")  # each run draws its own
+    listed = fresh.pop("gc_listed"), forked.pop("gc_listed"), again.pop("gc_listed")
+    assert listed[1] < listed[0] / 2 and listed[2] < listed[0] / 2, listed  # the zygote's objects: frozen, not traversed
+    assert fresh["gc"] == [True, list(gc.get_threshold()), 1]
     assert fresh["cwd_first"] and fresh["session_leader"] and fresh["stdin_is_null"] and fresh["lib"] == "<cwd>/src/lib.py"
     assert traced == ("histeg.tracing.monitor" in fresh["modules"])
     assert forked == fresh
