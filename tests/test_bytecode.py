@@ -101,3 +101,21 @@ def test_harvest_takes_only_the_snapshots_modules_and_overlay_only_what_is_asked
     assert placed.read_bytes() == b"test_mod.cpython-312-pytest-9.2.0.pyc"
     archive.write_bytes(b"not an archive")
     assert overlay(archive, fresh, rewritten=True) == 0 and overlay(tmp_path / "absent", fresh, rewritten=True) == 0
+
+
+def test_whether_pytest_names_a_moved_rewritten_module_is_told_from_its_source(tmp_path: Path) -> None:
+    """Told by reading pytest's source, without importing it: an environment whose pytest has that code says yes,
+    one whose pytest lacks it says no, and so does one without pytest."""
+    assert rewrites_move(sys.executable) == (tuple(pytest.version_tuple[:2]) >= (9, 2))
+    for kind, code in (("new", "def _fix_code_filename(): pass\n"), ("old", "def _rewrite_test(): pass\n"), ("none", None)):
+        site = tmp_path / kind
+        site.mkdir()
+        if code is not None:
+            (site / "_pytest" / "assertion").mkdir(parents=True)
+            (site / "_pytest" / "__init__.py").write_text("raise ImportError('never imported')\n")
+            (site / "_pytest" / "assertion" / "__init__.py").write_text("raise ImportError('never imported')\n")
+            (site / "_pytest" / "assertion" / "rewrite.py").write_text(code)
+        python = tmp_path / f"python-{kind}"  # the probe's code, run with only this folder for packages
+        python.write_text(f"#!/bin/sh\nexec {sys.executable} -I -S -c \"import sys; sys.path.insert(0, '{site}'); exec(sys.argv[1])\" \"$3\"\n")
+        python.chmod(0o755)
+        assert rewrites_move(str(python)) == (kind == "new"), kind

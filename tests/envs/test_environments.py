@@ -167,6 +167,11 @@ def test_the_users_interpreter_is_used_as_it_is(make_repo, histeg, tmp_path: Pat
     bad = histeg("analyze", "--repo", str(repo.path), "--all", "--out", str(tmp_path / "out2"), "--python", str(tmp_path / "nowhere"))
     assert bad.code == 2 and bad.stderr.count("\n") == 1 and "not a Python interpreter" in bad.stderr
     assert not (tmp_path / "out2").exists()
+    bare = tmp_path / "bare"  # an environment without pytest
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare)], check=True)
+    missing = histeg("analyze", "--repo", str(repo.path), "--all", "--out", str(tmp_path / "out3"), "--python", str(bare))
+    assert missing.code == 2 and missing.stderr.count("\n") == 1 and "pytest is not installed there" in missing.stderr, missing.stderr
+    assert not (tmp_path / "out3").exists()
 
 
 def _neutralised_run(make_repo, histeg, tmp_path: Path, files: dict[str, str], flag: str) -> tuple[Path, dict]:
