@@ -32,13 +32,13 @@ static unsigned int OP_CALL, CALL_ROOT, CALL_GEN, OP_RETURN, OP_RAISE, OP_YIELD,
 static unsigned long long INLINE_INT, INT_BIAS, REC_VALUE;
 #define NO_VALUE 0u
 /* The Tracer's constructor and bindings as native.py calls them: a build from another histeg is not used. */
-#define INTERFACE 12  /* native.INTERFACE: 3 adds keyed() and keyed_id(), 4 the names checked for secrets in the keyed tables and untracked(),
+#define INTERFACE 13  /* native.INTERFACE: 3 adds keyed() and keyed_id(), 4 the names checked for secrets in the keyed tables and untracked(),
                       * 5 the classes keyed by their names and what interns a new value in the keyed tables, and id_of(),
                       * 6 slots as (name, getter, member) in the layouts, signals held, SEES_INTERNALS,
                       * 7 line_cap, 8 the types no key caches in the keyed tables, 9 values_to() and no cap in the
                       * keyed tables (value records and long texts are made in C), 10 the container subclasses and
                       * content bases in the keyed tables, 11 event hooks called through their vectorcall slot,
-                      * 12 LineSet, the line coverage tool's LINE callback */
+                      * 12 LineSet, the line coverage tool's LINE callback, 13 its INSTRUCTION callback (offsets) */
 static Py_ssize_t CHUNK_WORDS;
 
 /* -- signals ---------------------------------------------------------------
@@ -2529,12 +2529,14 @@ static PyGetSetDef tracer_getset[] = {
 
 /* The line coverage tool's LINE callback (``histeg.tracing.coverage``): the line into its file's set, then DISABLE.
  * In C because a Python callback is a place where the interpreter runs a due signal handler: the handler then saw
- * histeg's frame instead of the program's, and what it raised went to the program at another line. */
+ * histeg's frame instead of the program's, and what it raised went to the program at another line. Given `offsets`,
+ * it is the INSTRUCTION callback of the bodies heard that way: the line is offsets[code][offset]. */
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
     PyObject *files;   /* dict: co_filename -> set of line numbers */
     PyObject *disable; /* sys.monitoring.DISABLE */
+    PyObject *offsets; /* NULL, or dict: code -> dict: instruction offset -> line */
 } LineSetObject;
 
 static PyObject *
@@ -2542,8 +2544,16 @@ lineset_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyO
 {
     LineSetObject *self = (LineSetObject *)callable;
     if (PyVectorcall_NARGS(nargsf) != 2 || (kwnames != NULL && PyTuple_GET_SIZE(kwnames) != 0) || !PyCode_Check(args[0])) {
-        PyErr_SetString(PyExc_TypeError, "histeg: a LINE callback takes (code, line)");
+        PyErr_SetString(PyExc_TypeError, "histeg: a LINE callback takes (code, line), an INSTRUCTION one (code, offset)");
         return NULL;
+    }
+    PyObject *line = args[1];
+    if (self->offsets != NULL) {
+        PyObject *lines = PyDict_GetItemWithError(self->offsets, args[0]);
+        line = lines == NULL ? NULL : PyDict_GetItemWithError(lines, args[1]);
+        if (line == NULL) {
+            return PyErr_Occurred() ? NULL : Py_NewRef(self->disable);
+        }
     }
     PyObject *file = ((PyCodeObject *)args[0])->co_filename;
     PyObject *lines = PyDict_GetItemWithError(self->files, file);
@@ -2561,7 +2571,7 @@ lineset_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyO
             return NULL;
         }
     }
-    if (PySet_Add(lines, args[1]) < 0) {
+    if (PySet_Add(lines, line) < 0) {
         return NULL;
     }
     return Py_NewRef(self->disable);
@@ -2570,9 +2580,9 @@ lineset_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyO
 static PyObject *
 lineset_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
 {
-    PyObject *files, *disable;
-    static char *names[] = {"files", "disable", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O:LineSet", names, &PyDict_Type, &files, &disable)) {
+    PyObject *files, *disable, *offsets = NULL;
+    static char *names[] = {"files", "disable", "offsets", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kwargs, "O!O|O!:LineSet", names, &PyDict_Type, &files, &disable, &PyDict_Type, &offsets)) {
         return NULL;
     }
     LineSetObject *self = (LineSetObject *)type->tp_alloc(type, 0);
@@ -2582,6 +2592,7 @@ lineset_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     self->vectorcall = lineset_vectorcall;
     self->files = Py_NewRef(files);
     self->disable = Py_NewRef(disable);
+    self->offsets = Py_XNewRef(offsets);
     return (PyObject *)self;
 }
 
@@ -2590,6 +2601,7 @@ lineset_traverse(LineSetObject *self, visitproc visit, void *arg)
 {
     Py_VISIT(self->files);
     Py_VISIT(self->disable);
+    Py_VISIT(self->offsets);
     return 0;
 }
 
@@ -2598,6 +2610,7 @@ lineset_clear(LineSetObject *self)
 {
     Py_CLEAR(self->files);
     Py_CLEAR(self->disable);
+    Py_CLEAR(self->offsets);
     return 0;
 }
 
@@ -2612,7 +2625,8 @@ lineset_dealloc(LineSetObject *self)
 static PyTypeObject LineSetType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "histeg.tracing._ctracer.LineSet",
-    .tp_doc = "LineSet(files, disable): a LINE callback adding each line to files[code.co_filename] (a set), returning disable.",
+    .tp_doc = "LineSet(files, disable, offsets=None): a LINE callback adding each line to files[code.co_filename] (a set), "
+              "returning disable; with offsets, an INSTRUCTION callback adding the line offsets[code][offset].",
     .tp_basicsize = sizeof(LineSetObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_vectorcall_offset = offsetof(LineSetObject, vectorcall),

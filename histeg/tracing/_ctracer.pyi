@@ -18,10 +18,11 @@ def cap(text: str, limit: int) -> str:
     """What the tracer records for a text of the walk: ``values.cap`` with ``limit`` for ``MAX_REPR``."""
 
 class LineSet:
-    """A LINE callback: ``files.setdefault(code.co_filename, set()).add(line)``, then ``disable``; nothing in Python."""
+    """A LINE callback: ``files.setdefault(code.co_filename, set()).add(line)``, then ``disable``; nothing in Python.
+    Given ``offsets``, an INSTRUCTION callback: the line is ``offsets[code][offset]`` (none: only ``disable``)."""
 
-    def __init__(self, files: dict[str, set[int]], disable: object) -> None: ...
-    def __call__(self, code: CodeType, line: int) -> object: ...
+    def __init__(self, files: dict[str, set[int]], disable: object, offsets: dict[CodeType, dict[int, int]] | None = None) -> None: ...
+    def __call__(self, code: CodeType, line_or_offset: int) -> object: ...
 
 class Tracer(Backend):
     label: int

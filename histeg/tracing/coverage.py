@@ -2,10 +2,18 @@
 
 Full runs only: a targeted re-run (a selection) tells noise from a change, and
 the version's executed lines are its full runs' (``histeg.impact.untested``).
-On 3.12 a line past the 127th of its code object costs CPython a scan of the
-line table (``PyCode_Addr2Line``), so a long module's body costs time that
-grows with the square of its length: about 60 ms per process on a parser with a
-1,000-line keyword table.
+CPython keeps each instruction's line as a one-byte distance from where the
+code object starts (grown by one every 16 instructions); a line beyond it
+costs a scan of the line table (``PyCode_Addr2Line``) on every line event
+there, so a long module or class body (a keyword table, a lexer's token
+rules) costs time that grows with the square of its length: 0.44 G
+instructions per process, a quarter of a short run, on a parser with a
+1,700-line keyword table. Such a body (the tracer never instruments one) is
+heard through ``INSTRUCTION`` events instead, each instruction's line read from
+a map made once from ``co_lines``: the same lines, each instruction disabled
+after its first run. Unless another tool hears its lines: a tool that
+disables a line's event there takes the instruction event of that line's
+first instruction with it (CPython 3.12), so the body keeps ``LINE``.
 
 The trace's own line events stop at the line budget (the first N calls of a
 function per entry point), so a branch only a later call takes is missing from
@@ -24,6 +32,7 @@ import json
 import os
 import sys
 from collections.abc import Callable
+from inspect import CO_OPTIMIZED
 from types import CodeType
 
 from histeg.tracing.selection import Selector
@@ -33,6 +42,9 @@ SUFFIX = ".lines"
 FORMAT = 1
 """``format`` of the sidecar JSON: ``{"format": 1, "files": {relative path: [line, ...]}}``."""
 TOOL_NAME = "histeg-lines"
+NEAR = range(-125, 128)
+"""The distances (line, less the first line and the instruction's index over 16) CPython keeps without a scan (3.13's
+bounds, the narrower)."""
 
 _mon = sys.monitoring
 _E = _mon.events
@@ -50,6 +62,8 @@ class LineCoverage:
         self.tool: int | None = None
         self.lines: dict[str, set[int]] = {}
         """By ``co_filename``; turned into version-relative paths when written."""
+        self.offsets: dict[CodeType, dict[int, int]] = {}
+        """The line of each instruction of the bodies heard through ``INSTRUCTION`` events."""
 
     def start(self, tool_ids: tuple[int, ...]) -> bool:
         """Claim the first free tool id of ``tool_ids``; False (no coverage) when none is free."""
@@ -62,6 +76,7 @@ class LineCoverage:
             return False
         _mon.register_callback(self.tool, _E.PY_START, self._started)
         _mon.register_callback(self.tool, _E.LINE, self._line_callback())
+        _mon.register_callback(self.tool, _E.INSTRUCTION, self._instruction_callback())
         _mon.set_events(self.tool, _E.PY_START)
         return True
 
@@ -72,7 +87,12 @@ class LineCoverage:
             self.tool = None
             return DISABLE
         if self.selector.module_of(code.co_filename) is not None:
-            _mon.set_local_events(tool, code, _E.LINE)
+            offsets = None if code.co_flags & CO_OPTIMIZED else far_line_offsets(code)
+            if offsets is not None and not _lines_heard_by_another(tool, code):
+                self.offsets[code] = offsets
+                _mon.set_local_events(tool, code, _E.INSTRUCTION)
+            else:
+                _mon.set_local_events(tool, code, _E.LINE)
         return DISABLE
 
     def _line_callback(self) -> Callable[[CodeType, int], object]:
@@ -82,12 +102,23 @@ class LineCoverage:
             return _ctracer.LineSet(self.lines, DISABLE)
         return self._line
 
+    def _instruction_callback(self) -> Callable[[CodeType, int], object]:
+        if self.native:
+            from histeg.tracing import _ctracer
+
+            return _ctracer.LineSet(self.lines, DISABLE, self.offsets)
+        return self._instruction
+
     def _line(self, code: CodeType, line: int) -> object:
         found = self.lines.get(code.co_filename)
         if found is None:
             found = self.lines[code.co_filename] = set()
         found.add(line)
         return DISABLE
+
+    def _instruction(self, code: CodeType, offset: int) -> object:
+        line = self.offsets.get(code, {}).get(offset)
+        return DISABLE if line is None else self._line(code, line)
 
     def stop(self) -> None:
         tool, self.tool = self.tool, None
@@ -96,6 +127,7 @@ class LineCoverage:
         _mon.set_events(tool, 0)
         _mon.register_callback(tool, _E.PY_START, None)
         _mon.register_callback(tool, _E.LINE, None)
+        _mon.register_callback(tool, _E.INSTRUCTION, None)
         _mon.free_tool_id(tool)
 
     def write(self, trace_path: str) -> None:
@@ -111,6 +143,28 @@ class LineCoverage:
         with open(partial, "w", encoding="utf-8") as handle:
             json.dump(data, handle, separators=(",", ":"))
         os.replace(partial, target)
+
+
+def far_line_offsets(code: CodeType) -> dict[int, int] | None:
+    """Each instruction's line by its offset (as ``INSTRUCTION`` events give it), when one of them would cost CPython a
+    scan of the line table on a line event; else None."""
+    first = code.co_firstlineno
+    far = False
+    offsets: dict[int, int] = {}
+    for start, end, line in code.co_lines():
+        if line is None:
+            continue
+        for offset in range(start, end, 2):
+            offsets[offset] = line
+        far = far or line - first - (start >> 5) not in NEAR or line - first - ((end - 2) >> 5) not in NEAR
+    return offsets if far else None
+
+
+def _lines_heard_by_another(tool: int, code: CodeType) -> bool:
+    for other in range(6):
+        if other != tool and _mon.get_tool(other) is not None and (_mon.get_events(other) | _mon.get_local_events(other, code)) & _E.LINE:
+            return True
+    return False
 
 
 def read_lines(path: str | os.PathLike[str]) -> dict[str, set[int]]:

@@ -20,7 +20,7 @@ except ImportError:  # not built (no compiler at install time): the Python colle
     _ctracer = None  # type: ignore[assignment]  # the module's name stands for "not built"
 
 
-INTERFACE = 12
+INTERFACE = 13
 """What ``_ctracer.INTERFACE`` must be: the Tracer's constructor and bindings as this module calls them. A build left
 by another histeg (an in-place build for another interpreter, say) would take other arguments; it counts as not built."""
 
