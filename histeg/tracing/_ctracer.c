@@ -2530,7 +2530,7 @@ static PyGetSetDef tracer_getset[] = {
 /* The line coverage tool's LINE callback (``histeg.tracing.coverage``): the line into its file's set, then DISABLE.
  * In C because a Python callback is a place where the interpreter runs a due signal handler: the handler then saw
  * histeg's frame instead of the program's, and what it raised went to the program at another line. Given `offsets`,
- * it is the INSTRUCTION callback of the bodies heard that way: the line is offsets[code][offset]. */
+ * it is the INSTRUCTION callback of the bodies heard that way (lineset_line_of). */
 typedef struct {
     PyObject_HEAD
     vectorcallfunc vectorcall;
@@ -2538,6 +2538,57 @@ typedef struct {
     PyObject *disable; /* sys.monitoring.DISABLE */
     PyObject *offsets; /* NULL, or dict: code -> dict: instruction offset -> line */
 } LineSetObject;
+
+/* The line of an instruction of a body in `offsets` (by the code object's id: a code object's hash covers all its
+ * instructions): (weak reference to the code, array of int lines by code unit, -1 for none). 1 and a new reference in
+ * *line, 0 when it has none, -1 on error. */
+static int
+lineset_line_of(LineSetObject *self, PyObject *code, PyObject *offset, PyObject **line)
+{
+    PyObject *key = PyLong_FromVoidPtr(code);
+    if (key == NULL) {
+        return -1;
+    }
+    PyObject *entry = PyDict_GetItemWithError(self->offsets, key);
+    Py_DECREF(key);
+    if (entry == NULL) {
+        return PyErr_Occurred() ? -1 : 0;
+    }
+    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 2 || !PyWeakref_Check(PyTuple_GET_ITEM(entry, 0))) {
+        return 0;
+    }
+#if PY_VERSION_HEX >= 0x030D0000
+    PyObject *alive = NULL;
+    if (PyWeakref_GetRef(PyTuple_GET_ITEM(entry, 0), &alive) < 0) {
+        return -1;
+    }
+    Py_XDECREF(alive);  /* only compared */
+#else
+    PyObject *alive = PyWeakref_GetObject(PyTuple_GET_ITEM(entry, 0));
+#endif
+    long unit = PyLong_AsLong(offset);
+    if (unit == -1 && PyErr_Occurred()) {
+        return -1;
+    }
+    if (alive != code || unit < 0) {
+        return 0;
+    }
+    unit >>= 1;
+    Py_buffer view;
+    if (PyObject_GetBuffer(PyTuple_GET_ITEM(entry, 1), &view, PyBUF_FORMAT) < 0) {
+        return -1;
+    }
+    int number = -1;
+    if (view.itemsize == (Py_ssize_t)sizeof(int) && view.format != NULL && strcmp(view.format, "i") == 0 && unit < view.len / view.itemsize) {
+        number = ((const int *)view.buf)[unit];
+    }
+    PyBuffer_Release(&view);
+    if (number < 0) {
+        return 0;
+    }
+    *line = PyLong_FromLong(number);
+    return *line == NULL ? -1 : 1;
+}
 
 static PyObject *
 lineset_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyObject *kwnames)
@@ -2548,33 +2599,38 @@ lineset_vectorcall(PyObject *callable, PyObject *const *args, size_t nargsf, PyO
         return NULL;
     }
     PyObject *line = args[1];
+    PyObject *made = NULL;
     if (self->offsets != NULL) {
-        PyObject *lines = PyDict_GetItemWithError(self->offsets, args[0]);
-        line = lines == NULL ? NULL : PyDict_GetItemWithError(lines, args[1]);
-        if (line == NULL) {
-            return PyErr_Occurred() ? NULL : Py_NewRef(self->disable);
+        int found = lineset_line_of(self, args[0], args[1], &made);
+        if (found <= 0) {
+            return found < 0 ? NULL : Py_NewRef(self->disable);
         }
+        line = made;
     }
     PyObject *file = ((PyCodeObject *)args[0])->co_filename;
     PyObject *lines = PyDict_GetItemWithError(self->files, file);
     if (lines == NULL) {
         if (PyErr_Occurred()) {
-            return NULL;
+            goto error;
         }
         lines = PySet_New(NULL);
         if (lines == NULL) {
-            return NULL;
+            goto error;
         }
         int stored = PyDict_SetItem(self->files, file, lines);
         Py_DECREF(lines);  /* the dict holds it */
         if (stored < 0) {
-            return NULL;
+            goto error;
         }
     }
     if (PySet_Add(lines, line) < 0) {
-        return NULL;
+        goto error;
     }
+    Py_XDECREF(made);
     return Py_NewRef(self->disable);
+error:
+    Py_XDECREF(made);
+    return NULL;
 }
 
 static PyObject *

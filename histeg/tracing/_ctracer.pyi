@@ -4,8 +4,10 @@ It implements ``histeg.tracing.protocol.Backend`` (the callbacks, ``label``,
 ``close_stale``, ``ship_all``); ``monitor.PyTracer`` is its pure-Python reference.
 """
 
+from array import array
 from collections.abc import Callable
 from types import CodeType
+from weakref import ReferenceType
 
 from histeg.tracing.protocol import Backend, FunctionEntry
 
@@ -19,9 +21,12 @@ def cap(text: str, limit: int) -> str:
 
 class LineSet:
     """A LINE callback: ``files.setdefault(code.co_filename, set()).add(line)``, then ``disable``; nothing in Python.
-    Given ``offsets``, an INSTRUCTION callback: the line is ``offsets[code][offset]`` (none: only ``disable``)."""
+    Given ``offsets``, an INSTRUCTION callback: ``offsets[id(code)]`` is (a weak reference to ``code``, an ``array("i")``
+    of lines by code unit, -1 for none), and the line is that of ``offset >> 1`` (none: only ``disable``)."""
 
-    def __init__(self, files: dict[str, set[int]], disable: object, offsets: dict[CodeType, dict[int, int]] | None = None) -> None: ...
+    def __init__(
+        self, files: dict[str, set[int]], disable: object, offsets: dict[int, tuple[ReferenceType[CodeType], array[int]]] | None = None
+    ) -> None: ...
     def __call__(self, code: CodeType, line_or_offset: int) -> object: ...
 
 class Tracer(Backend):

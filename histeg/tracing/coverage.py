@@ -10,8 +10,9 @@ rules) costs time that grows with the square of its length: 0.44 G
 instructions per process, a quarter of a short run, on a parser with a
 1,700-line keyword table. Such a body (the tracer never instruments one) is
 heard through ``INSTRUCTION`` events instead, each instruction's line read from
-a map made once from ``co_lines``: the same lines, each instruction disabled
-after its first run. Unless another tool hears its lines: a tool that
+an array made once from ``co_lines`` (found by the code object's id: hashing a
+code object hashes all its instructions): the same lines, each instruction
+disabled after its first run. Unless another tool hears its lines: a tool that
 disables a line's event there takes the instruction event of that line's
 first instruction with it (CPython 3.12), so the body keeps ``LINE``.
 
@@ -31,6 +32,8 @@ from __future__ import annotations
 import json
 import os
 import sys
+import weakref
+from array import array
 from collections.abc import Callable
 from inspect import CO_OPTIMIZED
 from types import CodeType
@@ -62,8 +65,8 @@ class LineCoverage:
         self.tool: int | None = None
         self.lines: dict[str, set[int]] = {}
         """By ``co_filename``; turned into version-relative paths when written."""
-        self.offsets: dict[CodeType, dict[int, int]] = {}
-        """The line of each instruction of the bodies heard through ``INSTRUCTION`` events."""
+        self.offsets: dict[int, tuple[weakref.ref[CodeType], array[int]]] = {}
+        """By the id of a body heard through ``INSTRUCTION`` events: the body (weakly) and its lines by code unit."""
 
     def start(self, tool_ids: tuple[int, ...]) -> bool:
         """Claim the first free tool id of ``tool_ids``; False (no coverage) when none is free."""
@@ -87,9 +90,9 @@ class LineCoverage:
             self.tool = None
             return DISABLE
         if self.selector.module_of(code.co_filename) is not None:
-            offsets = None if code.co_flags & CO_OPTIMIZED else far_line_offsets(code)
-            if offsets is not None and not _lines_heard_by_another(tool, code):
-                self.offsets[code] = offsets
+            lines = None if code.co_flags & CO_OPTIMIZED else far_lines(code)
+            if lines is not None and not _lines_heard_by_another(tool, code):
+                self.offsets[id(code)] = (weakref.ref(code), lines)
                 _mon.set_local_events(tool, code, _E.INSTRUCTION)
             else:
                 _mon.set_local_events(tool, code, _E.LINE)
@@ -117,8 +120,11 @@ class LineCoverage:
         return DISABLE
 
     def _instruction(self, code: CodeType, offset: int) -> object:
-        line = self.offsets.get(code, {}).get(offset)
-        return DISABLE if line is None else self._line(code, line)
+        found = self.offsets.get(id(code))
+        if found is None or found[0]() is not code:
+            return DISABLE
+        lines, unit = found[1], offset >> 1
+        return self._line(code, lines[unit]) if unit < len(lines) and lines[unit] >= 0 else DISABLE
 
     def stop(self) -> None:
         tool, self.tool = self.tool, None
@@ -145,19 +151,18 @@ class LineCoverage:
         os.replace(partial, target)
 
 
-def far_line_offsets(code: CodeType) -> dict[int, int] | None:
-    """Each instruction's line by its offset (as ``INSTRUCTION`` events give it), when one of them would cost CPython a
-    scan of the line table on a line event; else None."""
+def far_lines(code: CodeType) -> array[int] | None:
+    """The line of each code unit (-1: none; an ``INSTRUCTION`` event's offset is twice its unit), when one of them
+    would cost CPython a scan of the line table on a line event; else None."""
     first = code.co_firstlineno
     far = False
-    offsets: dict[int, int] = {}
+    lines = array("i", [-1]) * (len(code.co_code) >> 1)
     for start, end, line in code.co_lines():
         if line is None:
             continue
-        for offset in range(start, end, 2):
-            offsets[offset] = line
+        lines[start >> 1 : end >> 1] = array("i", [line]) * ((end - start) >> 1)
         far = far or line - first - (start >> 5) not in NEAR or line - first - ((end - 2) >> 5) not in NEAR
-    return offsets if far else None
+    return lines if far else None
 
 
 def _lines_heard_by_another(tool: int, code: CodeType) -> bool:

@@ -9,7 +9,7 @@ from pathlib import Path
 from types import CodeType, MethodType
 
 from histeg.tracing import _ctracer
-from histeg.tracing.coverage import SUFFIX, LineCoverage, far_line_offsets, read_lines
+from histeg.tracing.coverage import SUFFIX, LineCoverage, far_lines, read_lines
 from histeg.tracing.monitor import TOOL_IDS
 from histeg.tracing.selection import Selector
 from tests.tracing.conftest import run_project
@@ -155,8 +155,8 @@ def test_long_bodies_are_heard_through_instruction_events_and_give_the_lines_lin
     very lines a line tool hears, with either collector."""
     module = compile(LONG_BODIES, "table.py", "exec")
     body = next(const for const in module.co_consts if isinstance(const, CodeType) and const.co_name == "Rules")
-    assert far_line_offsets(module) is not None and far_line_offsets(body) is not None
-    assert far_line_offsets(compile(textwrap.dedent(FILES["src/shape.py"]), "shape.py", "exec")) is None
+    assert far_lines(module) is not None and far_lines(body) is not None
+    assert far_lines(compile(textwrap.dedent(FILES["src/shape.py"]), "shape.py", "exec")) is None
     files = {"src/table.py": LONG_BODIES, "tests/test_table.py": LONG_TEST}
     expected = _heard_through_line_events(LONG_BODIES, "table.py")
     assert 304 in expected and 305 not in expected and 511 in expected  # "if FLAG:" runs, "NEVER = 1" does not
