@@ -2539,9 +2539,25 @@ typedef struct {
     PyObject *offsets; /* NULL, or dict: code -> dict: instruction offset -> line */
 } LineSetObject;
 
-/* The line of an instruction of a body in `offsets` (by the code object's id: a code object's hash covers all its
- * instructions): (weak reference to the code, array of int lines by code unit, -1 for none). 1 and a new reference in
- * *line, 0 when it has none, -1 on error. */
+/* An int array's items (array("i")), or NULL with `view` unset when it is not one. */
+static const int *
+int_items(PyObject *items, Py_buffer *view, Py_ssize_t *count)
+{
+    if (PyObject_GetBuffer(items, view, PyBUF_FORMAT) < 0) {
+        PyErr_Clear();
+        return NULL;
+    }
+    if (view->itemsize != (Py_ssize_t)sizeof(int) || view->format == NULL || strcmp(view->format, "i") != 0) {
+        PyBuffer_Release(view);
+        return NULL;
+    }
+    *count = view->len / view->itemsize;
+    return (const int *)view->buf;
+}
+
+/* The line of an instruction of a body in `offsets`, found by the code object's id (a code object's hash covers all
+ * its instructions): (weak reference to the code, where its ranges start, their lines, -1 for none), both
+ * array("i"), searched by bisection. 1 and a new reference in *line, 0 when it has none, -1 on error. */
 static int
 lineset_line_of(LineSetObject *self, PyObject *code, PyObject *offset, PyObject **line)
 {
@@ -2554,7 +2570,7 @@ lineset_line_of(LineSetObject *self, PyObject *code, PyObject *offset, PyObject 
     if (entry == NULL) {
         return PyErr_Occurred() ? -1 : 0;
     }
-    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 2 || !PyWeakref_Check(PyTuple_GET_ITEM(entry, 0))) {
+    if (!PyTuple_Check(entry) || PyTuple_GET_SIZE(entry) != 3 || !PyWeakref_Check(PyTuple_GET_ITEM(entry, 0))) {
         return 0;
     }
 #if PY_VERSION_HEX >= 0x030D0000
@@ -2566,23 +2582,37 @@ lineset_line_of(LineSetObject *self, PyObject *code, PyObject *offset, PyObject 
 #else
     PyObject *alive = PyWeakref_GetObject(PyTuple_GET_ITEM(entry, 0));
 #endif
-    long unit = PyLong_AsLong(offset);
-    if (unit == -1 && PyErr_Occurred()) {
+    long at = PyLong_AsLong(offset);
+    if (at == -1 && PyErr_Occurred()) {
         return -1;
     }
-    if (alive != code || unit < 0) {
+    if (alive != code) {
         return 0;
     }
-    unit >>= 1;
-    Py_buffer view;
-    if (PyObject_GetBuffer(PyTuple_GET_ITEM(entry, 1), &view, PyBUF_FORMAT) < 0) {
-        return -1;
+    Py_buffer starts_view, lines_view;
+    Py_ssize_t count = 0, lines_count = 0;
+    const int *starts = int_items(PyTuple_GET_ITEM(entry, 1), &starts_view, &count);
+    if (starts == NULL) {
+        return 0;
     }
-    int number = -1;
-    if (view.itemsize == (Py_ssize_t)sizeof(int) && view.format != NULL && strcmp(view.format, "i") == 0 && unit < view.len / view.itemsize) {
-        number = ((const int *)view.buf)[unit];
+    const int *lines = int_items(PyTuple_GET_ITEM(entry, 2), &lines_view, &lines_count);
+    if (lines == NULL) {
+        PyBuffer_Release(&starts_view);
+        return 0;
     }
-    PyBuffer_Release(&view);
+    Py_ssize_t low = 0, high = count < lines_count ? count : lines_count;  /* the first range starting after `at` */
+    while (low < high) {
+        Py_ssize_t middle = (low + high) / 2;
+        if (starts[middle] <= at) {
+            low = middle + 1;
+        }
+        else {
+            high = middle;
+        }
+    }
+    int number = low > 0 ? lines[low - 1] : -1;
+    PyBuffer_Release(&lines_view);
+    PyBuffer_Release(&starts_view);
     if (number < 0) {
         return 0;
     }

@@ -21,11 +21,15 @@ def cap(text: str, limit: int) -> str:
 
 class LineSet:
     """A LINE callback: ``files.setdefault(code.co_filename, set()).add(line)``, then ``disable``; nothing in Python.
-    Given ``offsets``, an INSTRUCTION callback: ``offsets[id(code)]`` is (a weak reference to ``code``, an ``array("i")``
-    of lines by code unit, -1 for none), and the line is that of ``offset >> 1`` (none: only ``disable``)."""
+    Given ``offsets``, an INSTRUCTION callback: ``offsets[id(code)]`` is (a weak reference to ``code``, where its
+    ranges of instructions start, their lines, -1 for none), both ``array("i")`` (``coverage.far_lines``), and the line
+    is that of the range ``offset`` falls in (none: only ``disable``)."""
 
     def __init__(
-        self, files: dict[str, set[int]], disable: object, offsets: dict[int, tuple[ReferenceType[CodeType], array[int]]] | None = None
+        self,
+        files: dict[str, set[int]],
+        disable: object,
+        offsets: dict[int, tuple[ReferenceType[CodeType], array[int], array[int]]] | None = None,
     ) -> None: ...
     def __call__(self, code: CodeType, line_or_offset: int) -> object: ...
 

@@ -9,10 +9,10 @@ there, so a long module or class body (a keyword table, a lexer's token
 rules) costs time that grows with the square of its length: 0.44 G
 instructions per process, a quarter of a short run, on a parser with a
 1,700-line keyword table. Such a body (the tracer never instruments one) is
-heard through ``INSTRUCTION`` events instead, each instruction's line read from
-an array made once from ``co_lines`` (found by the code object's id: hashing a
-code object hashes all its instructions): the same lines, each instruction
-disabled after its first run. Unless another tool hears its lines: a tool that
+heard through ``INSTRUCTION`` events instead, each instruction's line found by
+bisection in arrays made once from ``co_lines`` (found by the code object's id:
+hashing a code object hashes all its instructions): the same lines, each
+instruction disabled after its first run. Unless another tool hears its lines: a tool that
 disables a line's event there takes the instruction event of that line's
 first instruction with it (CPython 3.12), so the body keeps ``LINE``.
 
@@ -34,6 +34,7 @@ import os
 import sys
 import weakref
 from array import array
+from bisect import bisect_right
 from collections.abc import Callable
 from inspect import CO_OPTIMIZED
 from types import CodeType
@@ -65,8 +66,9 @@ class LineCoverage:
         self.tool: int | None = None
         self.lines: dict[str, set[int]] = {}
         """By ``co_filename``; turned into version-relative paths when written."""
-        self.offsets: dict[int, tuple[weakref.ref[CodeType], array[int]]] = {}
-        """By the id of a body heard through ``INSTRUCTION`` events: the body (weakly) and its lines by code unit."""
+        self.offsets: dict[int, tuple[weakref.ref[CodeType], array[int], array[int]]] = {}
+        """By the id of a body heard through ``INSTRUCTION`` events: the body (weakly), where its ranges of instructions
+        start and their lines (``far_lines``)."""
 
     def start(self, tool_ids: tuple[int, ...]) -> bool:
         """Claim the first free tool id of ``tool_ids``; False (no coverage) when none is free."""
@@ -90,9 +92,9 @@ class LineCoverage:
             self.tool = None
             return DISABLE
         if self.selector.module_of(code.co_filename) is not None:
-            lines = None if code.co_flags & CO_OPTIMIZED else far_lines(code)
-            if lines is not None and not _lines_heard_by_another(tool, code):
-                self.offsets[id(code)] = (weakref.ref(code), lines)
+            ranges = None if code.co_flags & CO_OPTIMIZED else far_lines(code)
+            if ranges is not None and not _lines_heard_by_another(tool, code):
+                self.offsets[id(code)] = (weakref.ref(code), *ranges)
                 _mon.set_local_events(tool, code, _E.INSTRUCTION)
             else:
                 _mon.set_local_events(tool, code, _E.LINE)
@@ -123,8 +125,9 @@ class LineCoverage:
         found = self.offsets.get(id(code))
         if found is None or found[0]() is not code:
             return DISABLE
-        lines, unit = found[1], offset >> 1
-        return self._line(code, lines[unit]) if unit < len(lines) and lines[unit] >= 0 else DISABLE
+        starts, lines = found[1], found[2]
+        at = bisect_right(starts, offset) - 1
+        return self._line(code, lines[at]) if at >= 0 and lines[at] >= 0 else DISABLE
 
     def stop(self) -> None:
         tool, self.tool = self.tool, None
@@ -151,18 +154,16 @@ class LineCoverage:
         os.replace(partial, target)
 
 
-def far_lines(code: CodeType) -> array[int] | None:
-    """The line of each code unit (-1: none; an ``INSTRUCTION`` event's offset is twice its unit), when one of them
-    would cost CPython a scan of the line table on a line event; else None."""
+def far_lines(code: CodeType) -> tuple[array[int], array[int]] | None:
+    """Where each range of instructions starts (a byte offset, as ``INSTRUCTION`` events give it) and its line (-1:
+    none), when a line could cost CPython a scan of the line table on a line event; else None. Decided from the
+    extremes (a line far past the start, or far before the last instruction's share of the distance)."""
+    ranges = list(code.co_lines())
+    known = [line for _, _, line in ranges if line is not None]
     first = code.co_firstlineno
-    far = False
-    lines = array("i", [-1]) * (len(code.co_code) >> 1)
-    for start, end, line in code.co_lines():
-        if line is None:
-            continue
-        lines[start >> 1 : end >> 1] = array("i", [line]) * ((end - start) >> 1)
-        far = far or line - first - (start >> 5) not in NEAR or line - first - ((end - 2) >> 5) not in NEAR
-    return lines if far else None
+    if not known or (max(known) - first < NEAR.stop and min(known) - first - (len(code.co_code) >> 5) >= NEAR.start):
+        return None  # every distance fits
+    return array("i", [start for start, _, _ in ranges]), array("i", [-1 if line is None else line for _, _, line in ranges])
 
 
 def _lines_heard_by_another(tool: int, code: CodeType) -> bool:
