@@ -10,8 +10,8 @@ its children (a pidfd each), ends what a child left in its group, reaps it and a
 
 The zygote's objects are frozen (``gc.freeze``) before each fork, as Python's documentation advises a process that
 forks without exec: a child's collections (pytest makes full ones at its end) then neither traverse them nor write to
-their pages, which halved a forked one-test run's CPU. None of them is the project's; the one thing a run sees of it is
-that ``gc.get_objects()`` does not list them.
+their pages, which halved a forked one-test run's CPU. None of them is the project's; what a run sees of it is that
+``gc.get_objects()`` does not list them and ``gc.get_freeze_count()`` counts them.
 
 A run is refused (and made by a fresh process) when the fork could not be that fresh start: an environment that
 differs in more than ``PYTHONPATH`` and the trace config, or a module the zygote imported that the run's own
