@@ -2536,7 +2536,7 @@ typedef struct {
     vectorcallfunc vectorcall;
     PyObject *files;   /* dict: co_filename -> set of line numbers */
     PyObject *disable; /* sys.monitoring.DISABLE */
-    PyObject *offsets; /* NULL, or dict: code -> dict: instruction offset -> line */
+    PyObject *offsets; /* NULL, or dict: id of a body -> (weak reference to it, starts of its ranges, their lines) */
 } LineSetObject;
 
 /* An int array's items (array("i")), or NULL with `view` unset when it is not one. */
@@ -2712,7 +2712,8 @@ static PyTypeObject LineSetType = {
     PyVarObject_HEAD_INIT(NULL, 0)
     .tp_name = "histeg.tracing._ctracer.LineSet",
     .tp_doc = "LineSet(files, disable, offsets=None): a LINE callback adding each line to files[code.co_filename] (a set), "
-              "returning disable; with offsets, an INSTRUCTION callback adding the line offsets[code][offset].",
+              "returning disable; with offsets, an INSTRUCTION callback adding the line of the range the offset falls in "
+              "(offsets[id(code)]: a weak reference to code, the starts of its ranges and their lines, array('i')).",
     .tp_basicsize = sizeof(LineSetObject),
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_HAVE_GC | Py_TPFLAGS_HAVE_VECTORCALL,
     .tp_vectorcall_offset = offsetof(LineSetObject, vectorcall),
