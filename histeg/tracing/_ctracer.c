@@ -26,6 +26,7 @@
 
 #include "_interpreter.h"
 #include "_keymemo.h"
+#include "_typefacts.h"
 
 /* Format constants, read from histeg.tracing.format at import. */
 static unsigned int OP_CALL, CALL_ROOT, CALL_GEN, OP_RETURN, OP_RAISE, OP_YIELD, OP_RESUME, OP_LINES_OFF, OP_LINES_ON;
@@ -153,6 +154,7 @@ typedef struct {
     PyObject *keys;           /* ValueIds.native_tables(): what keyed_id reads (a tuple; None until keyed() is called) */
     KeyMemo memo;             /* digest of a key -> its id in the keyed tables (emptied with them: keyed(), reset()) */
     KeyMemo secrets;          /* digest of a key -> the id of the secret a value of that key is (emptied as `memo`) */
+    TypeFacts facts;          /* what `keys` and `by_type` said of a class (emptied when either is bound again) */
     PyObject *no_key_streaks; /* dict: a program's class -> how many of its last objects had no key (skip_key) */
     Py_ssize_t limits[L_COUNT];  /* the bounds the keyed tables give, read once by keyed() */
     PyObject *switch_lines;   /* (code, on): line events of a code object on or off */
@@ -823,6 +825,55 @@ hashed_by_identity(PyTypeObject *cls)
 
 #define TABLE(self, k) PyTuple_GET_ITEM((self)->keys, (k))
 
+/* The answers a class's TypeFact keeps (answers[]) and the sets it records membership of (members bits). */
+enum { A_KINDS, A_LAYOUTS, A_SHOWN_TYPES, A_CONTENT_BASES, A_NAMES, A_BY_TYPE };
+enum { M_OBJECTS, M_TUPLE_TYPES, M_CONTENT_TYPES, M_NAMED, M_UNKEYED, M_SHOWN_KIND_KNOWN, M_SHOWN_KIND };
+#define M_VARYING ((1u << M_OBJECTS) | (1u << M_TUPLE_TYPES) | (1u << M_CONTENT_TYPES) | (1u << M_NAMED) | (1u << M_UNKEYED))
+/* ValueIds.id_of puts a class in one of these sets once its values vary, and such a class never gets a by_type id. */
+
+static inline TypeFact *
+fact_of(TracerObject *self, PyTypeObject *cls)
+{
+    return type_fact(&self->facts, cls, (size_t)self->limits[L_CACHED]);
+}
+
+/* What the dict `table` (keys[k], or by_type) says for `cls`, as PyDict_GetItemWithError does (borrowed; NULL and no
+ * error: no answer yet), asked once per class once there is an answer. */
+static PyObject *
+class_answer(TracerObject *self, PyObject *table, int slot, PyTypeObject *cls)
+{
+    TypeFact *fact = fact_of(self, cls);
+    if (fact == NULL) {
+        return NULL;
+    }
+    if (fact->answers[slot] != NULL) {
+        return fact->answers[slot];
+    }
+    PyObject *found = PyDict_GetItemWithError(table, (PyObject *)cls);
+    if (found != NULL) {
+        fact->answers[slot] = Py_NewRef(found);
+    }
+    return found;
+}
+
+/* PySet_Contains(keys[k], cls), asked once per class once it says yes. */
+static int
+class_member(TracerObject *self, int k, int bit, PyTypeObject *cls)
+{
+    TypeFact *fact = fact_of(self, cls);
+    if (fact == NULL) {
+        return -1;
+    }
+    if (fact->members & (1u << bit)) {
+        return 1;
+    }
+    int found = PySet_Contains(TABLE(self, k), (PyObject *)cls);
+    if (found == 1) {
+        fact->members |= 1u << bit;
+    }
+    return found;
+}
+
 /* Whether the dict `table` says True for `key` (a type, or a tuple of field names: hashed without project code), -1 on
  * error; a missing answer sets *unsettled (Python answers, and fills the table, when it makes the key). */
 static int
@@ -837,12 +888,25 @@ answer(PyObject *table, PyObject *key, int *unsettled)
     return found == Py_True;
 }
 
+/* answer() of a table keyed by class (keys[k], its slot in a TypeFact). */
+static int
+class_says(TracerObject *self, int k, int slot, PyTypeObject *cls, int *unsettled)
+{
+    PyObject *found = class_answer(self, TABLE(self, k), slot, cls);
+    if (found == NULL) {
+        int failed = PyErr_Occurred() != NULL;
+        *unsettled |= !failed;
+        return failed ? -1 : 0;
+    }
+    return found == Py_True;
+}
+
 /* Abstraction.content_base: the builtin list, tuple or dict whose content a value of `cls` shows after its type name,
  * NULL when none; a missing answer sets *unsettled, an error is left set. */
 static PyTypeObject *
 content_base(TracerObject *self, PyTypeObject *cls, int *unsettled)
 {
-    PyObject *base = PyDict_GetItemWithError(TABLE(self, K_CONTENT_BASES), (PyObject *)cls);
+    PyObject *base = class_answer(self, TABLE(self, K_CONTENT_BASES), A_CONTENT_BASES, cls);
     if (base == NULL) {
         *unsettled |= !PyErr_Occurred();
         return NULL;
@@ -886,7 +950,7 @@ tuple_key(TracerObject *self, PyObject *value, int nested, int *unsettled)
         else if (PyErr_Occurred() || !hashed_by_identity(cls)) {
             break;
         }
-        else if (answer(TABLE(self, K_SHOWN_TYPES), (PyObject *)cls, unsettled) == 1) {
+        else if (class_says(self, K_SHOWN_TYPES, A_SHOWN_TYPES, cls, unsettled) == 1) {
             part = Py_NewRef((PyObject *)cls);
         }
         else if (!nested && !PyErr_Occurred() && PyTuple_Check(item) && PyTuple_GET_SIZE(item) <= MAX_KEYED_TUPLE
@@ -981,7 +1045,7 @@ item_parts(TracerObject *self, Parts *parts, PyObject *item, int depth, Py_ssize
         if (!hashed_by_identity(item_cls)) {
             return 0;
         }
-        int shown = answer(TABLE(self, K_SHOWN_TYPES), (PyObject *)item_cls, &parts->unsettled);
+        int shown = class_says(self, K_SHOWN_TYPES, A_SHOWN_TYPES, item_cls, &parts->unsettled);
         if (shown != 0 || parts->unsettled) {
             return shown == 1 ? (parts_add(parts, (PyObject *)item_cls) < 0 ? -1 : 1) : shown;
         }
@@ -1068,7 +1132,7 @@ field_entries(TracerObject *self, Parts *parts, PyObject *item)
     if (!hashed_by_identity(cls)) {
         return 0;
     }
-    PyObject *kind_base = PyDict_GetItemWithError(TABLE(self, K_KINDS), (PyObject *)cls);  /* (kind, base) */
+    PyObject *kind_base = class_answer(self, TABLE(self, K_KINDS), A_KINDS, cls);  /* (kind, base) */
     if (kind_base == NULL) {
         parts->unsettled = 1;  /* a type not classified yet */
         return PyErr_Occurred() ? -1 : 0;
@@ -1084,7 +1148,14 @@ field_entries(TracerObject *self, Parts *parts, PyObject *item)
         }
         return parts_add(parts, (PyObject *)cls) < 0 || parts_add(parts, item) < 0 ? -1 : 1;
     }
-    int shown = PySet_Contains(TABLE(self, K_SHOWN_KINDS), kind);
+    TypeFact *fact = fact_of(self, cls);  /* the set is a constant: its answer for the class's kind is the class's */
+    if (fact == NULL) {
+        return -1;
+    }
+    int shown = fact->members & (1u << M_SHOWN_KIND_KNOWN) ? (int)((fact->members >> M_SHOWN_KIND) & 1) : PySet_Contains(TABLE(self, K_SHOWN_KINDS), kind);
+    if (shown >= 0) {
+        fact->members |= (1u << M_SHOWN_KIND_KNOWN) | ((unsigned)shown << M_SHOWN_KIND);
+    }
     if (shown != 0) {
         return shown < 0 ? -1 : 0;
     }
@@ -1105,7 +1176,7 @@ field_entries(TracerObject *self, Parts *parts, PyObject *item)
 static int
 fields_parts(TracerObject *self, Parts *out, PyObject *value, PyTypeObject *cls)
 {
-    PyObject *layout = PyDict_GetItemWithError(TABLE(self, K_LAYOUTS), (PyObject *)cls);  /* (holder, ((name, getter, member), ...)) */
+    PyObject *layout = class_answer(self, TABLE(self, K_LAYOUTS), A_LAYOUTS, cls);  /* (holder, ((name, getter, member), ...)) */
     if (layout == NULL || !PyTuple_CheckExact(layout) || PyTuple_GET_SIZE(layout) != 2 || !PyTuple_CheckExact(PyTuple_GET_ITEM(layout, 1))) {
         out->unsettled |= layout == NULL;
         return PyErr_Occurred() ? -1 : 0;
@@ -1157,15 +1228,39 @@ fields_parts(TracerObject *self, Parts *out, PyObject *value, PyTypeObject *cls)
         names[n] = Py_NewRef(PyTuple_GET_ITEM(slot, 0));
         items[n++] = item;
     }
-    name_tuple = PyTuple_New(n);
-    if (name_tuple == NULL) {
+    TypeFact *fact = fact_of(self, cls);
+    if (fact == NULL) {
         result = -1;
         goto done;
     }
-    for (Py_ssize_t k = 0; k < n; k++) {
-        PyTuple_SET_ITEM(name_tuple, k, Py_NewRef(names[k]));
+    PyObject *seen = fact->names;  /* the names this class's objects had last time: most often the same strings */
+    int same = seen != NULL && PyTuple_GET_SIZE(seen) == n;
+    for (Py_ssize_t k = 0; same && k < n; k++) {
+        same = PyTuple_GET_ITEM(seen, k) == names[k];
     }
-    result = answer(TABLE(self, K_PLAIN), name_tuple, &out->unsettled);
+    if (same) {
+        name_tuple = Py_NewRef(seen);
+        result = fact->names_plain;
+    }
+    else {
+        name_tuple = PyTuple_New(n);
+        if (name_tuple == NULL) {
+            result = -1;
+            goto done;
+        }
+        for (Py_ssize_t k = 0; k < n; k++) {
+            PyTuple_SET_ITEM(name_tuple, k, Py_NewRef(names[k]));
+        }
+        int unsettled = 0;
+        result = answer(TABLE(self, K_PLAIN), name_tuple, &unsettled);
+        out->unsettled |= unsettled;
+        fact = result >= 0 && !unsettled ? fact_of(self, cls) : NULL;  /* again: making the tuple may have run code */
+        if (fact != NULL) {
+            Py_XSETREF(fact->names, Py_NewRef(name_tuple));
+            fact->names_plain = result;
+        }
+        PyErr_Clear();  /* a table that could not grow: asked again next time */
+    }
     if (result != 1) {
         goto done;
     }
@@ -1253,7 +1348,7 @@ value_key(TracerObject *self, PyObject *value, PyTypeObject *cls, int *unsettled
         key = container_key(self, value, cls, unsettled);
     }
     else {
-        int tuple_type = PySet_Contains(TABLE(self, K_TUPLE_TYPES), (PyObject *)cls);
+        int tuple_type = class_member(self, K_TUPLE_TYPES, M_TUPLE_TYPES, cls);
         if (tuple_type == 1 && PyTuple_GET_SIZE(value) <= MAX_KEYED_TUPLE) {
             PyObject *content = tuple_key(self, value, 1, unsettled), *fields = content ? fields_key(self, value, cls, unsettled) : NULL;
             key = fields ? PyTuple_Pack(3, (PyObject *)cls, content, fields) : NULL;
@@ -1261,16 +1356,16 @@ value_key(TracerObject *self, PyObject *value, PyTypeObject *cls, int *unsettled
             Py_XDECREF(fields);
         }
         int content_type = key == NULL && tuple_type >= 0 && !*unsettled && !PyErr_Occurred()
-            ? PySet_Contains(TABLE(self, K_CONTENT_TYPES), (PyObject *)cls) : -1;
+            ? class_member(self, K_CONTENT_TYPES, M_CONTENT_TYPES, cls) : -1;
         if (content_type == 1) {  /* after a tuple subclass's own key, as ValueIds.id_of tries them */
             key = content_key(self, value, cls, unsettled);
         }
-        else if (content_type == 0 && tuple_type == 0 && PySet_Contains(TABLE(self, K_OBJECTS), (PyObject *)cls) == 1) {
+        else if (content_type == 0 && tuple_type == 0 && class_member(self, K_OBJECTS, M_OBJECTS, cls) == 1) {
             PyObject *fields = fields_key(self, value, cls, unsettled);
             key = fields ? PyTuple_Pack(3, (PyObject *)&PyBaseObject_Type, (PyObject *)cls, fields) : NULL;
             Py_XDECREF(fields);
         }
-        else if (content_type == 0 && tuple_type == 0 && PySet_Contains(TABLE(self, K_NAMED), (PyObject *)cls) == 1) {
+        else if (content_type == 0 && tuple_type == 0 && class_member(self, K_NAMED, M_NAMED, cls) == 1) {
             key = name_key(value, cls);
         }
     }
@@ -1393,7 +1488,7 @@ value_digest(TracerObject *self, PyObject *value, PyTypeObject *cls, KeyDigest *
     Parts parts = {NULL, digest};
     int made = 0, object = 0;
     long streak = -1;
-    int tuple_type = PySet_Contains(TABLE(self, K_TUPLE_TYPES), (PyObject *)cls);
+    int tuple_type = class_member(self, K_TUPLE_TYPES, M_TUPLE_TYPES, cls);
     if (tuple_type == 1) {
         PyObject *content = PyTuple_GET_SIZE(value) <= MAX_KEYED_TUPLE ? tuple_key(self, value, 1, &parts.unsettled) : NULL;
         if (content != NULL) {  /* (cls, content, fields) */
@@ -1407,7 +1502,7 @@ value_digest(TracerObject *self, PyObject *value, PyTypeObject *cls, KeyDigest *
             made = PyErr_Occurred() ? -1 : 0;
         }
     }
-    else if (tuple_type == 0 && (made = PySet_Contains(TABLE(self, K_OBJECTS), (PyObject *)cls)) == 1) {  /* (object, cls, fields) */
+    else if (tuple_type == 0 && (made = class_member(self, K_OBJECTS, M_OBJECTS, cls)) == 1) {  /* (object, cls, fields) */
         if (skip_key(self, cls, &streak)) {
             return NO_KEY_OBJECT;
         }
@@ -1416,11 +1511,11 @@ value_digest(TracerObject *self, PyObject *value, PyTypeObject *cls, KeyDigest *
         made = fields_parts(self, &parts, value, cls);
         object = 1;
     }
-    else if (tuple_type == 0 && made == 0 && (made = PySet_Contains(TABLE(self, K_CONTENT_TYPES), (PyObject *)cls)) != 0) {
+    else if (tuple_type == 0 && made == 0 && (made = class_member(self, K_CONTENT_TYPES, M_CONTENT_TYPES, cls)) != 0) {
         PyErr_Clear();
         return NO_DIGEST;  /* an OrderedDict: value_key keys its content, as a dict's */
     }
-    else if (tuple_type == 0 && made == 0 && (made = PySet_Contains(TABLE(self, K_NAMED), (PyObject *)cls)) == 1) {
+    else if (tuple_type == 0 && made == 0 && (made = class_member(self, K_NAMED, M_NAMED, cls)) == 1) {
         PyObject *key = name_key(value, cls);  /* a few parts, made once: they are digested as the key holds them */
         key_digest_start(digest, SHAPE_NAMED);
         if (key != NULL) {
@@ -1460,7 +1555,7 @@ walked_id(TracerObject *self, PyObject *value, unsigned long long *id)
     if (walk == Py_None || PyDict_GET_SIZE(values) >= self->limits[L_CACHED]) {
         return 0;
     }
-    PyObject *name = PyDict_GetItemWithError(TABLE(self, K_NAMES), (PyObject *)Py_TYPE(value));
+    PyObject *name = class_answer(self, TABLE(self, K_NAMES), A_NAMES, Py_TYPE(value));
     if (name == NULL || !PyUnicode_CheckExact(name)) {
         PyErr_Clear();
         return 0;
@@ -1588,6 +1683,23 @@ unkeyed_object_id(TracerObject *self, TStateObject *st, PyObject *value)
     return id_from(st, self->value_id, value);
 }
 
+/* by_type's id for `cls` (borrowed), as PyDict_GetItemWithError answers; not asked for a class whose values vary. */
+static PyObject *
+by_type_id(TracerObject *self, PyTypeObject *cls)
+{
+    if (self->keys != NULL) {
+        TypeFact *fact = fact_of(self, cls);
+        if (fact == NULL) {
+            return NULL;
+        }
+        if (fact->members & M_VARYING) {
+            return NULL;
+        }
+        return class_answer(self, self->by_type, A_BY_TYPE, cls);
+    }
+    return PyDict_GetItemWithError(self->by_type, (PyObject *)cls);
+}
+
 /* A value's id; NO_VALUE when abstracting it failed (the traced program never sees histeg's errors). */
 static unsigned long long
 value_id(TracerObject *self, TStateObject *st, PyObject *value)
@@ -1640,7 +1752,7 @@ value_id(TracerObject *self, TStateObject *st, PyObject *value)
         }
         return id_from(st, self->value_id, value);
     }
-    found = PyDict_GetItemWithError(self->by_type, (PyObject *)cls);
+    found = by_type_id(self, cls);
     if (found == NULL) {
         if (PyErr_Occurred()) {
             PyErr_Clear();
@@ -1658,8 +1770,8 @@ value_id(TracerObject *self, TStateObject *st, PyObject *value)
             if (key == NULL) {  /* a value no key caches (a type no key of any kind caches, a list, dict or tuple whose parts
                                  * make none): ValueIds.id_of would walk and intern it */
                 int walked = digested == NO_KEY_OBJECT || ((cls == &PyList_Type || cls == &PyDict_Type || cls == &PyTuple_Type) && !unsettled)
-                    || (digested == NO_KEY && PySet_Contains(TABLE(self, K_UNKEYED), (PyObject *)cls) == 1)
-                    || (digested == NO_DIGEST && !unsettled && PySet_Contains(TABLE(self, K_CONTENT_TYPES), (PyObject *)cls) == 1);
+                    || (digested == NO_KEY && class_member(self, K_UNKEYED, M_UNKEYED, cls) == 1)
+                    || (digested == NO_DIGEST && !unsettled && class_member(self, K_CONTENT_TYPES, M_CONTENT_TYPES, cls) == 1);
                 PyErr_Clear();
                 return walked ? unkeyed_object_id(self, st, value) : id_from(st, self->value_id, value);
             }
@@ -1947,10 +2059,15 @@ tracer_py_start(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
         st->len += 2 * nparams;
         Py_RETURN_NONE;
     }
-    PyFrameObject *frame = PyEval_GetFrame();
+    PyFrameObject *frame = NULL;
     for (Py_ssize_t i = 0; i < nparams; i++) {
         unsigned long long id = NO_VALUE;
-        PyObject *value = frame ? PyFrame_GetVar(frame, PyTuple_GET_ITEM(fi->names, i)) : NULL;
+        int read;
+        PyObject *value = histeg_frame_parameter(code, i, &read);
+        if (!read) {  /* the frame's object, made once for this call */
+            frame = frame != NULL ? frame : PyEval_GetFrame();
+            value = frame ? PyFrame_GetVar(frame, PyTuple_GET_ITEM(fi->names, i)) : NULL;
+        }
         if (value == NULL) {
             PyErr_Clear();
         }
@@ -2180,6 +2297,7 @@ bind(TracerObject *self, PyObject *new_thread, PyObject *chunk, PyObject *by_typ
     Py_XSETREF(self->new_thread, Py_NewRef(new_thread));
     Py_XSETREF(self->chunk, Py_NewRef(chunk));
     Py_XSETREF(self->by_type, Py_NewRef(by_type));
+    type_facts_clear(&self->facts);  /* its by_type answers were another table's */
     Py_XSETREF(self->by_value, Py_NewRef(by_value));
     Py_XSETREF(self->value_id, Py_NewRef(value_id));
     return 0;
@@ -2217,6 +2335,7 @@ tracer_keyed(TracerObject *self, PyObject *tables)
     Py_XSETREF(self->keys, Py_NewRef(tables));
     key_memo_clear(&self->memo);  /* its ids were another table's */
     key_memo_clear(&self->secrets);
+    type_facts_clear(&self->facts);
     Py_RETURN_NONE;
 }
 
@@ -2268,6 +2387,7 @@ tracer_reset(TracerObject *self, PyObject *args)
     susp_clear(&self->suspended);
     key_memo_clear(&self->memo);
     key_memo_clear(&self->secrets);
+    type_facts_clear(&self->facts);
     PyDict_Clear(self->states_by_tid);
     if (PyList_SetSlice(self->states, 0, PyList_GET_SIZE(self->states), NULL) < 0) {
         return NULL;
@@ -2374,6 +2494,10 @@ tracer_traverse(TracerObject *self, visitproc visit, void *arg)
     Py_VISIT(self->by_value);
     Py_VISIT(self->value_id);
     Py_VISIT(self->keys);
+    int visited = type_facts_traverse(&self->facts, visit, arg);
+    if (visited) {
+        return visited;
+    }
     Py_VISIT(self->no_key_streaks);
     Py_VISIT(self->switch_lines);
     Py_VISIT(self->states);
@@ -2397,6 +2521,7 @@ tracer_clear(TracerObject *self)
     Py_CLEAR(self->keys);
     key_memo_clear(&self->memo);
     key_memo_clear(&self->secrets);
+    type_facts_clear(&self->facts);
     Py_CLEAR(self->switch_lines);
     self->ready = 0;
     susp_clear(&self->suspended);
