@@ -1005,12 +1005,35 @@ static int append_pair(Parts *parts, PyObject *first, PyObject *second)
     return parts_add(parts, first) < 0 || parts_add(parts, second) < 0 ? -1 : 0;
 }
 
+/* parts_add of a part the key compares by identity (a class hashed by identity, None, a bool, a sentinel). */
+static inline int
+parts_add_same(Parts *parts, PyObject *part)
+{
+    if (parts->list != NULL) {
+        return PyList_Append(parts->list, part);
+    }
+    key_digest_add_identity(parts->digest, part);
+    return 0;
+}
+
+/* A part compared by identity followed by one that is not (a scalar's type, then the scalar). */
+static inline int
+append_typed(Parts *parts, PyTypeObject *cls, PyObject *item)
+{
+    return parts_add_same(parts, (PyObject *)cls) < 0 || parts_add(parts, item) < 0 ? -1 : 0;
+}
+
 static int container_parts(TracerObject *self, Parts *parts, PyObject *value, PyTypeObject *cls, int depth, Py_ssize_t *budget);
 
 /* A container's type and length, the head of its parts. */
 static int
 append_size(Parts *parts, PyTypeObject *cls, Py_ssize_t length)
 {
+    if (parts->list == NULL) {  /* digested: no int made for it */
+        key_digest_add_identity(parts->digest, (PyObject *)cls);
+        key_digest_add_int(parts->digest, (long long)length);
+        return 0;
+    }
     PyObject *size = PyLong_FromSsize_t(length);
     int failed = size == NULL || append_pair(parts, (PyObject *)cls, size) < 0;
     Py_XDECREF(size);
@@ -1033,27 +1056,27 @@ item_parts(TracerObject *self, Parts *parts, PyObject *item, int depth, Py_ssize
     --*budget;
     if (item == Py_None || item_cls == &PyBool_Type || item_cls == &PyLong_Type
         || (item_cls == &PyUnicode_Type && PyUnicode_GET_LENGTH(item) <= MAX_KEYED_TEXT)) {
-        return append_pair(parts, (PyObject *)item_cls, item) < 0 ? -1 : 1;
+        return append_typed(parts, item_cls, item) < 0 ? -1 : 1;
     }
     if (item_cls != &PyList_Type && item_cls != &PyTuple_Type && item_cls != &PyDict_Type) {
         if (item_cls == &PyMethod_Type && PyFunction_Check(PyMethod_GET_FUNCTION(item))
             && Py_IS_TYPE(PyMethod_GET_FUNCTION(item), &PyFunction_Type) && hashed_by_identity(Py_TYPE(PyMethod_GET_SELF(item)))) {
             PyObject *qualname = ((PyFunctionObject *)PyMethod_GET_FUNCTION(item))->func_qualname;
-            return parts_add(parts, (PyObject *)item_cls) < 0
-                || append_pair(parts, (PyObject *)Py_TYPE(PyMethod_GET_SELF(item)), qualname) < 0 ? -1 : 1;
+            return parts_add_same(parts, (PyObject *)item_cls) < 0
+                || append_typed(parts, Py_TYPE(PyMethod_GET_SELF(item)), qualname) < 0 ? -1 : 1;
         }
         if (!hashed_by_identity(item_cls)) {
             return 0;
         }
         int shown = class_says(self, K_SHOWN_TYPES, A_SHOWN_TYPES, item_cls, &parts->unsettled);
         if (shown != 0 || parts->unsettled) {
-            return shown == 1 ? (parts_add(parts, (PyObject *)item_cls) < 0 ? -1 : 1) : shown;
+            return shown == 1 ? (parts_add_same(parts, (PyObject *)item_cls) < 0 ? -1 : 1) : shown;
         }
         base = content_base(self, item_cls, &parts->unsettled);
         if (base == NULL) {
             return PyErr_Occurred() ? -1 : 0;
         }
-        if (parts_add(parts, (PyObject *)item_cls) < 0) {
+        if (parts_add_same(parts, (PyObject *)item_cls) < 0) {
             return -1;
         }
     }
@@ -1121,13 +1144,13 @@ field_entries(TracerObject *self, Parts *parts, PyObject *item)
         if (PyUnicode_GET_LENGTH(item) > MAX_KEYED_FIELD) {
             return 0;
         }
-        return parts_add(parts, (PyObject *)cls) < 0 || parts_add(parts, item) < 0 ? -1 : 1;
+        return append_typed(parts, cls, item) < 0 ? -1 : 1;
     }
     if (item == Py_None || item == TABLE(self, K_UNSET)) {
-        return parts_add(parts, item) < 0 ? -1 : 1;
+        return parts_add_same(parts, item) < 0 ? -1 : 1;
     }
     if (cls == &PyBool_Type || cls == &PyLong_Type) {
-        return parts_add(parts, (PyObject *)cls) < 0 || parts_add(parts, item) < 0 ? -1 : 1;
+        return append_typed(parts, cls, item) < 0 ? -1 : 1;
     }
     if (!hashed_by_identity(cls)) {
         return 0;
@@ -1146,7 +1169,7 @@ field_entries(TracerObject *self, Parts *parts, PyObject *item)
         if (!hashed_by_identity((PyTypeObject *)item)) {
             return 0;
         }
-        return parts_add(parts, (PyObject *)cls) < 0 || parts_add(parts, item) < 0 ? -1 : 1;
+        return parts_add_same(parts, (PyObject *)cls) < 0 || parts_add_same(parts, item) < 0 ? -1 : 1;
     }
     TypeFact *fact = fact_of(self, cls);  /* the set is a constant: its answer for the class's kind is the class's */
     if (fact == NULL) {
@@ -1160,7 +1183,7 @@ field_entries(TracerObject *self, Parts *parts, PyObject *item)
         return shown < 0 ? -1 : 0;
     }
     if (PyTuple_GET_ITEM(kind_base, 1) != (PyObject *)cls) {
-        return parts_add(parts, (PyObject *)cls) < 0 ? -1 : 1;  /* an object: by its type alone */
+        return parts_add_same(parts, (PyObject *)cls) < 0 ? -1 : 1;  /* an object: by its type alone */
     }
     if (cls != &PyList_Type && cls != &PyTuple_Type && cls != &PyDict_Type) {
         return 0;

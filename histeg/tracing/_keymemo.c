@@ -13,35 +13,6 @@
 
 #include <string.h>
 
-#define P0 0xa0761d6478bd642full
-#define P1 0xe7037ed1a0b428dbull
-#define P2 0x8ebc6af09c88c6e3ull
-#define P3 0x589965cc75374cc3ull
-
-enum { TAG_STR = 1, TAG_INT, TAG_TUPLE, TAG_BYTES, TAG_SAME, TAG_END };
-
-static inline uint64_t
-mum(uint64_t x, uint64_t y)
-{
-#ifdef __SIZEOF_INT128__
-    __uint128_t r = (__uint128_t)x * y;
-    return (uint64_t)r ^ (uint64_t)(r >> 64);
-#else
-    uint64_t xl = (uint32_t)x, xh = x >> 32, yl = (uint32_t)y, yh = y >> 32;
-    uint64_t ll = xl * yl, lh = xl * yh, hl = xh * yl, hh = xh * yh;
-    uint64_t mid = (ll >> 32) + (uint32_t)lh + (uint32_t)hl;
-    uint64_t lo = (mid << 32) | (uint32_t)ll, hi = hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
-    return lo ^ hi;
-#endif
-}
-
-/* One part into both lanes; its kind (tag) picks the multipliers, so that equal words of two kinds differ. */
-static inline void
-feed(KeyDigest *d, uint64_t tag, uint64_t wa, uint64_t wb)
-{
-    d->a = mum(d->a ^ wa, P0 ^ tag * P2);
-    d->b = mum(d->b ^ wb, P1 ^ tag * P3);
-}
 
 /* CPython's hash of a string, read where the string keeps it once made. */
 static inline Py_hash_t
@@ -77,23 +48,23 @@ data_hash(const unsigned char *p, size_t n, uint64_t seed)
         else if (n > 0) {
             first = (uint64_t)p[0] << 16 | (uint64_t)p[n >> 1] << 8 | p[n - 1];
         }
-        return mum(first ^ seed ^ P0, last ^ (uint64_t)n ^ P1);
+        return key_mum(first ^ seed ^ KEY_P0, last ^ (uint64_t)n ^ KEY_P1);
     }
-    uint64_t h = mum(seed ^ P0, (uint64_t)n ^ P1);
+    uint64_t h = key_mum(seed ^ KEY_P0, (uint64_t)n ^ KEY_P1);
     for (; n > 16; p += 8, n -= 8) {
         memcpy(&first, p, 8);
-        h = mum(h ^ first ^ P2, P3);
+        h = key_mum(h ^ first ^ KEY_P2, KEY_P3);
     }
     memcpy(&first, p, 8);  /* the last 9 to 16 bytes, as above */
     memcpy(&last, p + n - 8, 8);
-    return mum(h ^ first ^ P0, last ^ (uint64_t)n ^ P1);
+    return key_mum(h ^ first ^ KEY_P0, last ^ (uint64_t)n ^ KEY_P1);
 }
 
 void
 key_digest_start(KeyDigest *d, uint64_t shape)
 {
-    d->a = P0 ^ shape;
-    d->b = P1 ^ shape;
+    d->a = KEY_P0 ^ shape;
+    d->b = KEY_P1 ^ shape;
     d->count = 0;
     d->usable = 1;
 }
@@ -114,9 +85,13 @@ key_digest_add(KeyDigest *d, PyObject *part)
             return;
         }
         uint64_t length = (uint64_t)PyUnicode_GET_LENGTH(part), kind = (uint64_t)PyUnicode_KIND(part);
-        feed(d, TAG_STR, (uint64_t)hash, data_hash(PyUnicode_DATA(part), (size_t)(length * kind), kind));
+        key_digest_feed(d, KEY_TAG_STR, (uint64_t)hash, data_hash(PyUnicode_DATA(part), (size_t)(length * kind), kind));
     }
     else if (cls == &PyLong_Type) {
+        if (PyUnstable_Long_IsCompact((PyLongObject *)part)) {  /* every int a key holds: no call */
+            key_digest_feed(d, KEY_TAG_INT, (uint64_t)PyUnstable_Long_CompactValue((PyLongObject *)part), (uint64_t)PyUnstable_Long_CompactValue((PyLongObject *)part));
+            return;
+        }
         int overflow = 0;
         long long number = PyLong_AsLongLongAndOverflow(part, &overflow);
         if (overflow || (number == -1 && PyErr_Occurred())) {
@@ -124,11 +99,11 @@ key_digest_add(KeyDigest *d, PyObject *part)
             d->usable = 0;
             return;
         }
-        feed(d, TAG_INT, (uint64_t)number, (uint64_t)number);
+        key_digest_feed(d, KEY_TAG_INT, (uint64_t)number, (uint64_t)number);
     }
     else if (cls == &PyTuple_Type) {
         uint64_t length = (uint64_t)PyTuple_GET_SIZE(part);
-        feed(d, TAG_TUPLE, length, length);
+        key_digest_feed(d, KEY_TAG_TUPLE, length, length);
         for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(part); i++) {
             key_digest_add(d, PyTuple_GET_ITEM(part, i));
         }
@@ -136,11 +111,11 @@ key_digest_add(KeyDigest *d, PyObject *part)
     else if (cls == &PyBytes_Type) {
         uint64_t length = (uint64_t)PyBytes_GET_SIZE(part);
         const unsigned char *data = (const unsigned char *)PyBytes_AS_STRING(part);
-        feed(d, TAG_BYTES, data_hash(data, (size_t)length, P2), data_hash(data, (size_t)length, P3));
+        key_digest_feed(d, KEY_TAG_BYTES, data_hash(data, (size_t)length, KEY_P2), data_hash(data, (size_t)length, KEY_P3));
     }
     else if (part == Py_None || part == Py_True || part == Py_False || cls->tp_richcompare == PyBaseObject_Type.tp_richcompare) {
         /* compared by identity: None, True and False (singletons), a class whose metaclass is type, a sentinel */
-        feed(d, TAG_SAME, (uint64_t)(uintptr_t)part, (uint64_t)(uintptr_t)part);
+        key_digest_feed(d, KEY_TAG_SAME, (uint64_t)(uintptr_t)part, (uint64_t)(uintptr_t)part);
     }
     else {
         d->usable = 0;
@@ -151,9 +126,9 @@ void
 key_digest_add_same(KeyDigest *d, PyObject *const *parts, Py_ssize_t n)
 {
     d->count++;
-    feed(d, TAG_TUPLE, (uint64_t)n, (uint64_t)n);
+    key_digest_feed(d, KEY_TAG_TUPLE, (uint64_t)n, (uint64_t)n);
     for (Py_ssize_t i = 0; i < n; i++) {
-        feed(d, TAG_SAME, (uint64_t)(uintptr_t)parts[i], (uint64_t)(uintptr_t)parts[i]);
+        key_digest_feed(d, KEY_TAG_SAME, (uint64_t)(uintptr_t)parts[i], (uint64_t)(uintptr_t)parts[i]);
     }
 }
 
@@ -161,7 +136,7 @@ int
 key_digest_finish(KeyDigest *d)
 {
     if (d->usable) {
-        feed(d, TAG_END, (uint64_t)d->count, (uint64_t)d->count);
+        key_digest_feed(d, KEY_TAG_END, (uint64_t)d->count, (uint64_t)d->count);
     }
     return d->usable;
 }

@@ -14,8 +14,59 @@ typedef struct {
     int usable;
 } KeyDigest;
 
+#define KEY_P0 0xa0761d6478bd642full
+#define KEY_P1 0xe7037ed1a0b428dbull
+#define KEY_P2 0x8ebc6af09c88c6e3ull
+#define KEY_P3 0x589965cc75374cc3ull
+
+enum { KEY_TAG_STR = 1, KEY_TAG_INT, KEY_TAG_TUPLE, KEY_TAG_BYTES, KEY_TAG_SAME, KEY_TAG_END };
+
+static inline uint64_t
+key_mum(uint64_t x, uint64_t y)
+{
+#ifdef __SIZEOF_INT128__
+    __uint128_t r = (__uint128_t)x * y;
+    return (uint64_t)r ^ (uint64_t)(r >> 64);
+#else
+    uint64_t xl = (uint32_t)x, xh = x >> 32, yl = (uint32_t)y, yh = y >> 32;
+    uint64_t ll = xl * yl, lh = xl * yh, hl = xh * yl, hh = xh * yh;
+    uint64_t mid = (ll >> 32) + (uint32_t)lh + (uint32_t)hl;
+    uint64_t lo = (mid << 32) | (uint32_t)ll, hi = hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
+    return lo ^ hi;
+#endif
+}
+
+/* One part into both lanes; its kind (tag) picks the multipliers, so that equal words of two kinds differ. */
+static inline void
+key_digest_feed(KeyDigest *d, uint64_t tag, uint64_t wa, uint64_t wb)
+{
+    d->a = key_mum(d->a ^ wa, KEY_P0 ^ tag * KEY_P2);
+    d->b = key_mum(d->b ^ wb, KEY_P1 ^ tag * KEY_P3);
+}
+
 void key_digest_start(KeyDigest *d, uint64_t shape);
 void key_digest_add(KeyDigest *d, PyObject *part);
+/* Adds one part the key compares by identity (a class whose metaclass hashes and compares as type does, None, True,
+ * False, a sentinel object), as key_digest_add does, without asking what it is. */
+static inline void
+key_digest_add_identity(KeyDigest *d, PyObject *part)
+{
+    if (d->usable) {
+        d->count++;
+        key_digest_feed(d, KEY_TAG_SAME, (uint64_t)(uintptr_t)part, (uint64_t)(uintptr_t)part);
+    }
+}
+
+/* Adds an int's value, as key_digest_add does for an int object of that value. */
+static inline void
+key_digest_add_int(KeyDigest *d, long long number)
+{
+    if (d->usable) {
+        d->count++;
+        key_digest_feed(d, KEY_TAG_INT, (uint64_t)number, (uint64_t)number);
+    }
+}
+
 /* Adds a tuple of `n` parts taken by identity (names the program keeps interned): a part digested so is found again
  * only through the same objects, never through an equal one that is not the same (a miss, never a wrong id). */
 void key_digest_add_same(KeyDigest *d, PyObject *const *parts, Py_ssize_t n);
