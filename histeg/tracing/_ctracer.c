@@ -552,19 +552,27 @@ ship(TracerObject *self, TStateObject *st, int now)
     return 0;
 }
 
+static TStateObject *other_state(TracerObject *self, int create, pthread_t me);
+
 /* The calling thread's state; NULL without an error when it has none and `create` is 0, or when
- * the tracer was cleared by the GC. */
-static TStateObject *
+ * the tracer was cleared by the GC. Inlined in every callback: most events run on the thread of the
+ * event before. pthread_self() reads a register, PyThreadState_Get() a thread-local through the
+ * dynamic linker; a thread id reused after its thread ended shares the old stream (calls stay right). */
+static inline TStateObject *
 current_state(TracerObject *self, int create)
+{
+    pthread_t me = pthread_self();
+    if (self->last_state != NULL && pthread_equal(me, self->last_pthread)) {
+        return self->last_state;  /* cleared with states_by_tid by the GC */
+    }
+    return other_state(self, create, me);
+}
+
+static TStateObject *
+other_state(TracerObject *self, int create, pthread_t me)
 {
     if (self->states_by_tid == NULL) {
         return NULL;
-    }
-    /* pthread_self() reads a register, PyThreadState_Get() a thread-local through the dynamic
-     * linker; a thread id reused after its thread ended shares the old stream (calls stay right). */
-    pthread_t me = pthread_self();
-    if (self->last_state != NULL && pthread_equal(me, self->last_pthread)) {
-        return self->last_state;
     }
     uint64_t tid = PyThreadState_GetID(PyThreadState_Get());
     if (tid == self->last_tid && self->last_state != NULL) {

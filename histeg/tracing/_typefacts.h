@@ -41,8 +41,13 @@ TypeFact *type_fact_slow(TypeFacts *facts, PyTypeObject *cls, size_t limit);
 static inline TypeFact *
 type_fact(TypeFacts *facts, PyTypeObject *cls, size_t limit)
 {
-    if (facts->cap) {  /* at most half full: most classes are in their first slot */
-        TypeFact *entry = &facts->entries[type_fact_slot(cls, facts->cap)];
+    if (facts->cap) {  /* at most half full: most classes are in their first two slots */
+        size_t slot = type_fact_slot(cls, facts->cap);
+        TypeFact *entry = &facts->entries[slot];
+        if (entry->cls == cls) {
+            return entry;
+        }
+        entry = &facts->entries[(slot + 1) & (facts->cap - 1)];
         if (entry->cls == cls) {
             return entry;
         }

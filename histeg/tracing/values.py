@@ -650,6 +650,8 @@ class Abstraction:
         return found
 
     def _neutral_uncached(self, text: str) -> str:
+        if "/" not in text and "\\" not in text:  # no path and no URL (a parser's source text): one scan, not one per prefix
+            return scrub_addresses(scrub_temporary(text))
         for prefix, placeholder, whole in self.paths:
             if prefix in text:
                 text = whole.sub(placeholder, text)

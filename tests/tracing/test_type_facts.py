@@ -65,3 +65,4 @@ def test_a_class_whose_values_all_look_alike_keeps_its_one_id(pair: tuple[Any, V
     node = Node("n")
     assert tracer.id_of(node) == seen(ids, node)
     assert Node not in ids.by_type and tracer.id_of(node) == ids.id_of(node)
+
