@@ -10,6 +10,7 @@
  * the digest unusable. Two keys with equal digests are then equal unless both 128-bit lanes collide (for a table of
  * N keys, about N^2 / 2^129). Each entry holds its key, so no address it took is reused while it is kept. */
 #include "_keymemo.h"
+#include "_opentable.h"
 
 #include <string.h>
 
@@ -160,14 +161,16 @@ key_memo_get(const KeyMemo *memo, const KeyDigest *d, unsigned long long *id)
     }
 }
 
-static void
-place(KeyMemoEntry *entries, size_t cap, KeyMemoEntry entry)
+static size_t
+memo_home(const void *entry, size_t cap)
 {
-    size_t mask = cap - 1, i = (size_t)entry.a & mask;
-    while (entries[i].key != NULL) {
-        i = (i + 1) & mask;
-    }
-    entries[i] = entry;
+    return (size_t)((const KeyMemoEntry *)entry)->a & (cap - 1);
+}
+
+static int
+memo_used(const void *entry)
+{
+    return ((const KeyMemoEntry *)entry)->key != NULL;
 }
 
 int
@@ -176,24 +179,11 @@ key_memo_put(KeyMemo *memo, const KeyDigest *d, unsigned long long id, PyObject 
     if (memo->count >= limit) {
         key_memo_clear(memo);
     }
-    if ((memo->count + 1) * 4 > memo->cap * 3) {  /* at most three quarters full */
-        size_t cap = memo->cap ? memo->cap * 2 : 1024;
-        KeyMemoEntry *entries = PyMem_Calloc(cap, sizeof(KeyMemoEntry));
-        if (entries == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        for (size_t i = 0; i < memo->cap; i++) {
-            if (memo->entries[i].key != NULL) {
-                place(entries, cap, memo->entries[i]);
-            }
-        }
-        PyMem_Free(memo->entries);
-        memo->entries = entries;
-        memo->cap = cap;
+    if (open_table_reserve((void **)&memo->entries, &memo->cap, memo->count, 1024, 3, sizeof(KeyMemoEntry), memo_home, memo_used) < 0) {
+        return -1;  /* at most three quarters full */
     }
     KeyMemoEntry entry = {d->a, d->b, id, Py_NewRef(key)};
-    place(memo->entries, memo->cap, entry);
+    open_table_place((char *)memo->entries, memo->cap, sizeof(KeyMemoEntry), &entry, memo_home, memo_used);
     memo->count++;
     return 0;
 }
@@ -201,12 +191,10 @@ key_memo_put(KeyMemo *memo, const KeyDigest *d, unsigned long long id, PyObject 
 void
 key_memo_clear(KeyMemo *memo)
 {
-    KeyMemoEntry *entries = memo->entries;
-    size_t cap = memo->cap;
-    memo->entries = NULL;
-    memo->cap = memo->count = 0;
+    size_t cap;
+    KeyMemoEntry *entries = open_table_take((void **)&memo->entries, &memo->cap, &memo->count, &cap);
     for (size_t i = 0; i < cap; i++) {
-        Py_XDECREF(entries[i].key);  /* may free a class, which may run code: the memo is empty by then */
+        Py_XDECREF(entries[i].key);
     }
     PyMem_Free(entries);
 }

@@ -1,15 +1,18 @@
 /* What the value tables said about a class, asked once: see _typefacts.h. Open addressing on the class's address, no
  * removal; emptied when `limit` classes are kept (a program that makes classes without end). */
 #include "_typefacts.h"
+#include "_opentable.h"
 
-static void
-place(TypeFact *entries, size_t cap, TypeFact entry)
+static size_t
+fact_home(const void *entry, size_t cap)
 {
-    size_t i = type_fact_slot(entry.cls, cap);
-    while (entries[i].cls != NULL) {
-        i = (i + 1) & (cap - 1);
-    }
-    entries[i] = entry;
+    return type_fact_slot(((const TypeFact *)entry)->cls, cap);
+}
+
+static int
+fact_used(const void *entry)
+{
+    return ((const TypeFact *)entry)->cls != NULL;
 }
 
 static void
@@ -39,25 +42,12 @@ type_fact_slow(TypeFacts *facts, PyTypeObject *cls, size_t limit)
     if (facts->count >= limit) {
         type_facts_clear(facts);
     }
-    if ((facts->count + 1) * 2 > facts->cap) {  /* at most half full: most lookups end at the first slot */
-        size_t cap = facts->cap ? facts->cap * 2 : 256;
-        TypeFact *entries = PyMem_Calloc(cap, sizeof(TypeFact));
-        if (entries == NULL) {
-            PyErr_NoMemory();
-            return NULL;
-        }
-        for (size_t i = 0; i < facts->cap; i++) {
-            if (facts->entries[i].cls != NULL) {
-                place(entries, cap, facts->entries[i]);
-            }
-        }
-        PyMem_Free(facts->entries);
-        facts->entries = entries;
-        facts->cap = cap;
+    if (open_table_reserve((void **)&facts->entries, &facts->cap, facts->count, 256, 2, sizeof(TypeFact), fact_home, fact_used) < 0) {
+        return NULL;  /* at most half full: most lookups end in the first two slots */
     }
     TypeFact entry = {0};
     entry.cls = (PyTypeObject *)Py_NewRef((PyObject *)cls);
-    place(facts->entries, facts->cap, entry);
+    open_table_place((char *)facts->entries, facts->cap, sizeof(TypeFact), &entry, fact_home, fact_used);
     facts->count++;
     for (size_t i = type_fact_slot(cls, facts->cap);; i = (i + 1) & (facts->cap - 1)) {
         if (facts->entries[i].cls == cls) {
@@ -69,12 +59,10 @@ type_fact_slow(TypeFacts *facts, PyTypeObject *cls, size_t limit)
 void
 type_facts_clear(TypeFacts *facts)
 {
-    TypeFact *entries = facts->entries;
-    size_t cap = facts->cap;
-    facts->entries = NULL;
-    facts->cap = facts->count = 0;
+    size_t cap;
+    TypeFact *entries = open_table_take((void **)&facts->entries, &facts->cap, &facts->count, &cap);
     for (size_t i = 0; i < cap; i++) {
-        release(&entries[i]);  /* may free a class, which may run code: the table is empty by then */
+        release(&entries[i]);
     }
     PyMem_Free(entries);
 }
