@@ -1855,9 +1855,43 @@ decoder_define_value(DecoderObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* define_values(ids, hashes): define_value of each pair, the ids and hashes two buffers of uint64 (array("Q")): a
+ * suite's tens of thousands of values in one call. */
+static PyObject *
+decoder_define_values(DecoderObject *self, PyObject *args)
+{
+    Py_buffer ids, hashes;
+    if (!PyArg_ParseTuple(args, "y*y*", &ids, &hashes)) {
+        return NULL;
+    }
+    PyObject *result = NULL;
+    size_t n = (size_t)ids.len / 8;
+    const uint64_t *id = ids.buf, *hash = hashes.buf;
+    if (ids.len % 8 || hashes.len != ids.len) {
+        PyErr_SetString(PyExc_ValueError, "define_values: two buffers of as many uint64");
+        goto done;
+    }
+    for (size_t k = 0; k < n; k++) {
+        if (id[k] > UINT32_MAX || (id[k] & INLINE_INT)) {
+            corrupt("value id %llu is not a defined value's", (unsigned long long)id[k]);
+            goto done;
+        }
+        if (grow((void **)&self->values, &self->nvalues, (size_t)id[k] + 1, sizeof(uint64_t)) < 0) {
+            goto done;
+        }
+        self->values[id[k]] = hash[k];
+    }
+    result = Py_NewRef(Py_None);
+done:
+    PyBuffer_Release(&ids);
+    PyBuffer_Release(&hashes);
+    return result;
+}
+
 static PyMethodDef decoder_methods[] = {
     {"define", (PyCFunction)decoder_define, METH_VARARGS, "define(function id, first line, code lines, hash)"},
     {"define_value", (PyCFunction)decoder_define_value, METH_VARARGS, "define_value(value id, hash)"},
+    {"define_values", (PyCFunction)decoder_define_values, METH_VARARGS, "define_values(ids, hashes): define_value of each pair (uint64 buffers)"},
     {"decode", (PyCFunction)decoder_decode, METH_VARARGS, "decode(words, with_yields=True) -> columns of one entry point (see events.Columns)"},
     {"index", (PyCFunction)decoder_index, METH_VARARGS, "index(words) -> (digest, line events, calls, edges, functions) of one entry point (see events.index_entry)"},
     {"tokens", (PyCFunction)decoder_tokens, METH_VARARGS, "tokens(words, with_yields=True) -> phase 1 alone (see events.read_tokens)"},

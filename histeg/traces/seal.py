@@ -116,6 +116,10 @@ class Decoding:
             self.table.hashes[func_id] = digest
 
     def define_value_hashes(self, ids: array, hashes: array) -> None:
+        """``define_value_hash`` of each pair (two ``array("Q")``), in one call where the decoder is C."""
+        if self._c is not None:
+            self._c.define_values(ids, hashes)
+            return
         for value_id, digest in zip(ids, hashes, strict=True):
             self.define_value_hash(value_id, digest)
 

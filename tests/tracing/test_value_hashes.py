@@ -7,8 +7,14 @@ from histeg.tracing import format as fmt
 
 
 def test_the_digest_from_the_encoded_record_is_the_digest_of_the_values_text() -> None:
-    values = [("int", "12"), ("builtins.object", None), ("str", "'caf\u00e9 \U0001f600'"), ("str", "'\udcff'"), ("", ""),
-              ("pkg.Node", "{text='x' * 200, parent=pkg.Node}" * 3)]
+    values = [
+        ("int", "12"),
+        ("builtins.object", None),
+        ("str", "'caf\u00e9 \U0001f600'"),
+        ("str", "'\udcff'"),
+        ("", ""),
+        ("pkg.Node", "{text='x' * 200, parent=pkg.Node}" * 3),
+    ]
     for value_id, (type_name, rep) in enumerate(values, start=1):
         flag = b"\x00" if rep is None else b"\x01" + fmt.text(rep)
         record = bytes([fmt.REC_VALUE]) + fmt.varint(value_id) + fmt.text(type_name) + flag
@@ -19,8 +25,15 @@ def test_the_digest_from_the_encoded_record_is_the_digest_of_the_values_text() -
         assert table.digest(table.last) == text_hash(str(table.latest())), (type_name, rep)
 
 
-VALUES = [("int", "12"), ("builtins.object", None), ("str", "'caf\u00e9 \U0001f600'"), ("str", "'\udcff'"), ("", ""),
-          ("pkg.Node", "{text='x' * 200, parent=pkg.Node}" * 3), ("bytes", "b'" + "y" * 300 + "'")]
+VALUES = [
+    ("int", "12"),
+    ("builtins.object", None),
+    ("str", "'caf\u00e9 \U0001f600'"),
+    ("str", "'\udcff'"),
+    ("", ""),
+    ("pkg.Node", "{text='x' * 200, parent=pkg.Node}" * 3),
+    ("bytes", "b'" + "y" * 300 + "'"),
+]
 
 
 def value_records(first_id: int = 1) -> bytes:
@@ -80,3 +93,43 @@ def test_the_c_digest_is_hashlibs_blake2b_at_every_length_across_block_boundarie
     for size in [*range(0, 300), 383, 384, 385, 4096, 70_001]:
         data = bytes(draw.getrandbits(8) for _ in range(size))
         assert seal._decode.digest(data) == bytes_hash(data), size
+
+
+def test_values_defined_in_one_call_decode_as_values_defined_one_by_one() -> None:
+    """``Decoder.define_values`` (sealing's runs of value records) against ``define_value``: the same digests of an
+    entry point that passes and returns those values; a value's hash is part of them; ids that name no defined value
+    (an inline int, past 32 bits) and buffers of different lengths are refused."""
+    from array import array
+
+    import pytest
+
+    from histeg.traces import seal
+
+    if not seal.native():
+        pytest.skip("histeg.traces._decode is not built")
+    ids, hashes = array("Q", [3, 1, 70_000]), array("Q", [11, 22, 2**63 + 5])
+    words = array("H", [fmt.OP_CALL | fmt.CALL_ROOT, 7, 0, 0, 0, 3])
+    for value_id in ids:
+        words.extend([value_id & 0xFFFF, value_id >> 16])
+    words.extend([fmt.OP_RETURN, 1, 0])
+
+    def digest(define: str, hashes: array) -> bytes:
+        decoder = seal._decode.Decoder()
+        decoder.define(7, 1, (1, 2), 99)
+        if define == "one by one":
+            for value_id, value_hash in zip(ids, hashes, strict=True):
+                decoder.define_value(value_id, value_hash)
+        else:
+            decoder.define_values(ids, hashes)
+        return decoder.index(words.tobytes())[0]
+
+    assert digest("in one call", hashes) == digest("one by one", hashes)
+    assert digest("in one call", array("Q", [11, 22, 6])) != digest("in one call", hashes)
+    decoder = seal._decode.Decoder()
+    for bad_ids, bad_hashes in (
+        (array("Q", [0x8000_0001]), array("Q", [1])),
+        (array("Q", [2**40]), array("Q", [1])),
+        (array("Q", [1, 2]), array("Q", [1])),
+    ):
+        with pytest.raises(ValueError):
+            decoder.define_values(bad_ids, bad_hashes)
