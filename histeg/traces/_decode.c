@@ -1836,23 +1836,30 @@ decoder_define(DecoderObject *self, PyObject *args)
     Py_RETURN_NONE;
 }
 
+/* Keeps `hash` as the hash of value `id`: 0, or -1 with an error set (an id no value record defines). */
+static int
+define_one(DecoderObject *self, unsigned long long id, unsigned long long hash)
+{
+    if (id > UINT32_MAX || (id & INLINE_INT)) {
+        corrupt("value id %llu is not a defined value's", id);
+        return -1;
+    }
+    if (grow((void **)&self->values, &self->nvalues, (size_t)id + 1, sizeof(uint64_t)) < 0) {
+        return -1;
+    }
+    self->values[id] = hash;
+    return 0;
+}
+
 /* define_value(value id, hash) */
 static PyObject *
 decoder_define_value(DecoderObject *self, PyObject *args)
 {
-    unsigned int id;
-    unsigned long long hash;
-    if (!PyArg_ParseTuple(args, "IK", &id, &hash)) {
+    unsigned long long id, hash;
+    if (!PyArg_ParseTuple(args, "KK", &id, &hash)) {
         return NULL;
     }
-    if (id & INLINE_INT) {
-        return corrupt("value id %u is an inline int", id);
-    }
-    if (grow((void **)&self->values, &self->nvalues, (size_t)id + 1, sizeof(uint64_t)) < 0) {
-        return NULL;
-    }
-    self->values[id] = hash;
-    Py_RETURN_NONE;
+    return define_one(self, id, hash) < 0 ? NULL : Py_NewRef(Py_None);
 }
 
 /* define_values(ids, hashes): define_value of each pair, the ids and hashes two buffers of uint64 (array("Q")): a
@@ -1864,28 +1871,17 @@ decoder_define_values(DecoderObject *self, PyObject *args)
     if (!PyArg_ParseTuple(args, "y*y*", &ids, &hashes)) {
         return NULL;
     }
-    PyObject *result = NULL;
-    size_t n = (size_t)ids.len / 8;
-    const uint64_t *id = ids.buf, *hash = hashes.buf;
-    if (ids.len % 8 || hashes.len != ids.len) {
+    int failed = ids.len % 8 || hashes.len != ids.len;
+    if (failed) {
         PyErr_SetString(PyExc_ValueError, "define_values: two buffers of as many uint64");
-        goto done;
     }
-    for (size_t k = 0; k < n; k++) {
-        if (id[k] > UINT32_MAX || (id[k] & INLINE_INT)) {
-            corrupt("value id %llu is not a defined value's", (unsigned long long)id[k]);
-            goto done;
-        }
-        if (grow((void **)&self->values, &self->nvalues, (size_t)id[k] + 1, sizeof(uint64_t)) < 0) {
-            goto done;
-        }
-        self->values[id[k]] = hash[k];
+    const uint64_t *id = ids.buf, *hash = hashes.buf;
+    for (size_t k = 0; !failed && k < (size_t)ids.len / 8; k++) {
+        failed = define_one(self, id[k], hash[k]) < 0;
     }
-    result = Py_NewRef(Py_None);
-done:
     PyBuffer_Release(&ids);
     PyBuffer_Release(&hashes);
-    return result;
+    return failed ? NULL : Py_NewRef(Py_None);
 }
 
 static PyMethodDef decoder_methods[] = {

@@ -882,12 +882,11 @@ class_member(TracerObject *self, int k, int bit, PyTypeObject *cls)
     return found;
 }
 
-/* Whether the dict `table` says True for `key` (a type, or a tuple of field names: hashed without project code), -1 on
- * error; a missing answer sets *unsettled (Python answers, and fills the table, when it makes the key). */
+/* Whether a table's answer `found` (NULL: none, or an error) is True, -1 on error; a missing answer sets *unsettled
+ * (Python answers, and fills the table, when it makes the key). */
 static int
-answer(PyObject *table, PyObject *key, int *unsettled)
+says_true(PyObject *found, int *unsettled)
 {
-    PyObject *found = PyDict_GetItemWithError(table, key);
     if (found == NULL) {
         int failed = PyErr_Occurred() != NULL;
         *unsettled |= !failed;
@@ -896,17 +895,18 @@ answer(PyObject *table, PyObject *key, int *unsettled)
     return found == Py_True;
 }
 
+/* Whether the dict `table` says True for `key` (a tuple of field names: hashed without project code), as says_true. */
+static int
+answer(PyObject *table, PyObject *key, int *unsettled)
+{
+    return says_true(PyDict_GetItemWithError(table, key), unsettled);
+}
+
 /* answer() of a table keyed by class (keys[k], its slot in a TypeFact). */
 static int
 class_says(TracerObject *self, int k, int slot, PyTypeObject *cls, int *unsettled)
 {
-    PyObject *found = class_answer(self, TABLE(self, k), slot, cls);
-    if (found == NULL) {
-        int failed = PyErr_Occurred() != NULL;
-        *unsettled |= !failed;
-        return failed ? -1 : 0;
-    }
-    return found == Py_True;
+    return says_true(class_answer(self, TABLE(self, k), slot, cls), unsettled);
 }
 
 /* Abstraction.content_base: the builtin list, tuple or dict whose content a value of `cls` shows after its type name,
@@ -1285,12 +1285,16 @@ fields_parts(TracerObject *self, Parts *out, PyObject *value, PyTypeObject *cls)
         int unsettled = 0;
         result = answer(TABLE(self, K_PLAIN), name_tuple, &unsettled);
         out->unsettled |= unsettled;
-        fact = result >= 0 && !unsettled ? fact_of(self, cls) : NULL;  /* again: making the tuple may have run code */
-        if (fact != NULL) {
-            Py_XSETREF(fact->names, Py_NewRef(name_tuple));
-            fact->names_plain = result;
+        if (result >= 0 && !unsettled) {  /* an answer to keep (the entry found again: making the tuple may have run code) */
+            fact = fact_of(self, cls);
+            if (fact != NULL) {
+                Py_XSETREF(fact->names, Py_NewRef(name_tuple));
+                fact->names_plain = result;
+            }
+            else {
+                PyErr_Clear();  /* a table that could not grow: asked again next time */
+            }
         }
-        PyErr_Clear();  /* a table that could not grow: asked again next time */
     }
     if (result != 1) {
         goto done;

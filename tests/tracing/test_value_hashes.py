@@ -6,25 +6,6 @@ from histeg.traces.records import Definitions, parse_record, text_hash
 from histeg.tracing import format as fmt
 
 
-def test_the_digest_from_the_encoded_record_is_the_digest_of_the_values_text() -> None:
-    values = [
-        ("int", "12"),
-        ("builtins.object", None),
-        ("str", "'caf\u00e9 \U0001f600'"),
-        ("str", "'\udcff'"),
-        ("", ""),
-        ("pkg.Node", "{text='x' * 200, parent=pkg.Node}" * 3),
-    ]
-    for value_id, (type_name, rep) in enumerate(values, start=1):
-        flag = b"\x00" if rep is None else b"\x01" + fmt.text(rep)
-        record = bytes([fmt.REC_VALUE]) + fmt.varint(value_id) + fmt.text(type_name) + flag
-        definitions = Definitions()
-        end, _ = parse_record(record, 0, definitions)
-        assert end == len(record)
-        table = definitions.values
-        assert table.digest(table.last) == text_hash(str(table.latest())), (type_name, rep)
-
-
 VALUES = [
     ("int", "12"),
     ("builtins.object", None),
@@ -36,12 +17,23 @@ VALUES = [
 ]
 
 
+def value_record(value_id: int, type_name: str, rep: str | None) -> bytes:
+    flag = b"\x00" if rep is None else b"\x01" + fmt.text(rep)
+    return bytes([fmt.REC_VALUE]) + fmt.varint(value_id) + fmt.text(type_name) + flag
+
+
+def test_the_digest_from_the_encoded_record_is_the_digest_of_the_values_text() -> None:
+    for value_id, (type_name, rep) in enumerate(VALUES, start=1):
+        record = value_record(value_id, type_name, rep)
+        definitions = Definitions()
+        end, _ = parse_record(record, 0, definitions)
+        assert end == len(record)
+        table = definitions.values
+        assert table.digest(table.last) == text_hash(str(table.latest())), (type_name, rep)
+
+
 def value_records(first_id: int = 1) -> bytes:
-    out = b""
-    for value_id, (type_name, rep) in enumerate(VALUES, start=first_id):
-        flag = b"\x00" if rep is None else b"\x01" + fmt.text(rep)
-        out += bytes([fmt.REC_VALUE]) + fmt.varint(value_id * 1000) + fmt.text(type_name) + flag
-    return out
+    return b"".join(value_record(value_id * 1000, type_name, rep) for value_id, (type_name, rep) in enumerate(VALUES, start=first_id))
 
 
 def test_runs_of_value_records_read_in_c_as_one_by_one_in_python() -> None:
