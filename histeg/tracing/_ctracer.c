@@ -180,6 +180,8 @@ typedef struct {
     uint64_t epoch;
     unsigned int label;
     uint32_t gen_ids;
+    int *gc_young;             /* the collector's schedule (gc_mark, gc_settle); NULL without internals */
+    Py_ssize_t *gc_runs[3];
 } TracerObject;
 
 static PyTypeObject GenCallType, TStateType, TracerType;
@@ -1997,8 +1999,57 @@ lines_back_on(TracerObject *self)
 /* Every call of traced code lands here. One function on purpose: the checks (selected, budgets, recursion),
  * the thread's state and the values share their early exits and locals, and a split would add calls to the
  * hottest path of the tracer. */
+/* The collector's schedule as a callback found it: the young generation's count and how many collections had run. */
+typedef struct {
+    int young;
+    Py_ssize_t runs;
+} GcMark;
+
+static inline GcMark
+gc_mark(const TracerObject *self)
+{
+    GcMark mark = {0, 0};
+    if (self->gc_young != NULL) {
+        mark.young = *self->gc_young;
+        mark.runs = *self->gc_runs[0] + *self->gc_runs[1] + *self->gc_runs[2];
+    }
+    return mark;
+}
+
+/* At a callback's end: the containers it allocated and kept no longer bring the program's next collection nearer
+ * (see _interpreter.c). A collection that ran meanwhile started the count afresh, which is left as it is. */
+static inline void
+gc_settle(const TracerObject *self, GcMark mark)
+{
+    if (self->gc_young != NULL && *self->gc_young > mark.young
+        && *self->gc_runs[0] + *self->gc_runs[1] + *self->gc_runs[2] == mark.runs) {
+        *self->gc_young = mark.young;
+    }
+}
+
+static PyObject *py_start(TracerObject *self, PyObject *const *args, Py_ssize_t nargs);
+static PyObject *leave(TracerObject *self, PyObject *const *args, Py_ssize_t nargs, unsigned int op);
+
 static PyObject *
 tracer_py_start(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    GcMark mark = gc_mark(self);
+    PyObject *result = py_start(self, args, nargs);
+    gc_settle(self, mark);
+    return result;
+}
+
+static PyObject *
+settled_leave(TracerObject *self, PyObject *const *args, Py_ssize_t nargs, unsigned int op)
+{
+    GcMark mark = gc_mark(self);
+    PyObject *result = leave(self, args, nargs, op);
+    gc_settle(self, mark);
+    return result;
+}
+
+static PyObject *
+py_start(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
     if (nargs < 1) {
         Py_RETURN_NONE;
@@ -2161,19 +2212,19 @@ leave(TracerObject *self, PyObject *const *args, Py_ssize_t nargs, unsigned int 
 static PyObject *
 tracer_py_return(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    return leave(self, args, nargs, OP_RETURN);
+    return settled_leave(self, args, nargs, OP_RETURN);
 }
 
 static PyObject *
 tracer_py_yield(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    return leave(self, args, nargs, OP_YIELD);
+    return settled_leave(self, args, nargs, OP_YIELD);
 }
 
 static PyObject *
 tracer_py_unwind(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    return leave(self, args, nargs, OP_RAISE);
+    return settled_leave(self, args, nargs, OP_RAISE);
 }
 
 /* PY_RESUME and PY_THROW: push the suspended call of the running frame again. */
@@ -2482,6 +2533,7 @@ tracer_init(TracerObject *self, PyObject *args, PyObject *kwds)
         return -1;
     }
     Py_XSETREF(self->switch_lines, Py_NewRef(switch_fn));
+    histeg_gc_counters(&self->gc_young, self->gc_runs);
     self->line_budget = line_budget;
     self->line_cap = line_cap;
     if (bind(self, new_thread, chunk, by_type, by_value, value_id_fn) < 0) {
