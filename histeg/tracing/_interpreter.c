@@ -15,7 +15,7 @@
  *   when the program's next collection runs. What the collector allocates and keeps (value tables, keys, the Python
  *   walk's objects) is taken back off that count when a callback ends, so the program is collected when it would be
  *   untraced: on a parser's suite the collector's allocations had added 163 young collections to the program's 260
- *   and a full one to its 4, and their traversal of the program's objects was a sixth of what tracing added.
+ *   and a full one to its 4, and their traversal of the program's objects was about a seventh of what tracing added.
  *
  * Compiled with those headers, and only where they are installed: elsewhere histeg_internals_seen says 0,
  * histeg_signal_due answers 0 (the collector then holds signals during its calls into Python but cannot tell a
