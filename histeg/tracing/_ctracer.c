@@ -1996,14 +1996,17 @@ lines_back_on(TracerObject *self)
 
 /* -- callbacks ------------------------------------------------------------- */
 
-/* Every call of traced code lands here. One function on purpose: the checks (selected, budgets, recursion),
- * the thread's state and the values share their early exits and locals, and a split would add calls to the
- * hottest path of the tracer. */
 /* The collector's schedule as a callback found it: the young generation's count and how many collections had run. */
 typedef struct {
     int young;
     Py_ssize_t runs;
 } GcMark;
+
+static inline Py_ssize_t
+collections_run(const TracerObject *self)
+{
+    return *self->gc_runs[0] + *self->gc_runs[1] + *self->gc_runs[2];
+}
 
 static inline GcMark
 gc_mark(const TracerObject *self)
@@ -2011,7 +2014,7 @@ gc_mark(const TracerObject *self)
     GcMark mark = {0, 0};
     if (self->gc_young != NULL) {
         mark.young = *self->gc_young;
-        mark.runs = *self->gc_runs[0] + *self->gc_runs[1] + *self->gc_runs[2];
+        mark.runs = collections_run(self);
     }
     return mark;
 }
@@ -2021,14 +2024,12 @@ gc_mark(const TracerObject *self)
 static inline void
 gc_settle(const TracerObject *self, GcMark mark)
 {
-    if (self->gc_young != NULL && *self->gc_young > mark.young
-        && *self->gc_runs[0] + *self->gc_runs[1] + *self->gc_runs[2] == mark.runs) {
+    if (self->gc_young != NULL && *self->gc_young > mark.young && collections_run(self) == mark.runs) {
         *self->gc_young = mark.young;
     }
 }
 
 static PyObject *py_start(TracerObject *self, PyObject *const *args, Py_ssize_t nargs);
-static PyObject *leave(TracerObject *self, PyObject *const *args, Py_ssize_t nargs, unsigned int op);
 
 static PyObject *
 tracer_py_start(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -2039,15 +2040,9 @@ tracer_py_start(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
     return result;
 }
 
-static PyObject *
-settled_leave(TracerObject *self, PyObject *const *args, Py_ssize_t nargs, unsigned int op)
-{
-    GcMark mark = gc_mark(self);
-    PyObject *result = leave(self, args, nargs, op);
-    gc_settle(self, mark);
-    return result;
-}
-
+/* Every call of traced code lands here. One function on purpose: the checks (selected, budgets, recursion),
+ * the thread's state and the values share their early exits and locals, and a split would add calls to the
+ * hottest path of the tracer. */
 static PyObject *
 py_start(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -2207,6 +2202,15 @@ leave(TracerObject *self, PyObject *const *args, Py_ssize_t nargs, unsigned int 
         }
     }
     Py_RETURN_NONE;
+}
+
+static PyObject *
+settled_leave(TracerObject *self, PyObject *const *args, Py_ssize_t nargs, unsigned int op)
+{
+    GcMark mark = gc_mark(self);
+    PyObject *result = leave(self, args, nargs, op);
+    gc_settle(self, mark);
+    return result;
 }
 
 static PyObject *

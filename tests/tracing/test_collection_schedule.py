@@ -75,6 +75,6 @@ def test_a_program_is_collected_as_often_traced_as_untraced(project_runner: Any,
     untraced = young_collections(project_runner, tmp_path / "untraced", trace=False)
     traced = young_collections(project_runner, tmp_path / "traced", tracer="c")
     assert untraced >= 50  # the program's and pytest's own allocations make a schedule worth comparing
-    # The collector's callbacks add nothing; the plugin that labels tests runs in pytest's hooks, as Python code of
-    # the process, and adds a little (about a fifth of pytest's own per test). Before: two thirds more.
+    # What the C callbacks allocate no longer counts. What is left (88 against 74 where this was written) comes with
+    # values, from outside the callbacks: with values off the counts are equal. Before: 225 against 74.
     assert untraced * 0.9 <= traced <= untraced * 1.3, f"{traced} young collections traced, {untraced} untraced"
