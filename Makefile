@@ -10,7 +10,7 @@ check-python:
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' 2>/dev/null || { \
 	  echo "error: histeg needs Python 3.12 or newer (sys.monitoring); '$(PYTHON)' is $$($(PYTHON) --version 2>&1 || echo 'not found'). Install 3.12+ or run 'make PYTHON=python3.12 ...'." >&2; exit 1; }
 
-$(STAMP): pyproject.toml setup.py histeg/tracing/_ctracer.c histeg/tracing/_interpreter.c histeg/tracing/_interpreter.h histeg/tracing/_keymemo.c histeg/tracing/_keymemo.h histeg/tracing/_walk.c histeg/traces/_decode.c
+$(STAMP): pyproject.toml setup.py $(wildcard histeg/tracing/*.c histeg/tracing/*.h histeg/traces/*.c)
 	@[ -x $(VPY) ] || $(PYTHON) -m venv $(VENV)
 	@$(VPY) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 12) else 1)' || { \
 	  echo "error: $(VENV) was made with Python older than 3.12; remove it ('make clean') and retry." >&2; exit 1; }

@@ -26,6 +26,7 @@
 
 #include "_interpreter.h"
 #include "_keymemo.h"
+#include "_objectmemo.h"
 #include "_typefacts.h"
 
 /* Format constants, read from histeg.tracing.format at import. */
@@ -155,6 +156,8 @@ typedef struct {
     KeyMemo memo;             /* digest of a key -> its id in the keyed tables (emptied with them: keyed(), reset()) */
     KeyMemo secrets;          /* digest of a key -> the id of the secret a value of that key is (emptied as `memo`) */
     TypeFacts facts;          /* what `keys` and `by_type` said of a class (emptied when either is bound again) */
+    ObjectMemo objects;       /* a program's object's address and fields -> its id (emptied as `facts`) */
+    uint64_t tables_epoch;    /* counts the times the tables were bound again (and all of the above emptied) */
     PyObject *no_key_streaks; /* dict: a program's class -> how many of its last objects had no key (skip_key) */
     Py_ssize_t limits[L_COUNT];  /* the bounds the keyed tables give, read once by keyed() */
     PyObject *switch_lines;   /* (code, on): line events of a code object on or off */
@@ -927,16 +930,40 @@ content_base(TracerObject *self, PyTypeObject *cls, int *unsettled)
     return NULL;
 }
 
-/* (cls, item) of an exact scalar a key keeps by value; NULL without an error when `item` is none. */
-static PyObject *
-scalar_part(PyObject *item, Py_ssize_t max_text)
+enum { ITEM_NONE, ITEM_SCALAR, ITEM_TYPE, ITEM_CONTENT };
+
+/* How ValueIds._tuple_key keys one item of a tuple: ITEM_SCALAR by (its class, itself), ITEM_TYPE by its class alone,
+ * ITEM_CONTENT by (its class, *content) (a token type's content key, borrowed), ITEM_NONE when it has no key (an
+ * error maybe set; *unsettled set when Python keys it once it has met it). */
+static int
+tuple_item(TracerObject *self, PyObject *item, int nested, int *unsettled, PyObject **content)
 {
     PyTypeObject *cls = Py_TYPE(item);
-    if (item == Py_None || cls == &PyBool_Type || cls == &PyLong_Type
-        || (cls == &PyUnicode_Type && PyUnicode_GET_LENGTH(item) <= max_text)) {
-        return PyTuple_Pack(2, (PyObject *)cls, item);
+    if ((cls == &PyBytes_Type && PyBytes_GET_SIZE(item) <= MAX_KEY_LENGTH) || item == Py_None || cls == &PyBool_Type
+        || cls == &PyLong_Type || (cls == &PyUnicode_Type && PyUnicode_GET_LENGTH(item) <= MAX_KEY_LENGTH)) {
+        return ITEM_SCALAR;
     }
-    return NULL;
+    if (cls == &PyBytes_Type || !hashed_by_identity(cls)) {
+        return ITEM_NONE;
+    }
+    int shown = class_says(self, K_SHOWN_TYPES, A_SHOWN_TYPES, cls, unsettled);
+    if (shown != 0) {
+        return shown == 1 ? ITEM_TYPE : ITEM_NONE;
+    }
+    if (!nested && !PyErr_Occurred() && PyTuple_Check(item) && PyTuple_GET_SIZE(item) <= MAX_KEYED_TUPLE
+        && content_base(self, cls, unsettled) == &PyTuple_Type) {
+        PyObject *address = PyLong_FromVoidPtr(item), *known = NULL;
+        if (address != NULL) {
+            known = PyDict_GetItemWithError(TABLE(self, K_CONTENTS), address);  /* (item, content key) */
+            Py_DECREF(address);
+        }
+        if (known != NULL && PyTuple_CheckExact(known) && PyTuple_GET_SIZE(known) == 2 && PyTuple_GET_ITEM(known, 0) == item) {
+            *content = PyTuple_GET_ITEM(known, 1);
+            return ITEM_CONTENT;
+        }
+        *unsettled = 1;  /* Python keys the content of a token type it has not met */
+    }
+    return ITEM_NONE;
 }
 
 /* ValueIds._tuple_key: NULL when the tuple has no key (or on an error, cleared by the caller). */
@@ -949,47 +976,53 @@ tuple_key(TracerObject *self, PyObject *value, int nested, int *unsettled)
         return NULL;
     }
     for (Py_ssize_t i = 0; i < n; i++) {
-        PyObject *item = PyTuple_GET_ITEM(value, i), *part = NULL;
+        PyObject *item = PyTuple_GET_ITEM(value, i), *content = NULL, *part = NULL;
         PyTypeObject *cls = Py_TYPE(item);
-        if ((cls == &PyBytes_Type && PyBytes_GET_SIZE(item) <= MAX_KEY_LENGTH)
-            || (cls != &PyBytes_Type && (part = scalar_part(item, MAX_KEY_LENGTH)) != NULL)) {
-            if (part == NULL) {
-                part = PyTuple_Pack(2, (PyObject *)cls, item);
-            }
+        int kind = tuple_item(self, item, nested, unsettled, &content);
+        if (kind == ITEM_SCALAR) {
+            part = PyTuple_Pack(2, (PyObject *)cls, item);
         }
-        else if (PyErr_Occurred() || !hashed_by_identity(cls)) {
-            break;
-        }
-        else if (class_says(self, K_SHOWN_TYPES, A_SHOWN_TYPES, cls, unsettled) == 1) {
+        else if (kind == ITEM_TYPE) {
             part = Py_NewRef((PyObject *)cls);
         }
-        else if (!nested && !PyErr_Occurred() && PyTuple_Check(item) && PyTuple_GET_SIZE(item) <= MAX_KEYED_TUPLE
-                 && content_base(self, cls, unsettled) == &PyTuple_Type) {
-            PyObject *address = PyLong_FromVoidPtr(item), *known = NULL;
-            if (address != NULL) {
-                known = PyDict_GetItemWithError(TABLE(self, K_CONTENTS), address);  /* (item, content key) */
-                Py_DECREF(address);
-            }
-            if (known != NULL && PyTuple_CheckExact(known) && PyTuple_GET_SIZE(known) == 2 && PyTuple_GET_ITEM(known, 0) == item) {
-                part = PyTuple_Pack(2, (PyObject *)cls, PyTuple_GET_ITEM(known, 1));
-            }
-            else {
-                *unsettled = 1;  /* Python keys the content of a token type it has not met */
-            }
+        else if (kind == ITEM_CONTENT) {
+            part = PyTuple_Pack(2, (PyObject *)cls, content);
         }
         if (part == NULL) {
-            break;
+            Py_DECREF(parts);
+            return NULL;
         }
         PyTuple_SET_ITEM(parts, i, part);
-        if (i == n - 1) {
-            return parts;
+    }
+    return parts;
+}
+
+/* value_key's key of an exact tuple, (tuple, tuple_key's parts), digested as key_digest_add would digest it, nothing
+ * made: 1, or 0 when tuple_key makes no key (value_key then tries another; an error maybe set). */
+static int
+tuple_digest(TracerObject *self, PyObject *value, KeyDigest *digest, int *unsettled)
+{
+    key_digest_start(digest, 0);
+    key_digest_feed(digest, KEY_TAG_TUPLE, 2, 2);  /* the key is a pair: the class, then its items' parts */
+    key_digest_add_identity(digest, (PyObject *)&PyTuple_Type);
+    Py_ssize_t n = PyTuple_GET_SIZE(value);
+    key_digest_feed(digest, KEY_TAG_TUPLE, (uint64_t)n, (uint64_t)n);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *item = PyTuple_GET_ITEM(value, i), *content = NULL;
+        PyTypeObject *cls = Py_TYPE(item);
+        int kind = tuple_item(self, item, 0, unsettled, &content);
+        if (kind == ITEM_NONE) {
+            return 0;
         }
+        if (kind == ITEM_TYPE) {
+            key_digest_add_identity(digest, (PyObject *)cls);
+            continue;
+        }
+        key_digest_feed(digest, KEY_TAG_TUPLE, 2, 2);
+        key_digest_add_identity(digest, (PyObject *)cls);
+        key_digest_add(digest, kind == ITEM_SCALAR ? item : content);
     }
-    if (n == 0) {
-        return parts;
-    }
-    Py_DECREF(parts);
-    return NULL;
+    return 1;
 }
 
 /* Where a key's parts go: into a list the key is made of, or into its digest (the same parts, nothing made).
@@ -998,6 +1031,7 @@ typedef struct {
     PyObject *list;
     KeyDigest *digest;
     int unsettled;
+    int deep;  /* a field was taken by identity (a class) or by its content (a container): not for the object memo */
 } Parts;
 
 static int
@@ -1179,6 +1213,7 @@ field_entries(TracerObject *self, Parts *parts, PyObject *item)
         if (!hashed_by_identity((PyTypeObject *)item)) {
             return 0;
         }
+        parts->deep = 1;
         return parts_add_same(parts, (PyObject *)cls) < 0 || parts_add_same(parts, item) < 0 ? -1 : 1;
     }
     TypeFact *fact = fact_of(self, cls);  /* the set is a constant: its answer for the class's kind is the class's */
@@ -1199,68 +1234,120 @@ field_entries(TracerObject *self, Parts *parts, PyObject *item)
         return 0;
     }
     Py_ssize_t budget = MAX_ITEMS;
+    parts->deep = 1;
     return container_parts(self, parts, item, cls, 1, &budget);
 }
 
 #define MAX_FIELDS 128
 
-/* Adds an instance's fields key (Abstraction.fields_key) to `out`, part by part: 1 done, 0 no key, -1 error (an error
- * may be left set: the caller clears it). An instance with more than MAX_FIELDS fields is left to Python. */
-static int
-fields_parts(TracerObject *self, Parts *out, PyObject *value, PyTypeObject *cls)
+/* An instance's fields as its key reads them (strong references), read once: for the object memo, then for the key. */
+typedef struct {
+    Py_ssize_t n;
+    PyObject *names[MAX_FIELDS], *items[MAX_FIELDS];
+    PyObject *namespace;  /* the instance's __dict__ when its fields were read from it, else NULL */
+} Fields;
+
+static void
+fields_release(Fields *f)
 {
-    PyObject *layout = class_answer(self, TABLE(self, K_LAYOUTS), A_LAYOUTS, cls);  /* (holder, ((name, getter, member), ...)) */
-    if (layout == NULL || !PyTuple_CheckExact(layout) || PyTuple_GET_SIZE(layout) != 2 || !PyTuple_CheckExact(PyTuple_GET_ITEM(layout, 1))) {
-        out->unsettled |= layout == NULL;
-        return PyErr_Occurred() ? -1 : 0;
+    for (Py_ssize_t k = 0; k < f->n; k++) {
+        Py_DECREF(f->names[k]);
+        Py_DECREF(f->items[k]);
     }
+    f->n = 0;
+    Py_CLEAR(f->namespace);
+}
+
+/* Reads an instance's fields (its inline attributes or __dict__, then its slots, an unset slot as K_UNSET) into `f`,
+ * whose `n` must be 0: 1 done, 0 no key (*unsettled set when Python makes the key of so many fields), -1 error (maybe
+ * left set). `f` holds what was read in any case (fields_release). `layout` is the class's (holder, slots). `inline_only`:
+ * an instance whose attributes are not where they are read without a call (its __dict__ made) is not read (0). */
+static int
+read_fields(TracerObject *self, PyObject *value, PyObject *layout, Fields *f, int *unsettled, int inline_only)
+{
     PyObject *holder = PyTuple_GET_ITEM(layout, 0), *slots = PyTuple_GET_ITEM(layout, 1);
-    PyObject *names[MAX_FIELDS], *items[MAX_FIELDS], *namespace = NULL, *name_tuple = NULL;
-    Py_ssize_t n = 0;
-    int result = 0;
     if (holder != Py_None) {
         PyObject *inline_names[MAX_INLINE_FIELDS], *inline_items[MAX_INLINE_FIELDS];
         Py_ssize_t count = histeg_inline_attributes(value, inline_names, inline_items, MAX_INLINE_FIELDS);
         for (Py_ssize_t k = 0; k < count; k++) {  /* read where they are: no __dict__ made */
-            if (!PyUnicode_CheckExact(inline_names[k]) || n == MAX_FIELDS) {
-                out->unsettled |= n == MAX_FIELDS;  /* Python makes the key of so many fields */
-                goto done;
+            if (!PyUnicode_CheckExact(inline_names[k]) || f->n == MAX_FIELDS) {
+                *unsettled |= f->n == MAX_FIELDS;  /* Python makes the key of so many fields */
+                return 0;
             }
-            names[n] = Py_NewRef(inline_names[k]);
-            items[n++] = Py_NewRef(inline_items[k]);
+            f->names[f->n] = Py_NewRef(inline_names[k]);
+            f->items[f->n++] = Py_NewRef(inline_items[k]);
+        }
+        if (count < 0 && inline_only) {
+            return 0;
         }
         if (count < 0) {
-            namespace = PyObject_CallOneArg(holder, value);
-            if (namespace == NULL || !PyDict_CheckExact(namespace)) {
-                result = namespace == NULL ? -1 : 0;
-                goto done;
+            f->namespace = PyObject_CallOneArg(holder, value);
+            if (f->namespace == NULL || !PyDict_CheckExact(f->namespace)) {
+                return f->namespace == NULL ? -1 : 0;
             }
             Py_ssize_t pos = 0;
             PyObject *name, *item;
-            while (PyDict_Next(namespace, &pos, &name, &item)) {
-                if (!PyUnicode_CheckExact(name) || n == MAX_FIELDS) {
-                    out->unsettled |= n == MAX_FIELDS;
-                    goto done;
+            while (PyDict_Next(f->namespace, &pos, &name, &item)) {
+                if (!PyUnicode_CheckExact(name) || f->n == MAX_FIELDS) {
+                    *unsettled |= f->n == MAX_FIELDS;
+                    return 0;
                 }
-                names[n] = Py_NewRef(name);
-                items[n++] = Py_NewRef(item);
+                f->names[f->n] = Py_NewRef(name);
+                f->items[f->n++] = Py_NewRef(item);
             }
         }
     }
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(slots); k++) {
         PyObject *slot = PyTuple_GET_ITEM(slots, k);
-        if (!PyTuple_CheckExact(slot) || PyTuple_GET_SIZE(slot) < 2 || !PyUnicode_CheckExact(PyTuple_GET_ITEM(slot, 0)) || n == MAX_FIELDS) {
-            out->unsettled = 1;
-            goto done;
+        if (!PyTuple_CheckExact(slot) || PyTuple_GET_SIZE(slot) < 2 || !PyUnicode_CheckExact(PyTuple_GET_ITEM(slot, 0)) || f->n == MAX_FIELDS) {
+            *unsettled = 1;
+            return 0;
         }
         PyObject *item = histeg_slot_value(slot, value);
         if (item == NULL) {
             PyErr_Clear();  /* an unset slot (its error, if any) */
             item = Py_NewRef(TABLE(self, K_UNSET));
         }
-        names[n] = Py_NewRef(PyTuple_GET_ITEM(slot, 0));
-        items[n++] = item;
+        f->names[f->n] = Py_NewRef(PyTuple_GET_ITEM(slot, 0));
+        f->items[f->n++] = item;
     }
+    return 1;
+}
+
+/* The class's layout (holder, ((name, getter, member), ...)), borrowed; NULL when there is none (*unsettled set when
+ * the table has no answer yet, an error maybe left set). */
+static PyObject *
+layout_of(TracerObject *self, PyTypeObject *cls, int *unsettled)
+{
+    PyObject *layout = class_answer(self, TABLE(self, K_LAYOUTS), A_LAYOUTS, cls);
+    if (layout == NULL || !PyTuple_CheckExact(layout) || PyTuple_GET_SIZE(layout) != 2 || !PyTuple_CheckExact(PyTuple_GET_ITEM(layout, 1))) {
+        *unsettled |= layout == NULL && !PyErr_Occurred();
+        return NULL;
+    }
+    return layout;
+}
+
+/* Adds an instance's fields key (Abstraction.fields_key) to `out`, part by part: 1 done, 0 no key, -1 error (an error
+ * may be left set: the caller clears it). An instance with more than MAX_FIELDS fields is left to Python. `given`: its
+ * fields read already (read_fields gave 1), or NULL. */
+static int
+fields_parts(TracerObject *self, Parts *out, PyObject *value, PyTypeObject *cls, const Fields *given)
+{
+    Fields own;
+    own.n = 0;
+    own.namespace = NULL;
+    PyObject *name_tuple = NULL;
+    int result = 1;
+    if (given == NULL) {
+        PyObject *layout = layout_of(self, cls, &out->unsettled);
+        result = layout == NULL ? (PyErr_Occurred() ? -1 : 0) : read_fields(self, value, layout, &own, &out->unsettled, 0);
+        given = &own;
+    }
+    if (result != 1) {
+        goto done;
+    }
+    Py_ssize_t n = given->n;
+    PyObject *const *names = given->names, *const *items = given->items;
     TypeFact *fact = fact_of(self, cls);
     if (fact == NULL) {
         result = -1;
@@ -1311,12 +1398,8 @@ fields_parts(TracerObject *self, Parts *out, PyObject *value, PyTypeObject *cls)
         result = field_entries(self, out, items[k]);
     }
 done:
-    for (Py_ssize_t k = 0; k < n; k++) {
-        Py_DECREF(names[k]);
-        Py_DECREF(items[k]);
-    }
+    fields_release(&own);
     Py_XDECREF(name_tuple);
-    Py_XDECREF(namespace);
     return result;
 }
 
@@ -1327,7 +1410,7 @@ fields_key(TracerObject *self, PyObject *value, PyTypeObject *cls, int *unsettle
 {
     Parts parts = {PyList_New(0), NULL};
     PyObject *key = NULL;
-    if (parts.list != NULL && fields_parts(self, &parts, value, cls) == 1) {
+    if (parts.list != NULL && fields_parts(self, &parts, value, cls, NULL) == 1) {
         key = PyList_AsTuple(parts.list);
     }
     *unsettled |= parts.unsettled;
@@ -1515,12 +1598,21 @@ enum { NO_KEY_OBJECT = -2, NO_KEY = -1, NO_DIGEST = 0, DIGESTED = 1 };
  * NO_KEY when it has none and never will (value_key would make none: the same code decides, and no table lacked an
  * answer Python gives when it tries), NO_KEY_OBJECT when that value is a program's object; NO_DIGEST when value_key must say
  * (a part the digest does not take), and for builtin containers and tuples: a parser's dicts and lists seldom
- * repeat, and a digest that misses costs as much as the key it did not save (measured). */
+ * repeat, and a digest that misses costs as much as the key it did not save (measured). `fields`: a program's object's
+ * fields read already (read_fields), or NULL. *shallow is set to 1 when the key digested is a program's object's made of
+ * its fields' values and classes alone (what the object memo may keep), else 0. */
 static int
-value_digest(TracerObject *self, PyObject *value, PyTypeObject *cls, KeyDigest *digest)
+value_digest(TracerObject *self, PyObject *value, PyTypeObject *cls, KeyDigest *digest, const Fields *fields, int *shallow)
 {
-    if (self->keys == NULL || !PyTuple_CheckExact(self->keys) || cls == &PyTuple_Type || cls == &PyList_Type || cls == &PyDict_Type) {
+    *shallow = 0;
+    if (self->keys == NULL || !PyTuple_CheckExact(self->keys) || cls == &PyList_Type || cls == &PyDict_Type) {
         return NO_DIGEST;
+    }
+    if (cls == &PyTuple_Type) {  /* a parser's tuples of token types and words repeat: yielded tokens, match arguments */
+        int unsettled = 0;
+        int made = PyTuple_GET_SIZE(value) <= MAX_KEYED_TUPLE && tuple_digest(self, value, digest, &unsettled);
+        PyErr_Clear();
+        return made && key_digest_finish(digest) ? DIGESTED : NO_DIGEST;
     }
     Parts parts = {NULL, digest};
     int made = 0, object = 0;
@@ -1533,7 +1625,7 @@ value_digest(TracerObject *self, PyObject *value, PyTypeObject *cls, KeyDigest *
             key_digest_add(digest, (PyObject *)cls);
             key_digest_add(digest, content);
             Py_DECREF(content);
-            made = fields_parts(self, &parts, value, cls);
+            made = fields_parts(self, &parts, value, cls, NULL);
         }
         else {
             made = PyErr_Occurred() ? -1 : 0;
@@ -1545,7 +1637,7 @@ value_digest(TracerObject *self, PyObject *value, PyTypeObject *cls, KeyDigest *
         }
         key_digest_start(digest, SHAPE_OBJECT);
         key_digest_add(digest, (PyObject *)cls);
-        made = fields_parts(self, &parts, value, cls);
+        made = fields_parts(self, &parts, value, cls, fields);
         object = 1;
     }
     else if (tuple_type == 0 && made == 0 && (made = class_member(self, K_CONTENT_TYPES, M_CONTENT_TYPES, cls)) != 0) {
@@ -1575,7 +1667,11 @@ value_digest(TracerObject *self, PyObject *value, PyTypeObject *cls, KeyDigest *
         }
         return object ? NO_KEY_OBJECT : NO_KEY;
     }
-    return key_digest_finish(digest) ? DIGESTED : NO_DIGEST;
+    if (!key_digest_finish(digest)) {
+        return NO_DIGEST;
+    }
+    *shallow = object && !parts.deep;
+    return DIGESTED;
 }
 
 static void untrack_tuples(PyObject *value, int depth);
@@ -1737,6 +1833,132 @@ by_type_id(TracerObject *self, PyTypeObject *cls)
     return PyDict_GetItemWithError(self->by_type, (PyObject *)cls);
 }
 
+/* value_id of a value without a by_type id, by its key (its digest found in the memo, else the keyed tables, else
+ * Python); `fields`, *shallow: as value_digest has them; *keyed: the id is its key's (not a walk's, nor Python's). */
+static unsigned long long
+keyed_value_id(TracerObject *self, TStateObject *st, PyObject *value, PyTypeObject *cls, const Fields *fields, int *shallow,
+               int *keyed)
+{
+    unsigned long long known;
+    KeyDigest digest;
+    int digested = value_digest(self, value, cls, &digest, fields, shallow);
+    *keyed = 1;
+    if (digested == DIGESTED && key_memo_get(&self->memo, &digest, &known)) {
+        return known;
+    }
+    PyObject *key = NULL;
+    int unsettled = 0;
+    if (digested < NO_DIGEST || !keyed_id(self, value, cls, &known, &key, &unsettled)) {
+        if (key == NULL) {  /* a value no key caches (a type no key of any kind caches, a list, dict or tuple whose parts
+                             * make none): ValueIds.id_of would walk and intern it */
+            int walked = digested == NO_KEY_OBJECT || ((cls == &PyList_Type || cls == &PyDict_Type || cls == &PyTuple_Type) && !unsettled)
+                || (digested == NO_KEY && class_member(self, K_UNKEYED, M_UNKEYED, cls) == 1)
+                || (digested == NO_DIGEST && !unsettled && class_member(self, K_CONTENT_TYPES, M_CONTENT_TYPES, cls) == 1);
+            PyErr_Clear();
+            *keyed = 0;
+            return walked ? unkeyed_object_id(self, st, value) : id_from(st, self->value_id, value);
+        }
+        known = id_from_key(self, st, Py_NewRef(key), value);
+    }
+    if (digested == DIGESTED && known != NO_VALUE && key_memo_put(&self->memo, &digest, known, key, (size_t)self->limits[L_CACHED]) < 0) {
+        PyErr_Clear();  /* found by its key next time */
+    }
+    Py_DECREF(key);
+    return known;
+}
+
+/* Whether the object memo may hold objects of `cls`: a program's class whose objects are keyed by their fields. */
+static int
+memo_candidate(TracerObject *self, PyTypeObject *cls)
+{
+    if (self->keys == NULL || !PyTuple_CheckExact(self->keys) || cls == &PyTuple_Type || cls == &PyList_Type || cls == &PyDict_Type) {
+        return 0;
+    }
+    int object = class_member(self, K_OBJECTS, M_OBJECTS, cls) == 1 && class_member(self, K_TUPLE_TYPES, M_TUPLE_TYPES, cls) == 0;
+    PyErr_Clear();
+    return object;
+}
+
+/* Whether the object memo may hold `item` as a tuple's item and compare it by identity: it cannot change where a key
+ * reads it (a str, bytes, a number, None, a class, a tuple of such, or a tuple subclass's content: a lexer's token
+ * type), and holding it changes nothing the program can see (no weak reference to it, no finalizer). */
+static int
+held_safe(PyObject *item, int depth)
+{
+    PyTypeObject *cls = Py_TYPE(item);
+    if (cls == &PyUnicode_Type || cls == &PyLong_Type || cls == &PyBool_Type || item == Py_None || cls == &PyBytes_Type
+        || cls == &PyFloat_Type || PyType_Check(item)) {
+        return 1;
+    }
+    if (!PyTuple_Check(item) || depth >= MAX_KEYED_DEPTH || cls->tp_weaklistoffset != 0 || cls->tp_finalize != NULL || cls->tp_del != NULL) {
+        return 0;
+    }
+    for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(item); k++) {
+        if (!held_safe(PyTuple_GET_ITEM(item, k), depth + 1)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* value_id of an exact tuple: found again in the object memo while it is the same tuple of the same items, else by its
+ * key, and kept in the memo when that key made its id and its items may be held. */
+static unsigned long long
+tuple_value_id(TracerObject *self, TStateObject *st, PyObject *value)
+{
+    Py_ssize_t n = PyTuple_GET_SIZE(value);
+    PyObject **items = ((PyTupleObject *)value)->ob_item;
+    int memo = self->keys != NULL && PyTuple_CheckExact(self->keys) && n <= OBJECT_MEMO_FIELDS, shallow, keyed;
+    uint64_t epoch = self->tables_epoch;
+    unsigned long long id;
+    ObjectMemoKey key = {&PyTuple_Type, NULL, items, n, NULL, 1};
+    if (memo && object_memo_get(&self->objects, &key, &id)) {
+        return id;
+    }
+    id = keyed_value_id(self, st, value, &PyTuple_Type, NULL, &shallow, &keyed);
+    if (memo && keyed && id != NO_VALUE && epoch == self->tables_epoch && held_safe(value, 0)
+        && object_memo_put(&self->objects, &key, id) < 0) {
+        PyErr_Clear();  /* found by its key next time */
+    }
+    return id;
+}
+
+/* value_id of a value without a by_type id: a program's object whose fields are what they were when its id was last
+ * found is found again in the object memo (its fields read once, where that is cheap: slots and inline attributes),
+ * else by its key, and kept in the memo when its key allows. */
+static unsigned long long
+object_value_id(TracerObject *self, TStateObject *st, PyObject *value, PyTypeObject *cls)
+{
+    if (cls == &PyTuple_Type) {
+        return tuple_value_id(self, st, value);
+    }
+    Fields fields;
+    fields.n = 0;
+    fields.namespace = NULL;
+    int read = 0, unsettled = 0, shallow = 0, keyed = 0;
+    uint64_t epoch = self->tables_epoch;
+    unsigned long long id;
+    ObjectMemoKey key = {cls, fields.names, fields.items, 0, NULL, 0};
+    if (memo_candidate(self, cls)) {
+        PyObject *layout = layout_of(self, cls, &unsettled);
+        read = layout != NULL && read_fields(self, value, layout, &fields, &unsettled, 1) == 1 && fields.n <= OBJECT_MEMO_FIELDS;
+        PyErr_Clear();
+        key.n = fields.n;
+        key.unset = TABLE(self, K_UNSET);
+        if (read && object_memo_get(&self->objects, &key, &id)) {
+            fields_release(&fields);
+            return id;
+        }
+    }
+    id = keyed_value_id(self, st, value, cls, read ? &fields : NULL, &shallow, &keyed);
+    if (read && shallow && keyed && id != NO_VALUE && epoch == self->tables_epoch
+        && object_memo_put(&self->objects, &key, id) < 0) {
+        PyErr_Clear();  /* found by its key next time */
+    }
+    fields_release(&fields);
+    return id;
+}
+
 /* A value's id; NO_VALUE when abstracting it failed (the traced program never sees histeg's errors). */
 static unsigned long long
 value_id(TracerObject *self, TStateObject *st, PyObject *value)
@@ -1795,30 +2017,7 @@ value_id(TracerObject *self, TStateObject *st, PyObject *value)
             PyErr_Clear();
             return NO_VALUE;
         }
-        unsigned long long known;
-        KeyDigest digest;
-        int digested = value_digest(self, value, cls, &digest);
-        if (digested == DIGESTED && key_memo_get(&self->memo, &digest, &known)) {
-            return known;
-        }
-        PyObject *key = NULL;
-        int unsettled = 0;
-        if (digested < NO_DIGEST || !keyed_id(self, value, cls, &known, &key, &unsettled)) {
-            if (key == NULL) {  /* a value no key caches (a type no key of any kind caches, a list, dict or tuple whose parts
-                                 * make none): ValueIds.id_of would walk and intern it */
-                int walked = digested == NO_KEY_OBJECT || ((cls == &PyList_Type || cls == &PyDict_Type || cls == &PyTuple_Type) && !unsettled)
-                    || (digested == NO_KEY && class_member(self, K_UNKEYED, M_UNKEYED, cls) == 1)
-                    || (digested == NO_DIGEST && !unsettled && class_member(self, K_CONTENT_TYPES, M_CONTENT_TYPES, cls) == 1);
-                PyErr_Clear();
-                return walked ? unkeyed_object_id(self, st, value) : id_from(st, self->value_id, value);
-            }
-            known = id_from_key(self, st, Py_NewRef(key), value);
-        }
-        if (digested == DIGESTED && known != NO_VALUE && key_memo_put(&self->memo, &digest, known, key, (size_t)self->limits[L_CACHED]) < 0) {
-            PyErr_Clear();  /* found by its key next time */
-        }
-        Py_DECREF(key);
-        return known;
+        return object_value_id(self, st, value, cls);
     }
     unsigned long long id = PyLong_AsUnsignedLongLong(found);
     if (PyErr_Occurred()) {
@@ -1838,7 +2037,8 @@ secret_id(TracerObject *self, TStateObject *st, PyObject *fn, PyObject *value)
     PyTypeObject *cls = Py_TYPE(value);
     KeyDigest digest;
     unsigned long long id;
-    int digested = self->keys != NULL ? value_digest(self, value, cls, &digest) : NO_DIGEST;
+    int shallow;
+    int digested = self->keys != NULL ? value_digest(self, value, cls, &digest, NULL, &shallow) : NO_DIGEST;
     if (digested == DIGESTED && key_memo_get(&self->secrets, &digest, &id)) {
         return id;
     }
@@ -2376,6 +2576,17 @@ tracer_values_to(TracerObject *self, PyObject *records)
     Py_RETURN_NONE;
 }
 
+/* Empties what was kept of the value tables: its ids and answers were the tables bound before. */
+static void
+forget_tables(TracerObject *self)
+{
+    key_memo_clear(&self->memo);
+    key_memo_clear(&self->secrets);
+    type_facts_clear(&self->facts);
+    object_memo_clear(&self->objects);
+    self->tables_epoch++;
+}
+
 static int
 bind(TracerObject *self, PyObject *new_thread, PyObject *chunk, PyObject *by_type, PyObject *by_value, PyObject *value_id)
 {
@@ -2388,6 +2599,8 @@ bind(TracerObject *self, PyObject *new_thread, PyObject *chunk, PyObject *by_typ
     Py_XSETREF(self->chunk, Py_NewRef(chunk));
     Py_XSETREF(self->by_type, Py_NewRef(by_type));
     type_facts_clear(&self->facts);  /* its by_type answers were another table's */
+    object_memo_clear(&self->objects);
+    self->tables_epoch++;
     Py_XSETREF(self->by_value, Py_NewRef(by_value));
     Py_XSETREF(self->value_id, Py_NewRef(value_id));
     return 0;
@@ -2423,9 +2636,7 @@ tracer_keyed(TracerObject *self, PyObject *tables)
         }
     }
     Py_XSETREF(self->keys, Py_NewRef(tables));
-    key_memo_clear(&self->memo);  /* its ids were another table's */
-    key_memo_clear(&self->secrets);
-    type_facts_clear(&self->facts);
+    forget_tables(self);  /* its ids and answers were another table's */
     Py_RETURN_NONE;
 }
 
@@ -2475,9 +2686,7 @@ tracer_reset(TracerObject *self, PyObject *args)
     self->vlen = 0;  /* the parent's values: its own file defines them */
     Py_CLEAR(self->records);
     susp_clear(&self->suspended);
-    key_memo_clear(&self->memo);
-    key_memo_clear(&self->secrets);
-    type_facts_clear(&self->facts);
+    forget_tables(self);
     PyDict_Clear(self->states_by_tid);
     if (PyList_SetSlice(self->states, 0, PyList_GET_SIZE(self->states), NULL) < 0) {
         return NULL;
@@ -2516,6 +2725,12 @@ static PyObject *
 tracer_get_digested(TracerObject *self, void *Py_UNUSED(closure))
 {
     return PyLong_FromSize_t(self->memo.count);
+}
+
+static PyObject *
+tracer_get_remembered(TracerObject *self, void *Py_UNUSED(closure))
+{
+    return PyLong_FromSize_t(self->objects.count);
 }
 
 /* -- type boilerplate ------------------------------------------------------ */
@@ -2586,7 +2801,7 @@ tracer_traverse(TracerObject *self, visitproc visit, void *arg)
     Py_VISIT(self->value_id);
     Py_VISIT(self->keys);
     int visited = type_facts_traverse(&self->facts, visit, arg);
-    if (visited) {
+    if (visited || (visited = object_memo_traverse(&self->objects, visit, arg))) {
         return visited;
     }
     Py_VISIT(self->no_key_streaks);
@@ -2610,9 +2825,7 @@ tracer_clear(TracerObject *self)
     Py_CLEAR(self->by_value);
     Py_CLEAR(self->value_id);
     Py_CLEAR(self->keys);
-    key_memo_clear(&self->memo);
-    key_memo_clear(&self->secrets);
-    type_facts_clear(&self->facts);
+    forget_tables(self);
     Py_CLEAR(self->switch_lines);
     self->ready = 0;
     susp_clear(&self->suspended);
@@ -2740,6 +2953,7 @@ static PyGetSetDef tracer_getset[] = {
     {"label", (getter)tracer_get_label, (setter)tracer_set_label, "Label id of the entry points that start from now on.", NULL},
     {"thread_count", (getter)tracer_get_thread_count, NULL, "Threads that recorded events.", NULL},
     {"digested", (getter)tracer_get_digested, NULL, "Keyed values whose ids are kept by a digest of their key.", NULL},
+    {"remembered", (getter)tracer_get_remembered, NULL, "Objects and tuples whose ids are kept by what their key is made of (the object memo).", NULL},
     {NULL, NULL, NULL, NULL, NULL},
 };
 

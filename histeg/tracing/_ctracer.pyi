@@ -66,6 +66,9 @@ class Tracer(Backend):
     @property
     def digested(self) -> int:
         """Keyed values whose ids are kept by a digest of their key (``_keymemo.c``)."""
+    @property
+    def remembered(self) -> int:
+        """Objects and tuples whose ids are kept by what their key is made of (``_objectmemo.c``)."""
 
     def __init__(
         self,

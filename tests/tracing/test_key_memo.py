@@ -53,9 +53,16 @@ def test_a_value_seen_again_is_answered_by_its_digest_with_the_id_python_gives(p
     for value in values:
         assert tracer.id_of(value) == ids.id_of(value), value
     assert tracer.digested == kept  # answered by the digest: nothing new kept
-    for container in ([{"type": "name", "value": "x"}], {"a": [1, 2]}, (1, "a")):  # keyed, but seldom the same twice
+    for container in ([{"type": "name", "value": "x"}], {"a": [1, 2]}):  # keyed, but seldom the same twice
         assert tracer.id_of(container) == seen(ids, container)
     assert tracer.digested == kept
+    pair_of = (KIND, "a" + str(len(values)))  # a lexer's (token type, text): yielded and matched again and again
+    known = seen(ids, pair_of)
+    assert tracer.id_of(pair_of) == known
+    assert tracer.digested == kept + 1
+    again = (KIND, "a" + str(len(values)))  # made apart: answered by the digest of its items
+    assert again is not pair_of and tracer.id_of(again) == ids.id_of(pair_of)
+    assert tracer.digested == kept + 1
 
 
 def test_equal_values_made_apart_share_an_id_and_every_change_gets_python_s_new_id(pair: tuple[Any, ValueIds]) -> None:

@@ -1,0 +1,192 @@
+"""An object's or a tuple's id is found again by what its key is made of (``_objectmemo.c``), never wrongly.
+
+Why: a parser records the same token in a dozen calls and builds the same tuple of token types in every call that
+matches one; the memo answers those without making or digesting a key. Every answer is checked against
+``ValueIds.id_of`` after each kind of change a key sees, and the memo must hold nothing the program could miss: no
+object it could see freed later than untraced.
+"""
+
+from __future__ import annotations
+
+import gc
+import weakref
+from typing import Any
+
+from tests.tracing.conftest import seen
+
+
+class Token:
+    __slots__ = ("value", "kind", "parent", "flag", "count")
+
+    def __init__(self, value: str, kind: object = None) -> None:
+        self.value = value
+        self.kind = kind
+        self.parent: object = None
+        self.flag = False
+        self.count = 0
+
+
+class Kind(tuple):
+    parent = None
+
+
+KIND = Kind(("Keyword", "DML"))
+
+
+class Group:
+    """A token list: its key shows its tokens (a list), so the memo never keeps it."""
+
+    __slots__ = ("tokens", "parent")
+
+    def __init__(self, tokens: list[Any]) -> None:
+        self.tokens = tokens
+        self.parent = None
+
+
+class Plain:
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.size = 1
+
+
+class Owner:
+    """A class held by identity in a field: a key the memo never keeps."""
+
+
+def test_an_object_seen_again_is_answered_by_the_memo_and_every_change_gets_python_s_id(pair: tuple[Any, Any]) -> None:
+    tracer, ids = pair
+    token = Token("select")
+    known = seen(ids, token)
+    assert tracer.id_of(token) == known
+    assert tracer.remembered == 1
+    digested = tracer.digested
+    assert tracer.id_of(token) == known == tracer.id_of(Token("select"))  # another token of the same text object: found
+    assert tracer.remembered == 1
+    assert tracer.id_of(Token("select!"[:-1])) == known  # an equal text made apart: keyed, and remembered apart
+    assert tracer.remembered == 2
+    token.parent = Token("parent")
+    known = seen(ids, token)
+    assert tracer.id_of(token) == known
+    remembered = tracer.remembered
+    token.parent = Token("other")  # a field taken by its class: an object of the same class keys alike
+    assert tracer.id_of(token) == ids.id_of(token) == known
+    assert tracer.remembered == remembered  # found by the memo
+    changes: list[tuple[str, object]] = [
+        ("value", "selects"),
+        ("value", 7),
+        ("value", True),
+        ("value", None),
+        ("kind", KIND),  # a token type: its content, not its class alone
+        ("parent", Plain("p")),  # a field of another class
+        ("flag", True),
+        ("count", 1 << 70),  # an int past 64 bits
+    ]
+    for name, new in changes:
+        setattr(token, name, new)
+        assert tracer.id_of(token) == seen(ids, token), (name, new)
+        assert tracer.id_of(token) == ids.id_of(token), (name, new)
+    del token.count  # an unset slot
+    assert tracer.id_of(token) == seen(ids, token)
+    assert tracer.digested >= digested
+
+
+def test_objects_with_inline_attributes_are_answered_alike_and_a_new_attribute_changes_the_key(pair: tuple[Any, Any]) -> None:
+    tracer, ids = pair
+    plain = Plain("a")
+    known = seen(ids, plain)
+    assert tracer.id_of(plain) == known == tracer.id_of(plain)
+    plain.extra = "b"  # type: ignore[attr-defined]
+    assert tracer.id_of(plain) == seen(ids, plain) != known
+    del plain.extra  # type: ignore[attr-defined]
+    plain.size = 2
+    assert tracer.id_of(plain) == seen(ids, plain) != known
+
+
+def test_keys_made_of_a_container_or_a_class_by_identity_are_never_remembered(pair: tuple[Any, Any]) -> None:
+    tracer, ids = pair
+    group = Group([Token("a")])
+    known = seen(ids, group)
+    assert tracer.id_of(group) == known
+    group.tokens.append(Token("b"))  # the same list object, another content
+    assert tracer.id_of(group) == seen(ids, group) != known
+    holder = Token("h")
+    holder.kind = Owner
+    assert tracer.id_of(holder) == seen(ids, holder)
+    holder.kind = Token  # another class in the same field: another key
+    assert tracer.id_of(holder) == seen(ids, holder)
+    for value in ([1, 2], {"a": 1}, (1, [2])):
+        assert tracer.id_of(value) == seen(ids, value)
+    remembered = tracer.remembered
+    for value in (group, [1, 2], {"a": 1}, (1, [2])):
+        tracer.id_of(value)
+    assert tracer.remembered == remembered
+
+
+def test_a_tuple_built_again_of_the_same_items_is_answered_by_the_memo(pair: tuple[Any, Any]) -> None:
+    tracer, ids = pair
+    word = "AS"
+    first = (KIND, word)
+    known = seen(ids, first)
+    assert tracer.id_of(first) == known
+    remembered = tracer.remembered
+    again = (KIND, "A" + "S"[:1])  # another tuple, another text object: keyed again, then remembered too
+    assert again is not first and tracer.id_of(again) == ids.id_of(again) == known
+    rebuilt = tuple([KIND, word])  # the same items in a new tuple: found by its items
+    assert rebuilt is not first and tracer.id_of(rebuilt) == known
+    assert tracer.remembered == remembered + 1
+    for other in ((KIND, "AT"), (word, KIND), (KIND,), (KIND, word, None), (Kind(("Name",)), word)):
+        assert tracer.id_of(other) == seen(ids, other), other
+        assert tracer.id_of(other) == ids.id_of(other), other
+
+
+def test_the_memo_holds_nothing_the_program_sees_freed(pair: tuple[Any, Any]) -> None:
+    tracer, ids = pair
+    token = Token("t")
+    token.parent = Plain("p")  # taken by its class: not held
+    parent = weakref.ref(token.parent)
+    seen(ids, token)
+    tracer.id_of(token)
+    assert tracer.remembered == 1
+    token.parent = Plain("q")
+    gc.collect()
+    assert parent() is None
+    item = Plain("i")  # a tuple item that can be weakly referenced: its tuple is never kept
+    watched = weakref.ref(item)
+    built = (item, "x")
+    seen(ids, built)
+    remembered = tracer.remembered
+    assert tracer.id_of(built) == ids.id_of(built)
+    assert tracer.remembered == remembered
+    del built, item
+    gc.collect()
+    assert watched() is None
+
+
+def test_tables_bound_again_empty_the_memo(pair: tuple[Any, Any]) -> None:
+    from histeg.tracing.value_ids import ValueIds
+    from histeg.tracing.values import Abstraction
+
+    tracer, ids = pair
+    token = Token("select")
+    seen(ids, token)
+    tracer.id_of(token)
+    assert tracer.remembered == 1
+    fresh = ValueIds(lambda *record: None, Abstraction())
+    for _ in range(5):
+        fresh.id_of(("padding", _))  # the new table numbers its values otherwise
+    tracer.keyed(fresh.native_tables())
+    assert tracer.remembered == 0
+    tracer.reset(lambda: 0, lambda index, data: None, fresh.by_type, fresh.by_value, fresh.id_of)
+    assert tracer.id_of(token) == seen(fresh, token)
+
+
+def test_many_objects_and_tuples_sharing_slots_each_get_their_own_id(pair: tuple[Any, Any]) -> None:
+    tracer, ids = pair
+    tokens = [Token(f"w{k}", KIND) for k in range(20_000)]  # more than the memo has slots: entries meet and replace
+    tuples = [(KIND, f"w{k}") for k in range(20_000)]
+    for value in tokens[:2] + tuples[:2]:
+        seen(ids, value)
+    for rounds in range(2):
+        for token, pair_of in zip(tokens, tuples, strict=True):
+            assert tracer.id_of(token) == ids.id_of(token)
+            assert tracer.id_of(pair_of) == ids.id_of(pair_of)
