@@ -230,7 +230,8 @@ def parse_record(data: bytes | bytearray, pos: int, into: Definitions, chunk: Ch
             raise NeedMore
         if chunk is None:
             raise ValueError("a chunk of events among definitions")
-        chunk(index, memoryview(data)[pos : pos + size])
+        with memoryview(data) as whole, whole[pos : pos + size] as words:  # let go of `data` once read, even if a profiler
+            chunk(index, words)  # in this process keeps this frame (its locals with it): `data` is resized next
         return pos + size, False
     if tag == fmt.REC_VALUE:
         value_id, pos = varint(data, pos)

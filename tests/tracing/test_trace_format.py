@@ -37,7 +37,7 @@ def test_cap():
     assert values.cap("x" * (values.MAX_REPR + 1)).endswith(f"[len={values.MAX_REPR + 1} hash={values._digest('x' * (values.MAX_REPR + 1))}]")
 
 
-def trace_in_process(tmp_path: Path, capture: bool = True) -> Path:
+def trace_in_process(tmp_path: Path, capture: bool = True, n: int = 3) -> Path:
     root = tmp_path / "proj"
     (root / "src").mkdir(parents=True)
     (root / "src" / "inproc_mod.py").write_text(MODULE)
@@ -48,7 +48,7 @@ def trace_in_process(tmp_path: Path, capture: bool = True) -> Path:
     collector = activation.start(config)
     try:
         collector.set_label("manual", "call")
-        assert module.outer(3) == 6
+        assert module.outer(n) == n * (n - 1)
         collector.record_outcome("manual", "call", "passed")
     finally:
         path = activation.stop()
@@ -285,6 +285,27 @@ def test_sealing_keeps_every_record_and_the_status(tmp_path):
     after = read_trace(path).to_json()
     assert after["traces"] == before["traces"] and after["outcomes"] == before["outcomes"] and not after["truncated"]
     assert fmt.read_status(str(path)) == "complete" and not seal(path), "sealing twice is a no-op"
+
+
+def test_sealing_lets_go_of_what_it_read_while_a_profiler_holds_its_frames(tmp_path):
+    """A sampling profiler in the same process (a Dask worker's, on by default) keeps the frames it read: a frame that
+    outlives its call keeps its locals, and a view of the stream's buffer among them made resizing the buffer fail
+    (BufferError), so that version's traces failed."""
+    path = trace_in_process(tmp_path, n=40_000)  # a stream of several read blocks, each with chunks of events
+    expected = read_trace(path).to_json()
+    held = []
+
+    def profiler(frame, event, arg):
+        if event == "call":
+            held.append(frame)  # kept, as a sampler keeps the stacks it took
+
+    sys.setprofile(profiler)
+    try:
+        assert seal(path)
+    finally:
+        sys.setprofile(None)
+    assert len(held) > 100
+    assert read_trace(path).to_json()["traces"] == expected["traces"]
 
 
 def test_sealing_keeps_truncated_and_broken_states(tmp_path):
