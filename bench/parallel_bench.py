@@ -99,7 +99,8 @@ def cluster(scratch: Path, workers: int) -> Iterator[str]:
         folder = scratch / name
         (folder / "tmp").mkdir(parents=True, exist_ok=True)
         env = {**os.environ, "TMPDIR": str(folder / "tmp")}
-        processes.append(subprocess.Popen([dask, *args], cwd=folder, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL))
+        with open(folder / "log", "wb") as log:  # kept with --keep
+            processes.append(subprocess.Popen([dask, *args], cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT))
 
     start("scheduler", "scheduler", "--host", "127.0.0.1", "--port", str(port), "--dashboard-address", ":0")
     time.sleep(3)
@@ -123,6 +124,16 @@ for number in range(4_000_000):
 print(time.process_time() - started)
 """
 """A fixed amount of pure-Python work: its CPU time alone and side by side says what the machine gives two processes."""
+
+
+def said(name: str, out: Path, code: int, stderr: str) -> None:
+    """Keeps a run's stderr beside its output folder (kept with --keep) and prints its warnings when it did not exit 0:
+    exit 1 is also what a version that failed gives, and its results then differ for that reason alone."""
+    out.with_name(out.name + ".stderr").write_text(stderr)
+    if code:
+        for line in stderr.splitlines():
+            if "warning" in line or "error" in line:
+                print(f"{name}: {line}")
 
 
 def side_by_side_cost(jobs: int, rounds: int = 3) -> tuple[float, float]:
@@ -162,6 +173,7 @@ def main() -> int:
             if code not in (0, 1):
                 print(f"{name} failed with exit {code}:\n{stderr}", file=sys.stderr)
                 return 1
+            said(name, out, code, stderr)
             rows[name] = (seconds, peak, targets(out))
             cpus[name] = cpu
             print(f"{name}: {seconds:8.1f} s wall, {cpu:8.1f} s CPU ({cpu / seconds:.2f} cores busy on average), "
@@ -178,6 +190,7 @@ def main() -> int:
             if code not in (0, 1):
                 print(f"{name} failed with exit {code}:\n{stderr}", file=sys.stderr)
                 return 1
+            said(name, out, code, stderr)
             rows[name] = (seconds, peak, targets(out))
             print(f"{name}: {seconds:8.1f} s wall (the workers' memory is theirs), exit {code}")
         alone, together = side_by_side_cost(options.jobs)
