@@ -1031,7 +1031,8 @@ typedef struct {
     PyObject *list;
     KeyDigest *digest;
     int unsettled;
-    int deep;  /* a field was taken by identity (a class) or by its content (a container): not for the object memo */
+    int deep;  /* a part was taken by identity (a class), a function's name or a dict's or a nested container's content:
+                * not a key the object memo keeps */
 } Parts;
 
 static int
@@ -1105,6 +1106,7 @@ item_parts(TracerObject *self, Parts *parts, PyObject *item, int depth, Py_ssize
     if (item_cls != &PyList_Type && item_cls != &PyTuple_Type && item_cls != &PyDict_Type) {
         if (item_cls == &PyMethod_Type && PyFunction_Check(PyMethod_GET_FUNCTION(item))
             && Py_IS_TYPE(PyMethod_GET_FUNCTION(item), &PyFunction_Type) && hashed_by_identity(Py_TYPE(PyMethod_GET_SELF(item)))) {
+            parts->deep = 1;  /* by its function's name: not a part the memo compares */
             PyObject *qualname = ((PyFunctionObject *)PyMethod_GET_FUNCTION(item))->func_qualname;
             return parts_add_same(parts, (PyObject *)item_cls) < 0
                 || append_typed(parts, Py_TYPE(PyMethod_GET_SELF(item)), qualname) < 0 ? -1 : 1;
@@ -1124,6 +1126,7 @@ item_parts(TracerObject *self, Parts *parts, PyObject *item, int depth, Py_ssize
             return -1;
         }
     }
+    parts->deep = 1;  /* a container in a container, or a container subclass's content */
     if (depth < MAX_KEYED_DEPTH && *budget > 0) {
         return container_parts(self, parts, item, base, depth + 1, budget);
     }
@@ -1234,7 +1237,7 @@ field_entries(TracerObject *self, Parts *parts, PyObject *item)
         return 0;
     }
     Py_ssize_t budget = MAX_ITEMS;
-    parts->deep = 1;
+    parts->deep |= cls == &PyDict_Type;  /* a list's or tuple's items are the memo's parts; a dict's names are not */
     return container_parts(self, parts, item, cls, 1, &budget);
 }
 
@@ -1600,7 +1603,7 @@ enum { NO_KEY_OBJECT = -2, NO_KEY = -1, NO_DIGEST = 0, DIGESTED = 1 };
  * (a part the digest does not take), and for builtin containers and tuples: a parser's dicts and lists seldom
  * repeat, and a digest that misses costs as much as the key it did not save (measured). `fields`: a program's object's
  * fields read already (read_fields), or NULL. *shallow is set to 1 when the key digested is a program's object's made of
- * its fields' values and classes alone (what the object memo may keep), else 0. */
+ * its fields' values and classes alone, and of lists and tuples of such (what the object memo may keep), else 0. */
 static int
 value_digest(TracerObject *self, PyObject *value, PyTypeObject *cls, KeyDigest *digest, const Fields *fields, int *shallow)
 {
@@ -1908,10 +1911,10 @@ tuple_value_id(TracerObject *self, TStateObject *st, PyObject *value)
 {
     Py_ssize_t n = PyTuple_GET_SIZE(value);
     PyObject **items = ((PyTupleObject *)value)->ob_item;
-    int memo = self->keys != NULL && PyTuple_CheckExact(self->keys) && n <= OBJECT_MEMO_FIELDS, shallow, keyed;
+    int memo = self->keys != NULL && PyTuple_CheckExact(self->keys) && n <= OBJECT_MEMO_PARTS, shallow, keyed;
     uint64_t epoch = self->tables_epoch;
     unsigned long long id;
-    ObjectMemoKey key = {&PyTuple_Type, NULL, items, n, NULL, 1};
+    ObjectMemoKey key = {&PyTuple_Type, n, NULL, items, NULL};
     if (memo && object_memo_get(&self->objects, &key, &id)) {
         return id;
     }
@@ -1921,6 +1924,35 @@ tuple_value_id(TracerObject *self, TStateObject *st, PyObject *value)
         PyErr_Clear();  /* found by its key next time */
     }
     return id;
+}
+
+/* The parts of an object's key the memo compares, its fields in order (a list or a tuple followed by its items), into
+ * `key` (its arrays of OBJECT_MEMO_PARTS): 1, or 0 when they do not fit. */
+static int
+memo_parts(const Fields *fields, PyObject *unset, ObjectMemoKey *key)
+{
+    PyObject **names = (PyObject **)key->names, **parts = (PyObject **)key->values;
+    uint8_t *modes = (uint8_t *)key->modes;
+    Py_ssize_t m = 0;
+    for (Py_ssize_t k = 0; k < fields->n; k++) {
+        PyObject *item = fields->items[k];
+        int container = PyList_CheckExact(item) || PyTuple_CheckExact(item);
+        Py_ssize_t size = container ? Py_SIZE(item) : 0;
+        if (m + 1 + size > OBJECT_MEMO_PARTS) {
+            return 0;
+        }
+        names[m] = fields->names[k];
+        parts[m] = item;
+        modes[m++] = container ? MEMO_CONTAINER : object_memo_by_value(item, unset) ? MEMO_BY_IDENTITY : MEMO_BY_CLASS;
+        for (Py_ssize_t i = 0; i < size; i++) {  /* a list's items: read again at the next lookup, as it may change */
+            PyObject *inner = PyList_CheckExact(item) ? PyList_GET_ITEM(item, i) : PyTuple_GET_ITEM(item, i);
+            names[m] = NULL;
+            parts[m] = inner;
+            modes[m++] = object_memo_by_value(inner, unset) ? MEMO_BY_IDENTITY : MEMO_BY_CLASS;
+        }
+    }
+    key->n = m;
+    return 1;
 }
 
 /* value_id of a value without a by_type id: a program's object whose fields are what they were when its id was last
@@ -1938,13 +1970,14 @@ object_value_id(TracerObject *self, TStateObject *st, PyObject *value, PyTypeObj
     int read = 0, unsettled = 0, shallow = 0, keyed = 0;
     uint64_t epoch = self->tables_epoch;
     unsigned long long id;
-    ObjectMemoKey key = {cls, fields.names, fields.items, 0, NULL, 0};
+    PyObject *names[OBJECT_MEMO_PARTS], *parts[OBJECT_MEMO_PARTS];
+    uint8_t modes[OBJECT_MEMO_PARTS];
+    ObjectMemoKey key = {cls, 0, names, parts, modes};
     if (memo_candidate(self, cls)) {
         PyObject *layout = layout_of(self, cls, &unsettled);
-        read = layout != NULL && read_fields(self, value, layout, &fields, &unsettled, 1) == 1 && fields.n <= OBJECT_MEMO_FIELDS;
+        read = layout != NULL && read_fields(self, value, layout, &fields, &unsettled, 1) == 1
+            && memo_parts(&fields, TABLE(self, K_UNSET), &key);
         PyErr_Clear();
-        key.n = fields.n;
-        key.unset = TABLE(self, K_UNSET);
         if (read && object_memo_get(&self->objects, &key, &id)) {
             fields_release(&fields);
             return id;

@@ -1,43 +1,62 @@
 /* The id of a program's object or of a tuple, found again by what its key is made of (see the header). */
 #include "_objectmemo.h"
 
-#include <stdint.h>
 #include <string.h>
 
 static inline int
-by_identity(const ObjectMemoKey *key, Py_ssize_t k)
+mode_of(const ObjectMemoKey *key, Py_ssize_t k)
 {
-    return key->held || object_memo_by_value(key->values[k], key->unset);
+    return key->modes != NULL ? key->modes[k] : MEMO_BY_IDENTITY;
 }
 
-/* The slot of a key: its class, names and, per value, the value or its class, mixed. */
-static ObjectMemoEntry *
-slot_of(const ObjectMemo *memo, const ObjectMemoKey *key)
+static inline PyObject *
+name_of(const ObjectMemoKey *key, Py_ssize_t k)
+{
+    return key->names != NULL ? key->names[k] : NULL;
+}
+
+/* What an entry keeps of part k: the value itself (by identity), else its class. */
+static inline PyObject *
+ref_of(const ObjectMemoKey *key, Py_ssize_t k)
+{
+    PyObject *value = key->values[k];
+    return mode_of(key, k) == MEMO_BY_IDENTITY ? value : (PyObject *)Py_TYPE(value);
+}
+
+static inline Py_ssize_t
+size_of(const ObjectMemoKey *key, Py_ssize_t k)
+{
+    return mode_of(key, k) == MEMO_CONTAINER ? Py_SIZE(key->values[k]) : -1;
+}
+
+static uint64_t
+hash_of(const ObjectMemoKey *key)
 {
     uint64_t h = (uint64_t)(uintptr_t)key->cls ^ (uint64_t)key->n;
     for (Py_ssize_t k = 0; k < key->n; k++) {
-        uintptr_t part = by_identity(key, k) ? (uintptr_t)key->values[k] : (uintptr_t)Py_TYPE(key->values[k]);
-        h = (h ^ (uint64_t)part ^ ((uint64_t)(uintptr_t)(key->names != NULL ? key->names[k] : NULL) << 1)) * 0x9E3779B97F4A7C15ull;
+        uint64_t part = (uint64_t)(uintptr_t)ref_of(key, k) ^ ((uint64_t)(uintptr_t)name_of(key, k) << 1)
+            ^ ((uint64_t)size_of(key, k) << 32) ^ (uint64_t)mode_of(key, k);
+        h = (h ^ part) * 0x9E3779B97F4A7C15ull;
         h ^= h >> 29;
     }
     h *= 0xBF58476D1CE4E5B9ull;
-    return &memo->entries[(h >> 40) & (OBJECT_MEMO_SLOTS - 1)];
+    return h ^ (h >> 32);
 }
 
 int
 object_memo_get(const ObjectMemo *memo, const ObjectMemoKey *key, unsigned long long *id)
 {
-    if (memo->entries == NULL || key->n > OBJECT_MEMO_FIELDS) {
+    if (memo->entries == NULL || key->n > OBJECT_MEMO_PARTS) {
         return 0;
     }
-    const ObjectMemoEntry *entry = slot_of(memo, key);
-    if (entry->cls != key->cls || entry->n != key->n) {
+    uint64_t h = hash_of(key);
+    const ObjectMemoEntry *entry = &memo->entries[h & (OBJECT_MEMO_SLOTS - 1)];
+    if (entry->cls != key->cls || entry->hash != h || entry->n != key->n) {
         return 0;
     }
     for (Py_ssize_t k = 0; k < key->n; k++) {
-        PyObject *value = key->values[k];
-        if (entry->names[k] != (key->names != NULL ? key->names[k] : NULL)
-            || (by_identity(key, k) ? entry->values[k] != value : entry->classes[k] != Py_TYPE(value))) {
+        if (entry->modes[k] != mode_of(key, k) || entry->names[k] != name_of(key, k) || entry->refs[k] != ref_of(key, k)
+            || entry->sizes[k] != size_of(key, k)) {
             return 0;
         }
     }
@@ -51,32 +70,38 @@ entry_release(ObjectMemoEntry *entry)
     Py_XDECREF(entry->cls);
     for (Py_ssize_t k = 0; k < entry->n; k++) {
         Py_XDECREF(entry->names[k]);
-        Py_XDECREF(entry->values[k]);
-        Py_XDECREF(entry->classes[k]);
+        Py_XDECREF(entry->refs[k]);
     }
+    PyMem_Free(entry->names);
 }
 
 int
 object_memo_put(ObjectMemo *memo, const ObjectMemoKey *key, unsigned long long id)
 {
-    if (key->n > OBJECT_MEMO_FIELDS) {
+    Py_ssize_t n = key->n;
+    if (n > OBJECT_MEMO_PARTS) {
         return 0;
     }
     if (memo->entries == NULL && (memo->entries = PyMem_Calloc(OBJECT_MEMO_SLOTS, sizeof(ObjectMemoEntry))) == NULL) {
         PyErr_NoMemory();
         return -1;
     }
-    ObjectMemoEntry *slot = slot_of(memo, key), old = *slot;
-    ObjectMemoEntry entry = {(PyTypeObject *)Py_NewRef((PyObject *)key->cls), key->n, {NULL}, {NULL}, {NULL}, id};
-    for (Py_ssize_t k = 0; k < key->n; k++) {
-        entry.names[k] = key->names != NULL ? Py_NewRef(key->names[k]) : NULL;
-        if (by_identity(key, k)) {
-            entry.values[k] = Py_NewRef(key->values[k]);
-        }
-        else {
-            entry.classes[k] = (PyTypeObject *)Py_NewRef((PyObject *)Py_TYPE(key->values[k]));
-        }
+    size_t size = (size_t)(n ? n : 1);
+    char *block = PyMem_Malloc(size * (2 * sizeof(PyObject *) + sizeof(Py_ssize_t) + 1));
+    if (block == NULL) {
+        PyErr_NoMemory();
+        return -1;
     }
+    ObjectMemoEntry entry = {(PyTypeObject *)Py_NewRef((PyObject *)key->cls), n, hash_of(key), id, (PyObject **)block,
+                             (PyObject **)block + size, (Py_ssize_t *)((PyObject **)block + 2 * size), NULL};
+    entry.modes = (uint8_t *)(entry.sizes + size);
+    for (Py_ssize_t k = 0; k < n; k++) {
+        entry.names[k] = Py_XNewRef(name_of(key, k));
+        entry.refs[k] = Py_NewRef(ref_of(key, k));
+        entry.sizes[k] = size_of(key, k);
+        entry.modes[k] = (uint8_t)mode_of(key, k);
+    }
+    ObjectMemoEntry *slot = &memo->entries[entry.hash & (OBJECT_MEMO_SLOTS - 1)], old = *slot;
     *slot = entry;
     memo->count += old.cls == NULL;
     if (old.cls != NULL) {
@@ -115,8 +140,7 @@ object_memo_traverse(ObjectMemo *memo, visitproc visit, void *arg)
         }
         Py_VISIT(entry->cls);
         for (Py_ssize_t k = 0; k < entry->n; k++) {
-            Py_VISIT(entry->values[k]);
-            Py_VISIT(entry->classes[k]);
+            Py_VISIT(entry->refs[k]);
         }
     }
     return 0;

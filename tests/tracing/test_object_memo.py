@@ -34,7 +34,7 @@ KIND = Kind(("Keyword", "DML"))
 
 
 class Group:
-    """A token list: its key shows its tokens (a list), so the memo never keeps it."""
+    """A token list: its key shows its tokens (a list): their number, and each one's class."""
 
     __slots__ = ("tokens", "parent")
 
@@ -102,13 +102,36 @@ def test_objects_with_inline_attributes_are_answered_alike_and_a_new_attribute_c
     assert tracer.id_of(plain) == seen(ids, plain) != known
 
 
-def test_keys_made_of_a_container_or_a_class_by_identity_are_never_remembered(pair: tuple[Any, Any]) -> None:
+def test_a_list_in_a_field_is_read_again_each_time(pair: tuple[Any, Any]) -> None:
     tracer, ids = pair
-    group = Group([Token("a")])
+    group = Group([Token("a"), "word", 3])
     known = seen(ids, group)
     assert tracer.id_of(group) == known
-    group.tokens.append(Token("b"))  # the same list object, another content
-    assert tracer.id_of(group) == seen(ids, group) != known
+    remembered = tracer.remembered
+    group.tokens[0] = Token("z")  # another token in its place: taken by its class, the same key
+    assert tracer.id_of(group) == ids.id_of(group) == known
+    assert tracer.remembered == remembered
+    changes = [
+        lambda: group.tokens.append(Token("b")),  # the same list object, one more item
+        lambda: group.tokens.__setitem__(1, "other"),  # a text in its place
+        lambda: group.tokens.__setitem__(2, 4),
+        lambda: group.tokens.__setitem__(0, Plain("p")),  # an item of another class
+        lambda: setattr(group, "tokens", tuple(group.tokens)),  # a tuple of the same items
+        lambda: setattr(group, "tokens", []),
+    ]
+    for change in changes:
+        change()
+        assert tracer.id_of(group) == seen(ids, group)
+        assert tracer.id_of(group) == ids.id_of(group)
+
+
+def test_keys_made_of_a_class_by_identity_or_of_nested_containers_are_never_remembered(pair: tuple[Any, Any]) -> None:
+    tracer, ids = pair
+    nested = Group([[Token("a")], {"k": 1}])
+    known = seen(ids, nested)
+    assert tracer.id_of(nested) == known
+    nested.tokens[0].append(Token("b"))  # inside the inner list: the memo would not see it
+    assert tracer.id_of(nested) == seen(ids, nested) != known
     holder = Token("h")
     holder.kind = Owner
     assert tracer.id_of(holder) == seen(ids, holder)
@@ -117,7 +140,7 @@ def test_keys_made_of_a_container_or_a_class_by_identity_are_never_remembered(pa
     for value in ([1, 2], {"a": 1}, (1, [2])):
         assert tracer.id_of(value) == seen(ids, value)
     remembered = tracer.remembered
-    for value in (group, [1, 2], {"a": 1}, (1, [2])):
+    for value in (nested, holder, [1, 2], {"a": 1}, (1, [2])):
         tracer.id_of(value)
     assert tracer.remembered == remembered
 
