@@ -13,24 +13,7 @@ import weakref
 from typing import Any
 
 from tests.tracing.conftest import seen
-
-
-class Token:
-    __slots__ = ("value", "kind", "parent", "flag", "count")
-
-    def __init__(self, value: str, kind: object = None) -> None:
-        self.value = value
-        self.kind = kind
-        self.parent: object = None
-        self.flag = False
-        self.count = 0
-
-
-class Kind(tuple):
-    parent = None
-
-
-KIND = Kind(("Keyword", "DML"))
+from tests.tracing.test_key_memo import KIND, Kind, Token
 
 
 class Group:
@@ -154,7 +137,7 @@ def test_a_tuple_built_again_of_the_same_items_is_answered_by_the_memo(pair: tup
     remembered = tracer.remembered
     again = (KIND, "A" + "S"[:1])  # another tuple, another text object: keyed again, then remembered too
     assert again is not first and tracer.id_of(again) == ids.id_of(again) == known
-    rebuilt = tuple([KIND, word])  # the same items in a new tuple: found by its items
+    rebuilt = (KIND, word)  # the same items in a new tuple (built at run time): found by its items
     assert rebuilt is not first and tracer.id_of(rebuilt) == known
     assert tracer.remembered == remembered + 1
     for other in ((KIND, "AT"), (word, KIND), (KIND,), (KIND, word, None), (Kind(("Name",)), word)):
@@ -209,7 +192,7 @@ def test_many_objects_and_tuples_sharing_slots_each_get_their_own_id(pair: tuple
     tuples = [(KIND, f"w{k}") for k in range(20_000)]
     for value in tokens[:2] + tuples[:2]:
         seen(ids, value)
-    for rounds in range(2):
+    for _ in range(2):
         for token, pair_of in zip(tokens, tuples, strict=True):
             assert tracer.id_of(token) == ids.id_of(token)
             assert tracer.id_of(pair_of) == ids.id_of(pair_of)
