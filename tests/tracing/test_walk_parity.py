@@ -181,3 +181,24 @@ def test_a_dict_that_changes_size_while_walked_fails_as_in_python() -> None:
         shared.clear()
         shared.update({"password": "x", "other": 1})
         assert Growing(native=native).abstract(shared) == ("dict", "<abstraction failed: RuntimeError>")
+
+
+def test_texts_neutral_changes_or_whose_repr_is_capped_walk_as_in_python(tmp_path: Any) -> None:
+    """A text with a path, a temporary name, an address or a URL's password in it, or whose repr is capped, walks as in
+    Python at the top, as a field and as an item, and the cache the two walks share holds what Python puts there."""
+    import os
+
+    texts = [
+        "select", "it's", "x" * 118 + "'", "\x00" * 40, "\u2026" * 119, "tab\there", str(tmp_path / "file.txt"), "a/b", "a\\b",
+        os.path.expanduser("~") + "/notes", "tmpk3j_x9a2", "x tmpk3j_x9a2 y", "pytest-17", "<Token 'x' at 0x7f3d12345678>",
+        "at 0x12", "https://user:secret@example.org/", "tmp", "pytest", "at 0", "a" * 480, "a" * 481,
+    ]  # fmt: skip
+    native = Abstraction(root=str(tmp_path))
+    python = Abstraction(root=str(tmp_path), native=False)
+    for text in texts:
+        assert native.abstract(text) == python.abstract(text), text
+        assert native.abstract(Plain(field=text)) == python.abstract(Plain(field=text)), text
+        assert native.abstract([text, (text,)]) == python.abstract([text, (text,)]), text
+    for text in texts:
+        if text in native._strings:
+            assert native._strings[text] == python._string(text), text
