@@ -1882,22 +1882,37 @@ memo_candidate(TracerObject *self, PyTypeObject *cls)
     return object;
 }
 
+/* Whether the keyed tables hold `item` already: a token type whose content key they keep (ValueIds._contents). */
+static int
+contents_hold(TracerObject *self, PyObject *item)
+{
+    PyObject *address = PyLong_FromVoidPtr(item), *known = NULL;
+    if (address != NULL) {
+        known = PyDict_GetItemWithError(TABLE(self, K_CONTENTS), address);
+        Py_DECREF(address);
+    }
+    PyErr_Clear();
+    return known != NULL && PyTuple_CheckExact(known) && PyTuple_GET_SIZE(known) == 2 && PyTuple_GET_ITEM(known, 0) == item;
+}
+
 /* Whether the object memo may hold `item` as a tuple's item and compare it by identity: it cannot change where a key
  * reads it (a str, bytes, a number, None, a class, a tuple of such, or a tuple subclass's content: a lexer's token
- * type), and holding it changes nothing the program can see (no weak reference to it, no finalizer). */
+ * type), and holding it changes nothing the program can see: no weak reference to it, no finalizer, and a tuple
+ * subclass's instance with fields of its own (which may hold anything) only when the keyed tables hold it already. */
 static int
-held_safe(PyObject *item, int depth)
+held_safe(TracerObject *self, PyObject *item, int depth)
 {
     PyTypeObject *cls = Py_TYPE(item);
     if (cls == &PyUnicode_Type || cls == &PyLong_Type || cls == &PyBool_Type || item == Py_None || cls == &PyBytes_Type
         || cls == &PyFloat_Type || PyType_Check(item)) {
         return 1;
     }
-    if (!PyTuple_Check(item) || depth >= MAX_KEYED_DEPTH || cls->tp_weaklistoffset != 0 || cls->tp_finalize != NULL || cls->tp_del != NULL) {
+    if (!PyTuple_Check(item) || depth >= MAX_KEYED_DEPTH || cls->tp_weaklistoffset != 0 || cls->tp_finalize != NULL || cls->tp_del != NULL
+        || (cls != &PyTuple_Type && cls->tp_dictoffset != 0 && !contents_hold(self, item))) {
         return 0;
     }
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(item); k++) {
-        if (!held_safe(PyTuple_GET_ITEM(item, k), depth + 1)) {
+        if (!held_safe(self, PyTuple_GET_ITEM(item, k), depth + 1)) {
             return 0;
         }
     }
@@ -1919,7 +1934,7 @@ tuple_value_id(TracerObject *self, TStateObject *st, PyObject *value)
         return id;
     }
     id = keyed_value_id(self, st, value, &PyTuple_Type, NULL, &shallow, &keyed);
-    if (memo && keyed && id != NO_VALUE && epoch == self->tables_epoch && held_safe(value, 0)
+    if (memo && keyed && id != NO_VALUE && epoch == self->tables_epoch && held_safe(self, value, 0)
         && object_memo_put(&self->objects, &key, id) < 0) {
         PyErr_Clear();  /* found by its key next time */
     }
