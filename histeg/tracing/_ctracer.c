@@ -1942,7 +1942,9 @@ tuple_value_id(TracerObject *self, TStateObject *st, PyObject *value)
 }
 
 /* The parts of an object's key the memo compares, its fields in order (a list or a tuple followed by its items), into
- * `key` (its arrays of OBJECT_MEMO_PARTS): 1, or 0 when they do not fit. */
+ * `key` (its arrays of OBJECT_MEMO_PARTS): 1, or 0 when they do not fit. A list's items are held (memo_parts_release):
+ * the key is made of them before any call into Python, which may let another thread or a finalizer change the list,
+ * and the memo keeps what the key was made of. */
 static int
 memo_parts(const Fields *fields, PyObject *unset, ObjectMemoKey *key)
 {
@@ -1962,12 +1964,25 @@ memo_parts(const Fields *fields, PyObject *unset, ObjectMemoKey *key)
         for (Py_ssize_t i = 0; i < size; i++) {  /* a list's items: read again at the next lookup, as it may change */
             PyObject *inner = PyList_CheckExact(item) ? PyList_GET_ITEM(item, i) : PyTuple_GET_ITEM(item, i);
             names[m] = NULL;
-            parts[m] = inner;
+            parts[m] = Py_NewRef(inner);
             modes[m++] = object_memo_by_value(inner, unset) ? MEMO_BY_IDENTITY : MEMO_BY_CLASS;
+            key->n = m;
         }
     }
     key->n = m;
     return 1;
+}
+
+/* Lets go of the container items memo_parts held. */
+static void
+memo_parts_release(ObjectMemoKey *key)
+{
+    for (Py_ssize_t m = 0; m < key->n; m++) {
+        if (key->names[m] == NULL) {
+            Py_DECREF((PyObject *)key->values[m]);
+        }
+    }
+    key->n = 0;
 }
 
 /* value_id of a value without a by_type id: a program's object whose fields are what they were when its id was last
@@ -1994,6 +2009,7 @@ object_value_id(TracerObject *self, TStateObject *st, PyObject *value, PyTypeObj
             && memo_parts(&fields, TABLE(self, K_UNSET), &key);
         PyErr_Clear();
         if (read && object_memo_get(&self->objects, &key, &id)) {
+            memo_parts_release(&key);
             fields_release(&fields);
             return id;
         }
@@ -2003,6 +2019,7 @@ object_value_id(TracerObject *self, TStateObject *st, PyObject *value, PyTypeObj
         && object_memo_put(&self->objects, &key, id) < 0) {
         PyErr_Clear();  /* found by its key next time */
     }
+    memo_parts_release(&key);
     fields_release(&fields);
     return id;
 }

@@ -36,6 +36,12 @@ class Owner:
     """A class held by identity in a field: a key the memo never keeps."""
 
 
+class Watched(Token):
+    """A token that can be weakly referenced."""
+
+    __slots__ = ("__weakref__",)
+
+
 def test_an_object_seen_again_is_answered_by_the_memo_and_every_change_gets_python_s_id(pair: tuple[Any, Any]) -> None:
     tracer, ids = pair
     token = Token("select")
@@ -196,3 +202,39 @@ def test_many_objects_and_tuples_sharing_slots_each_get_their_own_id(pair: tuple
         for token, pair_of in zip(tokens, tuples, strict=True):
             assert tracer.id_of(token) == ids.id_of(token)
             assert tracer.id_of(pair_of) == ids.id_of(pair_of)
+
+
+def test_a_list_emptied_by_a_finalizer_while_its_object_is_keyed_is_read_as_python_reads_it(pair: tuple[Any, Any]) -> None:
+    """Keying a new value allocates, an allocation may collect, and a finalizer may then change the list a field holds
+    (or free its items) before the memo keeps what the key was made of: the memo holds those items meanwhile, and the
+    next answer is Python's for the list as it is."""
+    tracer, ids = pair
+    seen(ids, Group([Watched("y")]))  # the classes are met: the next group's key is made in C, then walked as new
+    group = Group([Watched(f"only-here-{k}") for k in range(5)])  # its tokens are held by the list alone
+    alive = [weakref.ref(token) for token in group.tokens]
+
+    cleared: list[bool] = []
+
+    class Clearer:
+        def __del__(self) -> None:
+            group.tokens.clear()
+            cleared.append(True)
+
+    clearer = Clearer()
+    clearer.cycle = clearer  # type: ignore[attr-defined]  # garbage only a collection finds
+    del clearer
+    threshold = gc.get_threshold()
+    gc.set_threshold(1)
+    remembered = tracer.remembered
+    try:
+        tracer.id_of(group)
+    finally:
+        gc.set_threshold(*threshold)
+    assert cleared, "the finalizer ran while the group was keyed"
+    assert tracer.remembered == remembered + 1, "kept: what its key was made of, held meanwhile"
+    assert group.tokens == []
+    assert tracer.id_of(group) == seen(ids, group)
+    assert tracer.id_of(group) == ids.id_of(group)
+    del group
+    gc.collect()
+    assert all(token() is None for token in alive)  # nothing the memo kept keeps them
