@@ -932,6 +932,21 @@ content_base(TracerObject *self, PyTypeObject *cls, int *unsettled)
 
 enum { ITEM_NONE, ITEM_SCALAR, ITEM_TYPE, ITEM_CONTENT };
 
+/* The content key the keyed tables keep for a token type (ValueIds._contents: address -> (item, content key)),
+ * borrowed; NULL (no error left set) when they keep none for this very object. */
+static PyObject *
+kept_content(TracerObject *self, PyObject *item)
+{
+    PyObject *address = PyLong_FromVoidPtr(item), *known = NULL;
+    if (address != NULL) {
+        known = PyDict_GetItemWithError(TABLE(self, K_CONTENTS), address);
+        Py_DECREF(address);
+    }
+    PyErr_Clear();
+    return known != NULL && PyTuple_CheckExact(known) && PyTuple_GET_SIZE(known) == 2 && PyTuple_GET_ITEM(known, 0) == item
+        ? PyTuple_GET_ITEM(known, 1) : NULL;
+}
+
 /* How ValueIds._tuple_key keys one item of a tuple: ITEM_SCALAR by (its class, itself), ITEM_TYPE by its class alone,
  * ITEM_CONTENT by (its class, *content) (a token type's content key, borrowed), ITEM_NONE when it has no key (an
  * error maybe set; *unsettled set when Python keys it once it has met it). */
@@ -952,13 +967,7 @@ tuple_item(TracerObject *self, PyObject *item, int nested, int *unsettled, PyObj
     }
     if (!nested && !PyErr_Occurred() && PyTuple_Check(item) && PyTuple_GET_SIZE(item) <= MAX_KEYED_TUPLE
         && content_base(self, cls, unsettled) == &PyTuple_Type) {
-        PyObject *address = PyLong_FromVoidPtr(item), *known = NULL;
-        if (address != NULL) {
-            known = PyDict_GetItemWithError(TABLE(self, K_CONTENTS), address);  /* (item, content key) */
-            Py_DECREF(address);
-        }
-        if (known != NULL && PyTuple_CheckExact(known) && PyTuple_GET_SIZE(known) == 2 && PyTuple_GET_ITEM(known, 0) == item) {
-            *content = PyTuple_GET_ITEM(known, 1);
+        if ((*content = kept_content(self, item)) != NULL) {
             return ITEM_CONTENT;
         }
         *unsettled = 1;  /* Python keys the content of a token type it has not met */
@@ -1882,19 +1891,6 @@ memo_candidate(TracerObject *self, PyTypeObject *cls)
     return object;
 }
 
-/* Whether the keyed tables hold `item` already: a token type whose content key they keep (ValueIds._contents). */
-static int
-contents_hold(TracerObject *self, PyObject *item)
-{
-    PyObject *address = PyLong_FromVoidPtr(item), *known = NULL;
-    if (address != NULL) {
-        known = PyDict_GetItemWithError(TABLE(self, K_CONTENTS), address);
-        Py_DECREF(address);
-    }
-    PyErr_Clear();
-    return known != NULL && PyTuple_CheckExact(known) && PyTuple_GET_SIZE(known) == 2 && PyTuple_GET_ITEM(known, 0) == item;
-}
-
 /* Whether the object memo may hold `item` as a tuple's item and compare it by identity: it cannot change where a key
  * reads it (a str, bytes, a number, None, a class, a tuple of such, or a tuple subclass's content: a lexer's token
  * type), and holding it changes nothing the program can see: no weak reference to it, no finalizer, and a tuple
@@ -1908,7 +1904,7 @@ held_safe(TracerObject *self, PyObject *item, int depth)
         return 1;
     }
     if (!PyTuple_Check(item) || depth >= MAX_KEYED_DEPTH || cls->tp_weaklistoffset != 0 || cls->tp_finalize != NULL || cls->tp_del != NULL
-        || (cls != &PyTuple_Type && cls->tp_dictoffset != 0 && !contents_hold(self, item))) {
+        || (cls != &PyTuple_Type && cls->tp_dictoffset != 0 && kept_content(self, item) == NULL)) {
         return 0;
     }
     for (Py_ssize_t k = 0; k < PyTuple_GET_SIZE(item); k++) {
@@ -1956,6 +1952,7 @@ memo_parts(const Fields *fields, PyObject *unset, ObjectMemoKey *key)
         int container = PyList_CheckExact(item) || PyTuple_CheckExact(item);
         Py_ssize_t size = container ? Py_SIZE(item) : 0;
         if (m + 1 + size > OBJECT_MEMO_PARTS) {
+            key->n = m;  /* what memo_parts_release lets go of */
             return 0;
         }
         names[m] = fields->names[k];
@@ -1966,7 +1963,6 @@ memo_parts(const Fields *fields, PyObject *unset, ObjectMemoKey *key)
             names[m] = NULL;
             parts[m] = Py_NewRef(inner);
             modes[m++] = object_memo_by_value(inner, unset) ? MEMO_BY_IDENTITY : MEMO_BY_CLASS;
-            key->n = m;
         }
     }
     key->n = m;
