@@ -402,6 +402,39 @@ thread_stack(SplitterObject *self, uint32_t thread)
     return of_thread(&self->stacks, thread);
 }
 
+/* The events of a chunk that go to one entry point one after another, copied in one piece when the run ends: a copy
+ * per event was most of the splitter's time. A run ends before anything that changes what `emit` would add before
+ * it (an entry point starting, lines turned off or on) and before its entry point can be handed out. */
+typedef struct {
+    uint32_t owner;
+    size_t start, end;
+    int active;
+} Run;
+
+static inline int
+run_flush(SplitterObject *self, Run *run, uint32_t thread, const uint16_t *w)
+{
+    if (!run->active) {
+        return 0;
+    }
+    run->active = 0;
+    return emit(self, run->owner, thread, w + run->start, run->end - run->start);
+}
+
+static inline int
+run_add(SplitterObject *self, Run *run, uint32_t thread, const uint16_t *w, uint32_t owner, size_t i, size_t count)
+{
+    if (run->active && run->owner == owner && run->end == i) {
+        run->end = i + count;
+        return 0;
+    }
+    if (run_flush(self, run, thread, w) < 0) {
+        return -1;
+    }
+    *run = (Run){owner, i, i + count, 1};
+    return 0;
+}
+
 /* A root call at w[i] starts an entry point, whose index goes to *owner. */
 static int
 start_entry(SplitterObject *self, uint32_t thread, const uint16_t *w, size_t i, uint32_t *owner)
@@ -424,7 +457,7 @@ start_entry(SplitterObject *self, uint32_t thread, const uint16_t *w, size_t i, 
 
 /* The call event at w[i] goes to the entry point of the calling call, or starts one; *size is its length in words. */
 static inline int
-split_call(SplitterObject *self, Vec *stack, uint32_t thread, const uint16_t *w, size_t n, size_t i, size_t *size)
+split_call(SplitterObject *self, Run *run, Vec *stack, uint32_t thread, const uint16_t *w, size_t n, size_t i, size_t *size)
 {
     unsigned int word = w[i];
     size_t count = 3 + 2 * !!(word & CALL_ROOT) + 2 * !!(word & CALL_GEN);
@@ -441,7 +474,7 @@ split_call(SplitterObject *self, Vec *stack, uint32_t thread, const uint16_t *w,
     if (stack->len) {
         owner = AT(*stack, uint32_t, stack->len - 1);
     }
-    else if (start_entry(self, thread, w, i, &owner) < 0) {
+    else if (run_flush(self, run, thread, w) < 0 || start_entry(self, thread, w, i, &owner) < 0) {
         return -1;
     }
     if (word & CALL_GEN) {
@@ -450,7 +483,7 @@ split_call(SplitterObject *self, Vec *stack, uint32_t thread, const uint16_t *w,
             return -1;
         }
     }
-    if (emit(self, owner, thread, w + i, count) < 0 || vec_push(stack, &owner, 1) < 0) {
+    if (run_add(self, run, thread, w, owner, i, count) < 0 || vec_push(stack, &owner, 1) < 0) {
         return -1;
     }
     AT(self->entries, SplitEntry, owner).live++;
@@ -460,7 +493,7 @@ split_call(SplitterObject *self, Vec *stack, uint32_t thread, const uint16_t *w,
 
 /* Any event at w[i] but a line or a call: three words, an op and its operand. */
 static inline int
-split_event(SplitterObject *self, Vec *stack, uint32_t thread, const uint16_t *w, size_t n, size_t i)
+split_event(SplitterObject *self, Run *run, Vec *stack, uint32_t thread, const uint16_t *w, size_t n, size_t i)
 {
     unsigned int word = w[i];
     if (i + 3 > n) {
@@ -473,7 +506,7 @@ split_event(SplitterObject *self, Vec *stack, uint32_t thread, const uint16_t *w
             corrupt("resumption of an unknown generator call %u in thread %u", operand, thread);
             return -1;
         }
-        return emit(self, owner, thread, w + i, 3) < 0 || vec_push(stack, &owner, 1) < 0 ? -1 : 0;
+        return run_add(self, run, thread, w, owner, i, 3) < 0 || vec_push(stack, &owner, 1) < 0 ? -1 : 0;
     }
     if (word == OP_RETURN || word == OP_RAISE || word == OP_YIELD) {
         if (stack->len == 0) {
@@ -481,9 +514,21 @@ split_event(SplitterObject *self, Vec *stack, uint32_t thread, const uint16_t *w
             return -1;
         }
         owner = AT(*stack, uint32_t, --stack->len);
-        return emit(self, owner, thread, w + i, 3) < 0 || (word != OP_YIELD && ended(self, owner) < 0) ? -1 : 0;
+        if (run_add(self, run, thread, w, owner, i, 3) < 0) {
+            return -1;
+        }
+        if (word == OP_YIELD) {
+            return 0;
+        }
+        if (AT(self->entries, SplitEntry, owner).live == 1 && run_flush(self, run, thread, w) < 0) {
+            return -1;  /* its last call ends: the entry point is complete from here on */
+        }
+        return ended(self, owner);
     }
     if (word == OP_LINES_OFF || word == OP_LINES_ON) {
+        if (run_flush(self, run, thread, w) < 0) {
+            return -1;
+        }
         Vec *silent = thread_silent(self, thread);
         if (silent == NULL || (word == OP_LINES_OFF && sorted_insert(silent, operand) < 0)) {
             return -1;
@@ -518,6 +563,7 @@ splitter_feed(SplitterObject *self, PyObject *args)
     else if ((stack = thread_stack(self, thread)) != NULL) {
         status = 0;
     }
+    Run run = {0, 0, 0, 0};
     while (status == 0 && i < n) {
         if (w[i] <= MAX_LINE) {
             size_t end = i + 1;
@@ -525,19 +571,22 @@ splitter_feed(SplitterObject *self, PyObject *args)
                 end++;
             }
             if (stack->len) {
-                status = emit(self, AT(*stack, uint32_t, stack->len - 1), thread, w + i, end - i);
+                status = run_add(self, &run, thread, w, AT(*stack, uint32_t, stack->len - 1), i, end - i);
             }
             i = end;
         }
         else if ((w[i] & 0xFFF8u) == OP_CALL) {
             size_t size = 0;
-            status = split_call(self, stack, thread, w, n, i, &size);
+            status = split_call(self, &run, stack, thread, w, n, i, &size);
             i += size;
         }
         else {
-            status = split_event(self, stack, thread, w, n, i);
+            status = split_event(self, &run, stack, thread, w, n, i);
             i += 3;
         }
+    }
+    if (status == 0) {
+        status = run_flush(self, &run, thread, w);
     }
     PyBuffer_Release(&view);
     return status < 0 ? NULL : Py_NewRef(Py_None);
@@ -1044,7 +1093,7 @@ read_call(TokenReader *r, const uint16_t *w, size_t n, size_t i, size_t *next)
     }
     uint32_t index = (uint32_t)t->calls.len;
     int off = 0;
-    for (size_t k = 0; k < r->silent.len; k++) {
+    for (size_t k = 0; r->lanes == NULL && k < r->silent.len; k++) {  /* an index has no use for a call's completeness */
         off |= AT(r->silent, uint32_t, k) == function;
     }
     DCall c = {function, parent >= 0 ? AT(t->calls, DCall, parent).nlines : 0, r->thread, 0, 0, parent, END_RUNNING, !off};
