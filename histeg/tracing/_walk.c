@@ -15,6 +15,7 @@
 #include <Python.h>
 
 #include "_interpreter.h"
+#include "_textmemo.h"
 
 #define INTERFACE 3 /* values.WALK_INTERFACE: 2 adds inline_namespace(), 3 the kinds of classes, functions, methods, exceptions */
 #define MAX_DEPTH 3
@@ -32,6 +33,7 @@ enum {
 typedef struct {
     PyObject_HEAD
     PyObject *tables; /* a tuple of T_COUNT items, in the order above */
+    TextMemo memo;    /* texts of unchanged containers (_textmemo.h) */
 } WalkerObject;
 
 #define T(w, k) PyTuple_GET_ITEM((w)->tables, (k))
@@ -41,11 +43,64 @@ typedef struct {
     WalkerObject *w;
     PyObject *budget_list;
     Py_ssize_t budget;
+    TextShape *shape;  /* the nodes read for the container being walked (_textmemo.h), NULL outside one */
+    int unfit;         /* the walk showed something a shape cannot say: its text is not kept */
 } Walk;
 
 static PyObject *ELLIPSIS_PLUS, *COMMA_SPACE, *SPACE, *TEXT_TRUE, *TEXT_FALSE, *TEXT_NONE;
 
 static PyObject *walk_text(Walk *k, PyObject *value, PyTypeObject *cls, Py_ssize_t depth);
+
+/* What a walk reads, for the shape of the container it is in (see container_text). */
+static int
+record(Walk *k, PyObject *scalar, PyTypeObject *type, Py_ssize_t size, Py_ssize_t shown)
+{
+    if (k->shape == NULL || k->unfit) {
+        return 0;
+    }
+    TextNode node = {scalar, type, size, shown};
+    if (k->shape->count >= TEXT_MEMO_MAX_NODES || text_shape_add(k->shape, &node, 1) < 0) {
+        PyErr_Clear();
+        k->unfit = 1;
+    }
+    return 0;
+}
+
+/* A str, int, float, bool or None, shown by its value. */
+static void
+record_scalar(Walk *k, PyObject *value)
+{
+    if (PyUnicode_CheckExact(value) && PyUnicode_GET_LENGTH(value) > MAX_CACHED_STRING) {
+        k->unfit = 1;  /* not held for long */
+        return;
+    }
+    record(k, value, Py_TYPE(value), -1, -1);
+}
+
+/* An object shown by its class's name. */
+static void
+record_class(Walk *k, PyTypeObject *cls)
+{
+    record(k, NULL, cls, -1, -1);
+}
+
+/* A builtin container shown by its length alone. */
+static void
+record_length(Walk *k, PyObject *value, PyTypeObject *shape)
+{
+    if (Py_TYPE(value) != shape) {
+        k->unfit = 1;
+        return;
+    }
+    record(k, NULL, shape, shape == &PyDict_Type ? PyDict_GET_SIZE(value) : Py_SIZE(value), -1);
+}
+
+static void
+record_unfit(Walk *k)
+{
+    k->unfit = 1;
+}
+
 
 static int
 sync_out(Walk *k)
@@ -182,10 +237,12 @@ nested_text(Walk *k, PyObject *item, Py_ssize_t depth)
     PyTypeObject *cls = Py_TYPE(item);
     if (cls == &PyUnicode_Type) {
         k->budget--;
+        record_scalar(k, item);
         return string_text(k, item);
     }
     if (cls == &PyLong_Type || cls == &PyBool_Type || item == Py_None) {
         k->budget--;
+        record_scalar(k, item);
         return scalar_text(k, item);
     }
     PyObject *known = PyDict_GetItemWithError(T(k->w, T_KINDS), (PyObject *)cls);
@@ -194,6 +251,7 @@ nested_text(Walk *k, PyObject *item, Py_ssize_t depth)
     }
     if (known != NULL && PyTuple_CheckExact(known) && PyTuple_GET_SIZE(known) == 2 && PyTuple_GET_ITEM(known, 0) == T(k->w, T_OBJECT)) {
         k->budget--;
+        record_class(k, cls);
         return name_of(k, cls);
     }
     Py_INCREF(cls);  /* the item's class may be reassigned while Python walks it */
@@ -276,6 +334,9 @@ dict_item_text(Walk *k, PyObject *key, PyObject *item, Py_ssize_t depth)
     if (secret < 0) {
         goto done;
     }
+    if (secret) {
+        record_unfit(k);
+    }
     item_text = secret ? PyObject_CallOneArg(T(k->w, T_SECRET), item) : nested_text(k, item, depth);
     if (item_text != NULL) {
         result = PyUnicode_FromFormat("%U: %U", key_text, item_text);
@@ -289,7 +350,7 @@ done:
 
 /* Abstraction._builtin of an exact dict: items in insertion order, as long as the budget lasts. */
 static PyObject *
-dict_text(Walk *k, PyObject *value, Py_ssize_t depth)
+dict_text(Walk *k, PyObject *value, Py_ssize_t depth, Py_ssize_t *shown)
 {
     PyObject *parts = PyList_New(0), *result = NULL;
     if (parts == NULL) {
@@ -299,6 +360,9 @@ dict_text(Walk *k, PyObject *value, Py_ssize_t depth)
     PyObject *key, *item;
     while (PyDict_Next(value, &pos, &key, &item)) {
         if (k->budget <= 0) {
+            if (shown != NULL) {
+                *shown = PyList_GET_SIZE(parts);
+            }
             if (append_rest(parts, PyDict_GET_SIZE(value) - PyList_GET_SIZE(parts)) < 0) {
                 goto done;
             }
@@ -321,6 +385,9 @@ dict_text(Walk *k, PyObject *value, Py_ssize_t depth)
             PyErr_SetString(PyExc_RuntimeError, "dictionary changed size during iteration");
             goto done;
         }
+        if (shown != NULL) {
+            *shown = PyList_GET_SIZE(parts);
+        }
     }
     result = joined(parts, "{", "}");
 done:
@@ -330,7 +397,7 @@ done:
 
 /* Abstraction._builtin of a list or tuple (a subclass's instance read as its base's). */
 static PyObject *
-sequence_text(Walk *k, PyObject *value, Py_ssize_t depth, int is_list)
+sequence_text(Walk *k, PyObject *value, Py_ssize_t depth, int is_list, Py_ssize_t *shown)
 {
     Py_ssize_t size = is_list ? PyList_GET_SIZE(value) : PyTuple_GET_SIZE(value);
     PyObject *parts = PyList_New(0), *result = NULL;
@@ -339,6 +406,9 @@ sequence_text(Walk *k, PyObject *value, Py_ssize_t depth, int is_list)
     }
     for (Py_ssize_t i = 0; i < (is_list ? PyList_GET_SIZE(value) : size); i++) {  /* a list iterator reads the length as it goes */
         if (k->budget <= 0) {
+            if (shown != NULL) {
+                *shown = PyList_GET_SIZE(parts);
+            }
             if (append_rest(parts, size - PyList_GET_SIZE(parts)) < 0) {
                 goto done;
             }
@@ -354,6 +424,9 @@ sequence_text(Walk *k, PyObject *value, Py_ssize_t depth, int is_list)
         Py_DECREF(text);
         if (failed) {
             goto done;
+        }
+        if (shown != NULL) {
+            *shown = PyList_GET_SIZE(parts);
         }
     }
     if (is_list) {
@@ -661,7 +734,7 @@ compound_text(Walk *k, PyObject *value, PyTypeObject *cls, PyTypeObject *shape, 
         return NULL;
     }
     if (shape != NULL) {
-        content = shape == &PyDict_Type ? dict_text(k, value, depth) : sequence_text(k, value, depth, shape == &PyList_Type);
+        content = shape == &PyDict_Type ? dict_text(k, value, depth, NULL) : sequence_text(k, value, depth, shape == &PyList_Type, NULL);
     }
     else {
         PyObject *args = Py_NewRef(((PyBaseExceptionObject *)value)->args);  /* the walk may run a secret's digest */
@@ -687,6 +760,56 @@ done:
     return result;
 }
 
+/* -- Texts of unchanged containers (_textmemo.h) ----------------------------
+ * While a container is walked, the nodes its text is read from go to the walk's shape: the walk itself says which it
+ * reads (record_*), so the shape follows what the walk does and nothing here repeats its rules. Anything else the
+ * walk shows (through Python, a secret, a subclass's content, a long string) leaves the shape unfit to keep. */
+
+/* The text of a list, tuple or dict that shows its items at `depth`: an exact one's from the memo when a walk from
+ * this budget would read the same nodes, else walked, its shape recorded (and added to the shape of the container
+ * it is in) and kept. */
+static PyObject *
+container_text(Walk *k, PyObject *value, PyTypeObject *shape, Py_ssize_t depth, int exact)
+{
+    if (!exact) {
+        record_unfit(k);  /* a subclass's content may be anything */
+        return shape == &PyDict_Type ? dict_text(k, value, depth, NULL) : sequence_text(k, value, depth, shape == &PyList_Type, NULL);
+    }
+    TextMemo *memo = &k->w->memo;
+    Py_ssize_t budget = k->budget;
+    TextEntry *entry = text_memo_find(memo, value, depth, budget);
+    if (entry != NULL) {
+        if (k->shape != NULL && !k->unfit && text_shape_add(k->shape, entry->shape.nodes, entry->shape.count) < 0) {
+            PyErr_Clear();
+            k->unfit = 1;
+        }
+        k->budget -= entry->consumed;
+        return Py_NewRef(entry->text);
+    }
+    TextShape own = {NULL, 0, 0}, *outer = k->shape;
+    int outer_unfit = k->unfit;
+    k->shape = &own;
+    k->unfit = 0;
+    Py_ssize_t shown = 0;
+    record(k, NULL, shape, shape == &PyDict_Type ? PyDict_GET_SIZE(value) : Py_SIZE(value), 0);
+    PyObject *text = shape == &PyDict_Type ? dict_text(k, value, depth, &shown) : sequence_text(k, value, depth, shape == &PyList_Type, &shown);
+    int fit = !k->unfit && own.count > 0;
+    k->shape = outer;
+    k->unfit = outer_unfit || !fit;
+    if (fit) {
+        own.nodes[0].shown = shown;
+        if (outer != NULL && !k->unfit && text_shape_add(outer, own.nodes, own.count) < 0) {
+            PyErr_Clear();
+            k->unfit = 1;
+        }
+        if (text != NULL && text_memo_put(memo, value, depth, budget, budget - k->budget, text, &own) < 0) {
+            PyErr_Clear();  /* walked again next time */
+        }
+    }
+    text_shape_free(&own);
+    return text;
+}
+
 /* Abstraction._text: NULL without an error stands for None. */
 static PyObject *
 walk_text(Walk *k, PyObject *value, PyTypeObject *cls, Py_ssize_t depth)
@@ -698,15 +821,24 @@ walk_text(Walk *k, PyObject *value, PyTypeObject *cls, Py_ssize_t depth)
     PyObject *kind = PyTuple_GET_ITEM(kind_base, 0), *base = PyTuple_GET_ITEM(kind_base, 1), *text;
     if (kind == T(k->w, T_STR) && cls == &PyUnicode_Type) {
         k->budget--;
+        record_scalar(k, value);
         text = string_text(k, value);
     }
     else if (kind == T(k->w, T_SCALAR) && (cls == &PyLong_Type || cls == &PyFloat_Type || cls == &PyBool_Type || value == Py_None)) {
         k->budget--;
+        record_scalar(k, value);
         text = scalar_text(k, value);
     }
     else if (kind == T(k->w, T_OBJECT)) {
         k->budget--;
-        text = depth == 0 ? fields_text(k, value, cls, depth) : NULL;
+        if (depth == 0) {
+            record_unfit(k);
+            text = fields_text(k, value, cls, depth);
+        }
+        else {
+            record_class(k, cls);  /* shown by its class's name where it is a dict's key */
+            text = NULL;
+        }
     }
     else if (kind == T(k->w, T_SUBCLASS)
              && ((base == (PyObject *)cls && (cls == &PyList_Type || cls == &PyTuple_Type || cls == &PyDict_Type))
@@ -717,29 +849,35 @@ walk_text(Walk *k, PyObject *value, PyTypeObject *cls, Py_ssize_t depth)
         k->budget--;
         if (depth >= MAX_DEPTH || k->budget <= 0) {
             Py_ssize_t size = shape == &PyDict_Type ? PyDict_GET_SIZE(value) : Py_SIZE(value);
+            record_length(k, value, shape);
             text = PyUnicode_FromFormat("<%s len=%zd>", shape->tp_name, size);
         }
         else {
-            text = shape == &PyDict_Type ? dict_text(k, value, depth) : sequence_text(k, value, depth, shape == &PyList_Type);
+            text = container_text(k, value, shape, depth, base == (PyObject *)cls);
         }
     }
     else if (kind == T(k->w, T_CLASS) && PyType_Check(value)) {
         k->budget--;
+        record_unfit(k);
         text = name_of(k, (PyTypeObject *)value);
     }
     else if (kind == T(k->w, T_FUNCTION) && cls == &PyFunction_Type && function_text(value, &text)) {
         k->budget--;
+        record_unfit(k);
     }
     else if (kind == T(k->w, T_BOUND) && cls == &PyMethod_Type && bound_text(k, value, &text)) {
         k->budget--;
+        record_unfit(k);
     }
     else if ((kind == T(k->w, T_SUBCLASS) && (base == (PyObject *)&PyList_Type || base == (PyObject *)&PyTuple_Type || base == (PyObject *)&PyDict_Type))
              || (kind == T(k->w, T_EXCEPTION) && base == Py_None && PyExceptionInstance_Check(value)
                  && PyTuple_CheckExact(((PyBaseExceptionObject *)value)->args))) {
         k->budget--;
+        record_unfit(k);
         text = compound_text(k, value, cls, kind == T(k->w, T_EXCEPTION) ? NULL : (PyTypeObject *)base, depth);
     }
     else {
+        record_unfit(k);
         text = python_walk(k, value, cls, depth);
         if (text == Py_None) {
             Py_CLEAR(text);
@@ -764,7 +902,7 @@ walker_text(WalkerObject *self, PyObject *const *args, Py_ssize_t nargs)
     if (depth == -1 && PyErr_Occurred()) {
         return NULL;
     }
-    Walk k = {self, args[2], 0};
+    Walk k = {self, args[2], 0, NULL, 0};
     if (sync_in(&k) < 0) {
         return NULL;
     }
@@ -802,6 +940,7 @@ walker_init(WalkerObject *self, PyObject *args, PyObject *kwds)
         PyErr_SetString(PyExc_TypeError, "Walker's kinds shown in fields must be a frozenset");
         return -1;
     }
+    text_memo_clear(&self->memo);  /* its texts were read through the tables replaced */
     Py_XSETREF(self->tables, Py_NewRef(tables));
     return 0;
 }
@@ -816,6 +955,7 @@ walker_traverse(WalkerObject *self, visitproc visit, void *arg)
 static int
 walker_clear(WalkerObject *self)
 {
+    text_memo_clear(&self->memo);
     Py_CLEAR(self->tables);
     return 0;
 }
@@ -853,6 +993,21 @@ static PyMethodDef module_functions[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static PyObject *
+walker_remembered(WalkerObject *self, void *Py_UNUSED(closure))
+{
+    Py_ssize_t count = 0;
+    for (Py_ssize_t s = 0; self->memo.slots != NULL && s < TEXT_MEMO_SLOTS; s++) {
+        count += self->memo.slots[s].root != NULL;
+    }
+    return PyLong_FromSsize_t(count);
+}
+
+static PyGetSetDef walker_getset[] = {
+    {"remembered", (getter)walker_remembered, NULL, "how many containers' texts the memo keeps", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
 static PyMethodDef walker_methods[] = {
     {"text", (PyCFunction)(void (*)(void))walker_text, METH_FASTCALL,
      "text(value, cls, budget, depth): Abstraction._walk's answer, walked in C where the shape allows."},
@@ -871,6 +1026,7 @@ static PyTypeObject WalkerType = {
     .tp_clear = (inquiry)walker_clear,
     .tp_dealloc = (destructor)walker_dealloc,
     .tp_methods = walker_methods,
+    .tp_getset = walker_getset,
 };
 
 static struct PyModuleDef walk_module = {
