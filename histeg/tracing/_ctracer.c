@@ -1611,8 +1611,10 @@ enum { NO_KEY_OBJECT = -2, NO_KEY = -1, NO_DIGEST = 0, DIGESTED = 1 };
  * answer Python gives when it tries), NO_KEY_OBJECT when that value is a program's object; NO_DIGEST when value_key must say
  * (a part the digest does not take), and for builtin containers and tuples: a parser's dicts and lists seldom
  * repeat, and a digest that misses costs as much as the key it did not save (measured). `fields`: a program's object's
- * fields read already (read_fields), or NULL. *shallow is set to 1 when the key digested is a program's object's made of
- * its fields' values and classes alone, and of lists and tuples of such (what the object memo may keep), else 0. */
+ * fields read already (read_fields), or NULL. *shallow is set to SHALLOW_FIELDS when the key digested is a program's
+ * object's made of its fields' values and classes alone, and of lists and tuples of such, to SHALLOW_NAME when it is a
+ * function's or a class's name key (what the object memo may keep: memo_parts, named_parts), else 0. */
+enum { SHALLOW_FIELDS = 1, SHALLOW_NAME = 2 };
 static int
 value_digest(TracerObject *self, PyObject *value, PyTypeObject *cls, KeyDigest *digest, const Fields *fields, int *shallow)
 {
@@ -1627,7 +1629,7 @@ value_digest(TracerObject *self, PyObject *value, PyTypeObject *cls, KeyDigest *
         return made && key_digest_finish(digest) ? DIGESTED : NO_DIGEST;
     }
     Parts parts = {NULL, digest};
-    int made = 0, object = 0;
+    int made = 0, object = 0, named = 0;
     long streak = -1;
     int tuple_type = class_member(self, K_TUPLE_TYPES, M_TUPLE_TYPES, cls);
     if (tuple_type == 1) {
@@ -1664,6 +1666,7 @@ value_digest(TracerObject *self, PyObject *value, PyTypeObject *cls, KeyDigest *
             Py_DECREF(key);
         }
         made = key != NULL ? 1 : PyErr_Occurred() ? -1 : 0;
+        named = made == 1;
     }
     else {
         made = tuple_type < 0 || made < 0 ? -1 : 0;
@@ -1682,7 +1685,7 @@ value_digest(TracerObject *self, PyObject *value, PyTypeObject *cls, KeyDigest *
     if (!key_digest_finish(digest)) {
         return NO_DIGEST;
     }
-    *shallow = object && !parts.deep;
+    *shallow = object && !parts.deep ? SHALLOW_FIELDS : named ? SHALLOW_NAME : 0;
     return DIGESTED;
 }
 
@@ -1981,6 +1984,38 @@ memo_parts_release(ObjectMemoKey *key)
     key->n = 0;
 }
 
+/* The parts a function's or a class's name key is made of (name_key), into `key`, held (memo_parts_release): a
+ * function's module and qualified name as they are now, a class itself. 1, or 0 for any other value. A function is not
+ * held: its closure may hold anything, and its id is its name's alone. */
+static int
+named_parts(PyObject *value, PyTypeObject *cls, ObjectMemoKey *key)
+{
+    PyObject **names = (PyObject **)key->names, **parts = (PyObject **)key->values;
+    uint8_t *modes = (uint8_t *)key->modes;
+    if (cls == &PyFunction_Type) {
+        PyObject *module = ((PyFunctionObject *)value)->func_module, *qualname = ((PyFunctionObject *)value)->func_qualname;
+        module = module != NULL ? module : Py_None;
+        if (!(module == Py_None || PyUnicode_CheckExact(module)) || qualname == NULL || !PyUnicode_CheckExact(qualname)) {
+            return 0;
+        }
+        parts[0] = Py_NewRef(module);
+        parts[1] = Py_NewRef(qualname);
+        key->n = 2;
+    }
+    else if (PyType_Check(value)) {
+        parts[0] = Py_NewRef(value);
+        key->n = 1;
+    }
+    else {
+        return 0;
+    }
+    for (Py_ssize_t m = 0; m < key->n; m++) {
+        names[m] = NULL;
+        modes[m] = MEMO_BY_IDENTITY;
+    }
+    return 1;
+}
+
 /* value_id of a value without a by_type id: a program's object whose fields are what they were when its id was last
  * found is found again in the object memo (its fields read once, where that is cheap: slots and inline attributes),
  * else by its key, and kept in the memo when its key allows. */
@@ -1993,7 +2028,7 @@ object_value_id(TracerObject *self, TStateObject *st, PyObject *value, PyTypeObj
     Fields fields;
     fields.n = 0;
     fields.namespace = NULL;
-    int read = 0, unsettled = 0, shallow = 0, keyed = 0;
+    int read = 0, named = 0, unsettled = 0, shallow = 0, keyed = 0;
     uint64_t epoch = self->tables_epoch;
     unsigned long long id;
     PyObject *names[OBJECT_MEMO_PARTS], *parts[OBJECT_MEMO_PARTS];
@@ -2010,8 +2045,13 @@ object_value_id(TracerObject *self, TStateObject *st, PyObject *value, PyTypeObj
             return id;
         }
     }
+    else if (self->keys != NULL && PyTuple_CheckExact(self->keys) && (named = named_parts(value, cls, &key))
+             && object_memo_get(&self->objects, &key, &id)) {
+        memo_parts_release(&key);
+        return id;
+    }
     id = keyed_value_id(self, st, value, cls, read ? &fields : NULL, &shallow, &keyed);
-    if (read && shallow && keyed && id != NO_VALUE && epoch == self->tables_epoch
+    if (((read && shallow == SHALLOW_FIELDS) || (named && shallow == SHALLOW_NAME)) && keyed && id != NO_VALUE && epoch == self->tables_epoch
         && object_memo_put(&self->objects, &key, id) < 0) {
         PyErr_Clear();  /* found by its key next time */
     }

@@ -238,3 +238,54 @@ def test_a_list_emptied_by_a_finalizer_while_its_object_is_keyed_is_read_as_pyth
     del group
     gc.collect()
     assert all(token() is None for token in alive)  # nothing the memo kept keeps them
+
+
+def visitor(node: Any) -> Any:
+    return node
+
+
+class Visited:
+    pass
+
+
+def test_functions_and_classes_passed_as_values_are_found_by_their_names(pair: tuple[Any, Any]) -> None:
+    """A visitor or a key function, a class `isinstance` is asked about: each is keyed by its name (a function by its
+    module and qualified name as they are now, a class by itself), and the memo answers it by those alone; a function
+    renamed gets its new name's id, a closure made anew at every call is not held."""
+    tracer, ids = pair
+    for value in (visitor, Visited, int):
+        known = seen(ids, value)
+        remembered = tracer.remembered
+        assert tracer.id_of(value) == known
+        assert tracer.remembered == remembered + 1, value  # kept by its name's parts
+        assert tracer.id_of(value) == known and tracer.remembered == remembered + 1, value
+    before = tracer.id_of(visitor)
+    visitor.__qualname__ = "renamed"
+    try:
+        assert tracer.id_of(visitor) == seen(ids, visitor) != before
+    finally:
+        visitor.__qualname__ = "visitor"
+    assert tracer.id_of(visitor) == before
+
+    def make() -> Any:
+        def post(token: Any) -> Any:
+            return token
+
+        return post
+
+    first = make()
+    first_id = seen(ids, first)
+    assert tracer.id_of(first) == first_id
+    remembered = tracer.remembered
+    closures = [weakref.ref(first)]
+    del first
+    for _ in range(3):  # a new function object each time, of one name: found by it, and none kept alive
+        made = make()
+        assert tracer.id_of(made) == first_id == ids.id_of(made) and tracer.remembered == remembered
+        closures.append(weakref.ref(made))
+        del made
+    gc.collect()
+    assert all(closure() is None for closure in closures)
+    nameless = make()
+    nameless.__module__ = 5  # type: ignore[assignment]  # not a name key: answered the long way, as Python answers
+    assert tracer.id_of(nameless) == seen(ids, nameless)
