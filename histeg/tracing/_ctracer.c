@@ -1273,7 +1273,9 @@ fields_release(Fields *f)
 /* Reads an instance's fields (its inline attributes or __dict__, then its slots, an unset slot as K_UNSET) into `f`,
  * whose `n` must be 0: 1 done, 0 no key (*unsettled set when Python makes the key of so many fields), -1 error (maybe
  * left set). `f` holds what was read in any case (fields_release). `layout` is the class's (holder, slots). `inline_only`:
- * an instance whose attributes are not where they are read without a call (its __dict__ made) is not read (0). */
+ * an instance whose attributes are not where they are read without a call is not read (0): they are read where the
+ * interpreter keeps them inline, or from a __dict__ that exists already (a tuple subclass's: a lexer's token type),
+ * the dict the holder would return; none is ever made. */
 static int
 read_fields(TracerObject *self, PyObject *value, PyObject *layout, Fields *f, int *unsettled, int inline_only)
 {
@@ -1290,9 +1292,22 @@ read_fields(TracerObject *self, PyObject *value, PyObject *layout, Fields *f, in
             f->items[f->n++] = Py_NewRef(inline_items[k]);
         }
         if (count < 0 && inline_only) {
-            return 0;
+            PyObject *dict = histeg_existing_dict(value);
+            if (dict == NULL || !PyDict_CheckExact(dict)) {
+                return 0;
+            }
+            Py_ssize_t pos = 0;
+            PyObject *name, *item;
+            while (PyDict_Next(dict, &pos, &name, &item)) {
+                if (!PyUnicode_CheckExact(name) || f->n == MAX_FIELDS) {
+                    *unsettled |= f->n == MAX_FIELDS;
+                    return 0;
+                }
+                f->names[f->n] = Py_NewRef(name);
+                f->items[f->n++] = Py_NewRef(item);
+            }
         }
-        if (count < 0) {
+        else if (count < 0) {
             f->namespace = PyObject_CallOneArg(holder, value);
             if (f->namespace == NULL || !PyDict_CheckExact(f->namespace)) {
                 return f->namespace == NULL ? -1 : 0;
@@ -1611,8 +1626,9 @@ enum { NO_KEY_OBJECT = -2, NO_KEY = -1, NO_DIGEST = 0, DIGESTED = 1 };
  * answer Python gives when it tries), NO_KEY_OBJECT when that value is a program's object; NO_DIGEST when value_key must say
  * (a part the digest does not take), and for builtin containers and tuples: a parser's dicts and lists seldom
  * repeat, and a digest that misses costs as much as the key it did not save (measured). `fields`: a program's object's
- * fields read already (read_fields), or NULL. *shallow is set to SHALLOW_FIELDS when the key digested is a program's
- * object's made of its fields' values and classes alone, and of lists and tuples of such, to SHALLOW_NAME when it is a
+ * or a token type's fields read already (read_fields), or NULL. *shallow is set to SHALLOW_FIELDS when the key digested is a program's
+ * object's or a token type's made of its fields' values and classes alone, and of lists and tuples of such (and a
+ * token type's items), to SHALLOW_NAME when it is a
  * function's or a class's name key (what the object memo may keep: memo_parts, named_parts), else 0. */
 enum { SHALLOW_FIELDS = 1, SHALLOW_NAME = 2 };
 static int
@@ -1639,7 +1655,7 @@ value_digest(TracerObject *self, PyObject *value, PyTypeObject *cls, KeyDigest *
             key_digest_add(digest, (PyObject *)cls);
             key_digest_add(digest, content);
             Py_DECREF(content);
-            made = fields_parts(self, &parts, value, cls, NULL);
+            made = fields_parts(self, &parts, value, cls, fields);
         }
         else {
             made = PyErr_Occurred() ? -1 : 0;
@@ -1685,7 +1701,7 @@ value_digest(TracerObject *self, PyObject *value, PyTypeObject *cls, KeyDigest *
     if (!key_digest_finish(digest)) {
         return NO_DIGEST;
     }
-    *shallow = object && !parts.deep ? SHALLOW_FIELDS : named ? SHALLOW_NAME : 0;
+    *shallow = (object || tuple_type == 1) && !parts.deep ? SHALLOW_FIELDS : named ? SHALLOW_NAME : 0;
     return DIGESTED;
 }
 
@@ -1949,7 +1965,7 @@ memo_parts(const Fields *fields, PyObject *unset, ObjectMemoKey *key)
 {
     PyObject **names = (PyObject **)key->names, **parts = (PyObject **)key->values;
     uint8_t *modes = (uint8_t *)key->modes;
-    Py_ssize_t m = 0;
+    Py_ssize_t m = key->n;  /* after a token type's items */
     for (Py_ssize_t k = 0; k < fields->n; k++) {
         PyObject *item = fields->items[k];
         int container = PyList_CheckExact(item) || PyTuple_CheckExact(item);
@@ -1982,6 +1998,36 @@ memo_parts_release(ObjectMemoKey *key)
         }
     }
     key->n = 0;
+}
+
+/* The parts of a token type's key (a tuple subclass keyed by its content and its fields, value_key), into `key`: its
+ * items, each part of the key by its value (held: memo_parts_release), then its fields as memo_parts has them, read
+ * into `fields` where that needs no call (read_fields). 1, or 0 when it has other items or its fields cannot be read so. */
+static int
+tuple_type_parts(TracerObject *self, PyObject *value, PyTypeObject *cls, Fields *fields, ObjectMemoKey *key)
+{
+    if (self->keys == NULL || !PyTuple_CheckExact(self->keys) || !PyTuple_Check(value) || PyTuple_GET_SIZE(value) > MAX_KEYED_TUPLE
+        || class_member(self, K_TUPLE_TYPES, M_TUPLE_TYPES, cls) != 1) {
+        PyErr_Clear();
+        return 0;
+    }
+    PyObject *unset = TABLE(self, K_UNSET), **names = (PyObject **)key->names, **parts = (PyObject **)key->values;
+    uint8_t *modes = (uint8_t *)key->modes;
+    for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(value); i++) {
+        PyObject *item = PyTuple_GET_ITEM(value, i);
+        if (item == unset || !object_memo_by_value(item, unset)) {
+            return 0;
+        }
+        names[i] = NULL;
+        parts[i] = Py_NewRef(item);
+        modes[i] = MEMO_BY_IDENTITY;
+        key->n = i + 1;
+    }
+    int unsettled = 0;
+    PyObject *layout = layout_of(self, cls, &unsettled);
+    int read = layout != NULL && read_fields(self, value, layout, fields, &unsettled, 1) == 1 && memo_parts(fields, unset, key);
+    PyErr_Clear();
+    return read;
 }
 
 /* The parts a function's or a class's name key is made of (name_key), into `key`, held (memo_parts_release): a
@@ -2040,6 +2086,13 @@ object_value_id(TracerObject *self, TStateObject *st, PyObject *value, PyTypeObj
             && memo_parts(&fields, TABLE(self, K_UNSET), &key);
         PyErr_Clear();
         if (read && object_memo_get(&self->objects, &key, &id)) {
+            memo_parts_release(&key);
+            fields_release(&fields);
+            return id;
+        }
+    }
+    else if ((read = tuple_type_parts(self, value, cls, &fields, &key))) {
+        if (object_memo_get(&self->objects, &key, &id)) {
             memo_parts_release(&key);
             fields_release(&fields);
             return id;

@@ -131,6 +131,31 @@ histeg_inline_attributes(PyObject *obj, PyObject **names, PyObject **values, Py_
 #endif
 }
 
+/* The instance dict of `obj` (borrowed) where it exists already; NULL where it does not, or where finding it could make
+ * it (a managed dict whose attributes are still inline values, or no internals to read it with). */
+PyObject *
+histeg_existing_dict(PyObject *obj)
+{
+#ifndef HISTEG_INTERNALS
+    (void)obj;
+    return NULL;
+#else
+    PyTypeObject *tp = Py_TYPE(obj);
+    if (tp->tp_flags & Py_TPFLAGS_MANAGED_DICT) {
+#  if PY_VERSION_HEX >= 0x030D0000
+        return (PyObject *)_PyObject_GetManagedDict(obj);
+#  else
+        PyDictOrValues dorv = *_PyObject_DictOrValuesPointer(obj);
+        return _PyDictOrValues_IsValues(dorv) ? NULL : dorv.dict;
+#  endif
+    }
+    if (tp->tp_dictoffset <= 0) {  /* none, or one counted from a variable size: not read here */
+        return NULL;
+    }
+    return *(PyObject **)((char *)obj + tp->tp_dictoffset);
+#endif
+}
+
 /* Where the collector's schedule is read: the young generation's count and the number of collections run so far, or
  * NULLs without internals (gc_settle then does nothing). */
 void

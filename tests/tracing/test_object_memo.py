@@ -289,3 +289,37 @@ def test_functions_and_classes_passed_as_values_are_found_by_their_names(pair: t
     nameless = make()
     nameless.__module__ = 5  # type: ignore[assignment]  # not a name key: answered the long way, as Python answers
     assert tracer.id_of(nameless) == seen(ids, nameless)
+
+
+def test_a_token_type_is_found_by_its_items_and_its_fields_and_keyed_anew_when_they_change(pair: tuple[Any, Any]) -> None:
+    """A lexer's token type: a tuple subclass keyed by its items and the fields of its own __dict__ (its parent, the
+    subtypes made on it). The memo reads that dict where it is, and finds the type again while its fields stay so."""
+    tracer, ids = pair
+    keyword = Kind(("Keyword",))
+    keyword.parent = Kind(())  # type: ignore[misc]
+    dml = Kind(("Keyword", "DML"))
+    dml.parent = keyword  # type: ignore[misc]
+    keyword.DML = dml  # type: ignore[attr-defined]
+    for value in (keyword, dml, KIND):
+        known = seen(ids, value)
+        remembered = tracer.remembered
+        assert tracer.id_of(value) == known
+        assert tracer.id_of(value) == known and tracer.remembered == remembered + 1, value
+    changes: list[tuple[str, Any]] = [
+        ("DDL", Kind(("Keyword", "DDL"))),  # a subtype made on it: a new field
+        ("parent", "root"),  # a field of another class
+        ("parent", None),
+        ("DDL", [Kind(("x",)), 1]),  # a list: its length and items
+    ]
+    for name, new in changes:
+        setattr(keyword, name, new)
+        assert tracer.id_of(keyword) == seen(ids, keyword), (name, new)
+        assert tracer.id_of(keyword) == ids.id_of(keyword), (name, new)
+    keyword.DDL.append(2)  # type: ignore[attr-defined]  # the list changed in place
+    assert tracer.id_of(keyword) == seen(ids, keyword)
+    del keyword.DDL  # type: ignore[attr-defined]
+    assert tracer.id_of(keyword) == seen(ids, keyword)
+    odd = Kind(("Keyword", Kind(("nested",))))  # an item taken by more than its value: not kept, answered as Python does
+    odd.parent = None  # type: ignore[misc]
+    remembered = tracer.remembered
+    assert tracer.id_of(odd) == seen(ids, odd) and tracer.remembered == remembered
