@@ -48,8 +48,54 @@ typedef struct {
 } Walk;
 
 static PyObject *ELLIPSIS_PLUS, *COMMA_SPACE, *SPACE, *TEXT_TRUE, *TEXT_FALSE, *TEXT_NONE;
+static PyObject *TEXT_COLON, *TEXT_OPEN, *TEXT_CLOSE, *TEXT_CLOSE_ONE, *TEXT_OPEN_BRACKET, *TEXT_CLOSE_BRACKET, *TEXT_OPEN_BRACE, *TEXT_CLOSE_BRACE;
 
 static PyObject *walk_text(Walk *k, PyObject *value, PyTypeObject *cls, Py_ssize_t depth);
+
+/* The texts `parts` (exact strings), `separator` (a string or NULL) between each two, in one new string: made in
+ * one piece, where PyUnicode_FromFormat parsed its format and PyUnicode_Join made a string of its own first (a dict's
+ * text made three strings per item). */
+static PyObject *
+concat(PyObject *const *parts, Py_ssize_t n, PyObject *separator)
+{
+    Py_ssize_t length = 0;
+    Py_UCS4 widest = 127;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (!PyUnicode_Check(parts[i])) {
+            PyErr_SetString(PyExc_TypeError, "a text must be a str");
+            return NULL;
+        }
+        length += PyUnicode_GET_LENGTH(parts[i]);
+        Py_UCS4 most = PyUnicode_MAX_CHAR_VALUE(parts[i]);
+        widest = most > widest ? most : widest;
+    }
+    if (separator != NULL && n > 1) {
+        length += (n - 1) * PyUnicode_GET_LENGTH(separator);
+        Py_UCS4 most = PyUnicode_MAX_CHAR_VALUE(separator);
+        widest = most > widest ? most : widest;
+    }
+    PyObject *text = PyUnicode_New(length, widest);
+    if (text == NULL) {
+        return NULL;
+    }
+    Py_ssize_t at = 0;
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (i > 0 && separator != NULL) {
+            if (PyUnicode_CopyCharacters(text, at, separator, 0, PyUnicode_GET_LENGTH(separator)) < 0) {
+                Py_DECREF(text);
+                return NULL;
+            }
+            at += PyUnicode_GET_LENGTH(separator);
+        }
+        if (PyUnicode_CopyCharacters(text, at, parts[i], 0, PyUnicode_GET_LENGTH(parts[i])) < 0) {
+            Py_DECREF(text);
+            return NULL;
+        }
+        at += PyUnicode_GET_LENGTH(parts[i]);
+    }
+    return text;
+}
+
 
 /* What a walk reads, for the shape of the container it is in (see container_text). */
 static int
@@ -265,7 +311,8 @@ nested_text(Walk *k, PyObject *item, Py_ssize_t depth)
     }
     PyObject *name = name_of(k, cls);
     if (name != NULL) {
-        result = text == NULL ? Py_NewRef(name) : PyUnicode_FromFormat("%U(%U)", name, text);
+        PyObject *pieces[4] = {name, TEXT_OPEN, text, TEXT_CLOSE};
+        result = text == NULL ? Py_NewRef(name) : concat(pieces, 4, NULL);
         Py_DECREF(name);
     }
 done:
@@ -289,13 +336,14 @@ append_rest(PyObject *parts, Py_ssize_t rest)
 
 /* open + ", ".join(parts) + close. */
 static PyObject *
-joined(PyObject *parts, const char *open, const char *close)
+joined(PyObject *parts, PyObject *open, PyObject *close)
 {
-    PyObject *inner = PyUnicode_Join(COMMA_SPACE, parts);
+    PyObject *inner = concat(((PyListObject *)parts)->ob_item, PyList_GET_SIZE(parts), COMMA_SPACE);
     if (inner == NULL) {
         return NULL;
     }
-    PyObject *text = PyUnicode_FromFormat("%s%U%s", open, inner, close);
+    PyObject *pieces[3] = {open, inner, close};
+    PyObject *text = concat(pieces, 3, NULL);
     Py_DECREF(inner);
     return text;
 }
@@ -339,7 +387,8 @@ dict_item_text(Walk *k, PyObject *key, PyObject *item, Py_ssize_t depth)
     }
     item_text = secret ? PyObject_CallOneArg(T(k->w, T_SECRET), item) : nested_text(k, item, depth);
     if (item_text != NULL) {
-        result = PyUnicode_FromFormat("%U: %U", key_text, item_text);
+        PyObject *pieces[3] = {key_text, TEXT_COLON, item_text};
+        result = concat(pieces, 3, NULL);
     }
 done:
     Py_XDECREF(key_text);
@@ -389,7 +438,7 @@ dict_text(Walk *k, PyObject *value, Py_ssize_t depth, Py_ssize_t *shown)
             *shown = PyList_GET_SIZE(parts);
         }
     }
-    result = joined(parts, "{", "}");
+    result = joined(parts, TEXT_OPEN_BRACE, TEXT_CLOSE_BRACE);
 done:
     Py_DECREF(parts);
     return result;
@@ -430,10 +479,10 @@ sequence_text(Walk *k, PyObject *value, Py_ssize_t depth, int is_list, Py_ssize_
         }
     }
     if (is_list) {
-        result = joined(parts, "[", "]");
+        result = joined(parts, TEXT_OPEN_BRACKET, TEXT_CLOSE_BRACKET);
     }
     else {
-        result = joined(parts, "(", PyList_GET_SIZE(parts) == 1 ? ",)" : ")");
+        result = joined(parts, TEXT_OPEN, PyList_GET_SIZE(parts) == 1 ? TEXT_CLOSE_ONE : TEXT_CLOSE);
     }
 done:
     Py_DECREF(parts);
@@ -602,7 +651,8 @@ field_text(Walk *k, PyObject *item, PyObject *label, int secret, Py_ssize_t dept
         if ((inner == NULL && PyErr_Occurred()) || (name = name_of(k, cls)) == NULL) {
             goto done;
         }
-        result = PyUnicode_FromFormat("%U%U(%U)", label, name, inner != NULL ? inner : TEXT_NONE);
+        PyObject *pieces[5] = {label, name, TEXT_OPEN, inner != NULL ? inner : TEXT_NONE, TEXT_CLOSE};
+        result = concat(pieces, 5, NULL);
     }
     else if (shown || PyTuple_GET_ITEM(kind_base, 1) == (PyObject *)cls) {
         inner = walk_text(k, item, cls, depth + 1);
@@ -676,7 +726,7 @@ fields_text(Walk *k, PyObject *value, PyTypeObject *cls, Py_ssize_t depth)
             goto done;
         }
     }
-    result = joined(shown, "{", "}");
+    result = joined(shown, TEXT_OPEN_BRACE, TEXT_CLOSE_BRACE);
 done:
     Py_DECREF(names);
     Py_DECREF(items);
@@ -1049,7 +1099,16 @@ PyInit__walk(void)
     TEXT_TRUE = PyUnicode_FromString("True");
     TEXT_FALSE = PyUnicode_FromString("False");
     TEXT_NONE = PyUnicode_FromString("None");
-    if (!ELLIPSIS_PLUS || !COMMA_SPACE || !SPACE || !TEXT_TRUE || !TEXT_FALSE || !TEXT_NONE) {
+    TEXT_COLON = PyUnicode_FromString(": ");
+    TEXT_OPEN = PyUnicode_FromString("(");
+    TEXT_CLOSE = PyUnicode_FromString(")");
+    TEXT_CLOSE_ONE = PyUnicode_FromString(",)");
+    TEXT_OPEN_BRACKET = PyUnicode_FromString("[");
+    TEXT_CLOSE_BRACKET = PyUnicode_FromString("]");
+    TEXT_OPEN_BRACE = PyUnicode_FromString("{");
+    TEXT_CLOSE_BRACE = PyUnicode_FromString("}");
+    if (!ELLIPSIS_PLUS || !COMMA_SPACE || !SPACE || !TEXT_TRUE || !TEXT_FALSE || !TEXT_NONE || !TEXT_COLON || !TEXT_OPEN || !TEXT_CLOSE
+        || !TEXT_CLOSE_ONE || !TEXT_OPEN_BRACKET || !TEXT_CLOSE_BRACKET || !TEXT_OPEN_BRACE || !TEXT_CLOSE_BRACE) {
         return NULL;
     }
     PyObject *module = PyModule_Create(&walk_module);
