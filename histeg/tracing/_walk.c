@@ -98,18 +98,17 @@ concat(PyObject *const *parts, Py_ssize_t n, PyObject *separator)
 
 
 /* What a walk reads, for the shape of the container it is in (see container_text). */
-static int
+static void
 record(Walk *k, PyObject *scalar, PyTypeObject *type, Py_ssize_t size, Py_ssize_t shown)
 {
     if (k->shape == NULL || k->unfit) {
-        return 0;
+        return;
     }
     TextNode node = {scalar, type, size, shown};
     if (k->shape->count >= TEXT_MEMO_MAX_NODES || text_shape_add(k->shape, &node, 1) < 0) {
         PyErr_Clear();
-        k->unfit = 1;
+        k->unfit = 1;  /* too large to keep, or no memory: walked again next time */
     }
-    return 0;
 }
 
 /* A str, int, float, bool or None, shown by its value. */
@@ -146,7 +145,6 @@ record_unfit(Walk *k)
 {
     k->unfit = 1;
 }
-
 
 static int
 sync_out(Walk *k)
