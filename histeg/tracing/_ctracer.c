@@ -1459,6 +1459,19 @@ content_key(TracerObject *self, PyObject *value, PyTypeObject *cls, int *unsettl
     return key;
 }
 
+/* The module (a str or None) and qualified name (a str) a function's name key is made of, borrowed: 1, or 0 when
+ * they are anything else (it has no name key). */
+static int
+function_name(PyObject *function, PyObject **module, PyObject **qualname)
+{
+    *module = ((PyFunctionObject *)function)->func_module;
+    *qualname = ((PyFunctionObject *)function)->func_qualname;
+    if (*module == NULL) {
+        *module = Py_None;  /* as the __module__ member reads it */
+    }
+    return (*module == Py_None || PyUnicode_CheckExact(*module)) && *qualname != NULL && PyUnicode_CheckExact(*qualname);
+}
+
 /* Abstraction.name_key: a function by its module and qualified name, a class (its metaclass hashes by identity) by itself. */
 static PyObject *
 name_key(PyObject *value, PyTypeObject *cls)
@@ -1466,14 +1479,8 @@ name_key(PyObject *value, PyTypeObject *cls)
     if (cls != &PyFunction_Type) {
         return PyTuple_Pack(2, (PyObject *)cls, value);
     }
-    PyObject *module = ((PyFunctionObject *)value)->func_module, *qualname = ((PyFunctionObject *)value)->func_qualname;
-    if (module == NULL) {
-        module = Py_None;  /* as the __module__ member reads it */
-    }
-    if ((module == Py_None || PyUnicode_CheckExact(module)) && qualname != NULL && PyUnicode_CheckExact(qualname)) {
-        return PyTuple_Pack(3, (PyObject *)cls, module, qualname);
-    }
-    return NULL;
+    PyObject *module, *qualname;
+    return function_name(value, &module, &qualname) ? PyTuple_Pack(3, (PyObject *)cls, module, qualname) : NULL;
 }
 
 /* The key ValueIds._by_key would look up for `value`, or NULL (no key here; never an error left set). */
@@ -2015,7 +2022,7 @@ tuple_type_parts(TracerObject *self, PyObject *value, PyTypeObject *cls, Fields 
     uint8_t *modes = (uint8_t *)key->modes;
     for (Py_ssize_t i = 0; i < PyTuple_GET_SIZE(value); i++) {
         PyObject *item = PyTuple_GET_ITEM(value, i);
-        if (item == unset || !object_memo_by_value(item, unset)) {
+        if (!object_memo_by_value(item, NULL)) {  /* a str, an int, a bool or None: taken by value */
             return 0;
         }
         names[i] = NULL;
@@ -2039,9 +2046,8 @@ named_parts(PyObject *value, PyTypeObject *cls, ObjectMemoKey *key)
     PyObject **names = (PyObject **)key->names, **parts = (PyObject **)key->values;
     uint8_t *modes = (uint8_t *)key->modes;
     if (cls == &PyFunction_Type) {
-        PyObject *module = ((PyFunctionObject *)value)->func_module, *qualname = ((PyFunctionObject *)value)->func_qualname;
-        module = module != NULL ? module : Py_None;
-        if (!(module == Py_None || PyUnicode_CheckExact(module)) || qualname == NULL || !PyUnicode_CheckExact(qualname)) {
+        PyObject *module, *qualname;
+        if (!function_name(value, &module, &qualname)) {
             return 0;
         }
         parts[0] = Py_NewRef(module);
@@ -2062,9 +2068,10 @@ named_parts(PyObject *value, PyTypeObject *cls, ObjectMemoKey *key)
     return 1;
 }
 
-/* value_id of a value without a by_type id: a program's object whose fields are what they were when its id was last
- * found is found again in the object memo (its fields read once, where that is cheap: slots and inline attributes),
- * else by its key, and kept in the memo when its key allows. */
+/* value_id of a value without a by_type id: a program's object or a token type whose fields are what they were when
+ * its id was last found, or a function or class of the same name, is found again in the object memo (fields read
+ * once, where that is cheap: slots, inline attributes, a __dict__ that exists), else by its key, and kept in the memo
+ * when its key allows. */
 static unsigned long long
 object_value_id(TracerObject *self, TStateObject *st, PyObject *value, PyTypeObject *cls)
 {

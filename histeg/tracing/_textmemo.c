@@ -31,12 +31,6 @@ text_shape_free(TextShape *shape)
     *shape = (TextShape){NULL, 0, 0};
 }
 
-static Py_ssize_t
-container_size(PyObject *value)
-{
-    return PyDict_CheckExact(value) ? PyDict_GET_SIZE(value) : Py_SIZE(value);
-}
-
 /* Whether `value` is the node at *at and holds the nodes that follow it in the shape, as the walk read them. */
 static int
 matches(PyObject *value, const TextShape *shape, Py_ssize_t *at)
@@ -54,7 +48,7 @@ matches(PyObject *value, const TextShape *shape, Py_ssize_t *at)
     if (node->size < 0) {
         return 1;  /* an object shown by its class */
     }
-    if (container_size(value) != node->size) {
+    if (text_container_length(value) != node->size) {
         return 0;
     }
     if (PyDict_CheckExact(value)) {

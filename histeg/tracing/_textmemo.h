@@ -47,6 +47,13 @@ typedef struct {
 #define TEXT_MEMO_MAX_NODES 256  /* per entry (a walk's budget shows 64) */
 #define TEXT_MEMO_MAX_HELD (1 << 16)  /* over all entries: what the memo may keep alive past the program's use */
 
+/* A builtin container's length, as a shape compares it. */
+static inline Py_ssize_t
+text_container_length(PyObject *value)
+{
+    return PyDict_Check(value) ? PyDict_GET_SIZE(value) : Py_SIZE(value);
+}
+
 int text_shape_add(TextShape *shape, const TextNode *nodes, Py_ssize_t count);
 void text_shape_free(TextShape *shape);
 

@@ -96,7 +96,6 @@ concat(PyObject *const *parts, Py_ssize_t n, PyObject *separator)
     return text;
 }
 
-
 /* What a walk reads, for the shape of the container it is in (see container_text). */
 static void
 record(Walk *k, PyObject *scalar, PyTypeObject *type, Py_ssize_t size, Py_ssize_t shown)
@@ -137,7 +136,7 @@ record_length(Walk *k, PyObject *value, PyTypeObject *shape)
         k->unfit = 1;
         return;
     }
-    record(k, NULL, shape, shape == &PyDict_Type ? PyDict_GET_SIZE(value) : Py_SIZE(value), -1);
+    record(k, NULL, shape, text_container_length(value), -1);
 }
 
 static void
@@ -336,7 +335,7 @@ append_rest(PyObject *parts, Py_ssize_t rest)
 static PyObject *
 joined(PyObject *parts, PyObject *open, PyObject *close)
 {
-    PyObject *inner = concat(((PyListObject *)parts)->ob_item, PyList_GET_SIZE(parts), COMMA_SPACE);
+    PyObject *inner = concat(PySequence_Fast_ITEMS(parts), PyList_GET_SIZE(parts), COMMA_SPACE);
     if (inner == NULL) {
         return NULL;
     }
@@ -839,7 +838,7 @@ container_text(Walk *k, PyObject *value, PyTypeObject *shape, Py_ssize_t depth, 
     k->shape = &own;
     k->unfit = 0;
     Py_ssize_t shown = 0;
-    record(k, NULL, shape, shape == &PyDict_Type ? PyDict_GET_SIZE(value) : Py_SIZE(value), 0);
+    record(k, NULL, shape, text_container_length(value), 0);
     PyObject *text = shape == &PyDict_Type ? dict_text(k, value, depth, &shown) : sequence_text(k, value, depth, shape == &PyList_Type, &shown);
     int fit = !k->unfit && own.count > 0;
     k->shape = outer;
