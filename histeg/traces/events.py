@@ -55,6 +55,10 @@ _INT_DOMAIN = 0x696E6C696E65696E  # "inlinein"
 _EVENT = 1 << 63
 """Set in what a stream digest takes of an event other than a line (``EVENT_WORD`` in _decode.c): no line position has it."""
 SEED_A, SEED_B = 0x243F6A8885A308D3, 0x13198A2E03707344
+LANE_A, LANE_B = 0xA0761D6478BD642F, 0xE7037ED1A0B428DB
+STREAM_DIGEST = 2
+"""How stream digests are made, as a sealed file's index says (``streamDigest``; absent: 1, splitmix64 steps): digests of
+two schemes are never taken as equal."""
 
 
 @dataclass
@@ -619,12 +623,18 @@ def _value_words(columns: CallColumns, call: int, value_hashes: array) -> list[i
     ]
 
 
+def _mum(x: int, y: int) -> int:
+    """The 128-bit product of two 64-bit words, its halves xor-ed (``mum`` in _decode.c)."""
+    product = x * y
+    return (product ^ (product >> 64)) & _MASK
+
+
 def _lanes(words: list[int]) -> Lanes:
     """The two 64-bit lanes of a digest over ``words`` (``feed`` in _decode.c)."""
     a, b = SEED_A, SEED_B
     for word in words:
-        a = _mix(a, word)
-        b = _mix(b, (word * 0xD6E8FEB86659FD93) & _MASK)
+        a = _mum(a ^ word, LANE_A)
+        b = _mum(b ^ word, LANE_B)
     return a, b
 
 

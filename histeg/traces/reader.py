@@ -23,7 +23,7 @@ from typing import Any
 
 from histeg.errors import HistegError
 from histeg.traces.call_tree import Call, Trace
-from histeg.traces.events import END_RAISED, END_RETURNED, Columns
+from histeg.traces.events import END_RAISED, END_RETURNED, STREAM_DIGEST, Columns
 from histeg.traces.records import Definitions
 from histeg.traces.seal import FOOTER, EntryInfo, Parts, decoder, decompress, is_sealed, read_definitions, split_stream
 from histeg.tracing import format as fmt
@@ -92,6 +92,12 @@ class TraceFile:
         index = json.loads(zlib.decompress(handle.read(length)))
         self._sections = index["definitions"], index["blocks"]
         self.entries = [EntryInfo.from_json(item) for item in index["entries"]]
+        scheme = index.get("streamDigest", 1)
+        if type(scheme) is not int or not 0 < scheme < 1 << 16:
+            raise ValueError(f"unknown stream digest {scheme!r}")
+        if scheme != STREAM_DIGEST:  # sealed by an earlier histeg: its digests are kept apart from today's, never equal to one
+            for entry in self.entries:
+                entry.digest = scheme.to_bytes(2, "little") + entry.digest
         self.edges = [tuple(edge) for edge in index["edges"]]
         self.line_events = index["lineEvents"]
 

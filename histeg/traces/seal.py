@@ -60,7 +60,7 @@ FOOTER = struct.Struct("<QQ")
 STATUS_NAMES = {fmt.STATUS_COMPLETE: "complete", fmt.STATUS_BROKEN: "broken", fmt.STATUS_TRUNCATED: "truncated"}
 
 
-INTERFACE = 4
+INTERFACE = 5
 """What ``_decode.INTERFACE`` must be. A build left by another histeg (an in-place build for another interpreter,
 say) may lack a method this module calls; it counts as not built, and the Python reference runs."""
 
@@ -514,6 +514,7 @@ def _finish(target: BinaryIO, parts: Parts, blocks: _BlockWriter) -> None:
         "entries": [entry.to_json() for entry in parts.entries],
         "edges": parts.edges,
         "lineEvents": parts.line_events,
+        "streamDigest": events.STREAM_DIGEST,
     }
     offset = target.tell()
     data = zlib.compress(json.dumps(index, separators=(",", ":")).encode(), 6)

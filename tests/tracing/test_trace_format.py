@@ -6,6 +6,7 @@ import importlib.util
 import json
 import sys
 from array import array
+from collections.abc import Callable
 from pathlib import Path
 
 import jsonschema
@@ -14,7 +15,10 @@ import pytest
 from histeg.errors import HistegError
 from histeg.tracing import activation, values
 from histeg.tracing import format as fmt
-from histeg.traces.reader import read_trace
+from histeg.compare.divergences import compare_entry_points
+from histeg.compare.entry_points import EntryRef
+from histeg.traces.events import STREAM_DIGEST
+from histeg.traces.reader import TraceFile, read_trace
 from histeg.traces.records import Value
 from histeg.traces.seal import seal
 from tests.conftest import SCHEMAS, run_histeg
@@ -378,3 +382,41 @@ def test_files_sealed_as_xz_by_earlier_versions_read_alike(tmp_path):
     damaged.write_bytes(old.read_bytes().replace(b"\xfd7zXZ", b"\xfd7zXY", 1))
     with pytest.raises(HistegError, match="compressed data damaged"):
         read_trace(damaged)
+
+
+
+def with_index(source: Path, target: Path, change: Callable[[dict], None]) -> None:
+    """``source`` sealed again into ``target`` with its index changed by ``change``."""
+    import struct
+    import zlib
+
+    data = source.read_bytes()
+    offset, length = struct.unpack_from("<QQ", data, len(data) - 22)
+    index = json.loads(zlib.decompress(data[offset : offset + length]))
+    change(index)
+    packed = zlib.compress(json.dumps(index).encode())
+    target.write_bytes(data[:offset] + packed + struct.pack("<QQ", offset, len(packed)) + data[-6:])
+
+
+def test_digests_of_files_sealed_before_their_scheme_never_equal_todays(tmp_path):
+    """An entry point's stream digest lets a comparison skip it unread: one made by an earlier digest scheme must never
+    pass for today's, whatever its bytes, and the comparison then reads both sides and finds them alike."""
+    path = trace_in_process(tmp_path)
+    seal(path)
+    old = tmp_path / "old.htrace"
+
+    def as_sealed_earlier(index: dict) -> None:
+        assert index.pop("streamDigest") == STREAM_DIGEST
+
+    with_index(path, old, as_sealed_earlier)
+    then, now = TraceFile(old), TraceFile(path)
+    assert read_trace(old).to_json() == read_trace(path).to_json()
+    assert then.entries and len(then.entries) == len(now.entries)
+    for a, b in zip(then.entries, now.entries, strict=True):
+        assert a.digest != b.digest and a.digest[2:] == b.digest, "the same bytes, told apart by their scheme"
+    assert all(compare_entry_points(EntryRef(then, k), EntryRef(now, k)) == [] for k in range(len(now.entries)))
+    for bad in ("x", 0, 1.5, 70000, True):
+        damaged = tmp_path / "damaged.htrace"
+        with_index(path, damaged, lambda index, bad=bad: index.__setitem__("streamDigest", bad))
+        with pytest.raises(HistegError, match="corrupt trace file .*unknown stream digest"):
+            TraceFile(damaged)
