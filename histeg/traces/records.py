@@ -64,8 +64,12 @@ class ValueTable:
         """The id added last."""
         self._digests = array("Q")
         """By value id: its ``digest`` once known (0: not yet)."""
+        self._runs: list[tuple[int, array, array, array]] = []
+        """Runs added (``add_run``) and not yet placed by id: sealing keeps the records and never asks for one."""
 
     def add(self, value_id: int, fields: bytes | bytearray | memoryview) -> None:
+        if self._runs:  # placed in the order they came: a record defined again replaces the one before
+            self._place_runs()
         if value_id >= len(self._where):
             self._where.extend([0] * (value_id + 1 - len(self._where)))
         self._where[value_id] = len(self._data) + 1
@@ -77,37 +81,49 @@ class ValueTable:
         (``_decode.value_records``) and their digests."""
         if not ids:
             return
-        top = max(ids)
-        if top >= len(self._where):
-            self._where.extend([0] * (top + 1 - len(self._where)))
-        if top >= len(self._digests):
-            self._digests.extend([0] * (top + 1 - len(self._digests)))
-        shift = len(self._data) + 1 - start
+        self._runs.append((len(self._data) + 1 - start, ids, fields, digests))
         self._data += data[start:end]
-        where, known = self._where, self._digests
-        for value_id, at, digest in zip(ids, fields, digests, strict=True):
-            where[value_id] = at + shift
-            known[value_id] = digest
         self.last = ids[-1]
+
+    def _place_runs(self) -> None:
+        for shift, ids, fields, digests in self._runs:
+            top = max(ids)
+            if top >= len(self._where):
+                self._where.extend([0] * (top + 1 - len(self._where)))
+            if top >= len(self._digests):
+                self._digests.extend([0] * (top + 1 - len(self._digests)))
+            where, known = self._where, self._digests
+            for value_id, at, digest in zip(ids, fields, digests, strict=True):
+                where[value_id] = at + shift
+                known[value_id] = digest
+        self._runs.clear()
 
     def digest(self, value_id: int) -> int:
         """``text_hash(str(value))``: as read with its record's run, else from the encoded fields (no text decoded and encoded again)."""
+        if self._runs:
+            self._place_runs()
         if value_id < len(self._digests) and self._digests[value_id]:
             return self._digests[value_id]
         return value_digest(*self._raw(self._where[value_id]))
 
     def digests(self) -> Iterator[tuple[int, int]]:
         """(value id, digest) of every value."""
+        if self._runs:
+            self._place_runs()
         for value_id, where in enumerate(self._where):
             if where:
                 yield value_id, self.digest(value_id)
 
     def get(self, value_id: int) -> Value | None:
+        if self._runs:
+            self._place_runs()
         where = self._where[value_id] if value_id < len(self._where) else 0
         return self._at(where) if where else None
 
     def latest(self) -> Value:
         """The value added last."""
+        if self._runs:
+            self._place_runs()
         return self._at(self._where[self.last])
 
     def _at(self, where: int) -> Value:
@@ -126,6 +142,8 @@ class ValueTable:
         return type_name, bytes(data[pos : pos + size])
 
     def __len__(self) -> int:
+        if self._runs:
+            self._place_runs()
         return len(self._where) - self._where.count(0)
 
     def __eq__(self, other: object) -> bool:
@@ -134,6 +152,8 @@ class ValueTable:
     __hash__ = None  # type: ignore[assignment]  # mutable and compared by content: unhashable, as object's int-returning __hash__ is not
 
     def items(self) -> Iterator[tuple[int, Value]]:
+        if self._runs:
+            self._place_runs()
         for value_id, where in enumerate(self._where):
             if where:
                 yield value_id, self._at(where)
