@@ -46,8 +46,9 @@
 #define LANE_B 0xE7037ED1A0B428DBull
 #define MAX_THREADS (1u << 20)
 #define REC_VALUE 0x56  /* format.REC_VALUE: a V record of the stream */
+#define REC_CHUNK 0x43  /* format.REC_CHUNK: a C record, a chunk of one thread's events */
 #define INTERFACE 5  /* seal.INTERFACE: the methods and results histeg.traces.seal uses (Decoder.index from 1, value_records
-                      * from 2, Words from 3, value_records' digests and digest from 4, digests of STREAM_DIGEST 2 from 5) */
+                      * from 2, Words from 3, value_records' digests and digest from 4, digests of STREAM_DIGEST 2 and Splitter.records from 5) */
 
 /* -- growable arrays ------------------------------------------------------- */
 
@@ -547,20 +548,15 @@ split_event(SplitterObject *self, Run *run, Vec *stack, uint32_t thread, const u
 
 /* feed(thread, words): the next chunk of a thread's stream, in file order (Splitter.feed in events.py). Runs of
  * line words, most of a stream, go whole to the entry point of the thread's current call. */
-static PyObject *
-splitter_feed(SplitterObject *self, PyObject *args)
+/* One chunk of `thread`'s stream, `nbytes` at `w`, split as feed() does; 0, or -1 with an error set. */
+static int
+feed_words(SplitterObject *self, unsigned int thread, const uint16_t *w, size_t nbytes)
 {
-    unsigned int thread;
-    Py_buffer view;
-    if (!PyArg_ParseTuple(args, "Iy*", &thread, &view)) {
-        return NULL;
-    }
-    const uint16_t *w = view.buf;
-    size_t n = (size_t)view.len / 2, i = 0;
+    size_t n = nbytes / 2, i = 0;
     int status = -1;
     Vec *stack = NULL;
-    if (view.len % 2) {
-        corrupt("a chunk of %zd bytes in thread %u: events are 2-byte words", view.len, thread);
+    if (nbytes % 2) {
+        corrupt("a chunk of %zu bytes in thread %u: events are 2-byte words", nbytes, thread);
     }
     else if ((stack = thread_stack(self, thread)) != NULL) {
         status = 0;
@@ -590,6 +586,18 @@ splitter_feed(SplitterObject *self, PyObject *args)
     if (status == 0) {
         status = run_flush(self, &run, thread, w);
     }
+    return status;
+}
+
+static PyObject *
+splitter_feed(SplitterObject *self, PyObject *args)
+{
+    unsigned int thread;
+    Py_buffer view;
+    if (!PyArg_ParseTuple(args, "Iy*", &thread, &view)) {
+        return NULL;
+    }
+    int status = feed_words(self, thread, view.buf, (size_t)view.len);
     PyBuffer_Release(&view);
     return status < 0 ? NULL : Py_NewRef(Py_None);
 }
@@ -684,8 +692,12 @@ splitter_new(PyTypeObject *type, PyObject *args, PyObject *kwargs)
     return (PyObject *)self;
 }
 
+static PyObject *splitter_records(SplitterObject *self, PyObject *args);
+
 static PyMethodDef splitter_methods[] = {
     {"feed", (PyCFunction)splitter_feed, METH_VARARGS, "feed(thread, words): the next chunk of a thread's event stream"},
+    {"records", (PyCFunction)splitter_records, METH_VARARGS,
+     "records(data, pos) -> (end, values, ids, fields, digests): the V and C records from pos on, chunks fed"},
     {"take", (PyCFunction)splitter_take, METH_NOARGS, "take() -> [(number, thread, function, label, words)] finished since the last call"},
     {"finish", (PyCFunction)splitter_finish, METH_NOARGS, "finish() -> every entry not handed out yet: finished, then still running"},
     {NULL},
@@ -2284,6 +2296,37 @@ decode_digest(PyObject *module, PyObject *args)
     return PyLong_FromUnsignedLongLong(blake2b_finish(&state));
 }
 
+/* The V record whose fields start at *at (after its tag): its id and the spans value_records gives; *at past it.
+ * 0 when it is cut short. */
+static int
+read_value_record(const uint8_t *data, size_t n, size_t *at, uint64_t *id, uint64_t *span)
+{
+    uint64_t size;
+    if (!read_varint(data, n, at, id)) {
+        return 0;
+    }
+    span[0] = *at;
+    if (!read_varint(data, n, at, &size) || size > n - *at) {
+        return 0;
+    }
+    span[1] = *at;
+    span[2] = *at += size;
+    if (*at >= n) {
+        return 0;
+    }
+    if (data[(*at)++]) {
+        if (!read_varint(data, n, at, &size) || size > n - *at) {
+            return 0;
+        }
+        span[3] = *at;
+        span[4] = *at += size;
+    }
+    else {
+        span[3] = span[4] = UINT64_MAX;
+    }
+    return 1;
+}
+
 /* value_records(data, pos) -> (end, ids, spans, digests): the V records from `pos` on, up to the first other
  * record or one cut short (at `end`). ids: uint64 per record; spans: five uint64 per record, the offsets of its
  * fields (after the id), of its type name (start, end) and of its repr (start, end; both 2**64 - 1: none);
@@ -2301,31 +2344,10 @@ decode_value_records(PyObject *module, PyObject *args)
     Vec ids = VEC(uint64_t), spans = VEC(uint64_t), digests = VEC(uint64_t);
     int failed = 0;
     while (pos < n && data[pos] == REC_VALUE) {
-        uint64_t id, size, span[5];
+        uint64_t id, span[5];
         size_t at = pos + 1;
-        if (!read_varint(data, n, &at, &id)) {
+        if (!read_value_record(data, n, &at, &id, span)) {
             break;
-        }
-        span[0] = at;
-        if (!read_varint(data, n, &at, &size) || size > n - at) {
-            break;
-        }
-        span[1] = at;
-        span[2] = at += size;
-        if (at >= n) {
-            break;
-        }
-        if (data[at]) {
-            at++;
-            if (!read_varint(data, n, &at, &size) || size > n - at) {
-                break;
-            }
-            span[3] = at;
-            span[4] = at += size;
-        }
-        else {
-            at++;
-            span[3] = span[4] = UINT64_MAX;
         }
         uint64_t digest = value_digest(data, span);
         if (vec_push(&ids, &id, 1) < 0 || vec_push(&spans, span, 5) < 0 || vec_push(&digests, &digest, 1) < 0) {
@@ -2339,6 +2361,63 @@ decode_value_records(PyObject *module, PyObject *args)
                         as_bytes(digests.data, digests.len * 8));
     vec_free(&ids);
     vec_free(&spans);
+    vec_free(&digests);
+    PyBuffer_Release(&view);
+    return result;
+}
+
+/* records(data, pos) -> (end, values, ids, fields, digests): the V and C records from `pos` on, up to the first other
+ * record or one cut short (at `end`), in one call: a lexer's suite writes tens of thousands of small chunks, each
+ * between runs of value records, and reading them one Python call at a time was most of its sealing. Every chunk is
+ * fed as feed() does; values: the V records' bytes, in their order; ids and digests: uint64 per V record, as
+ * value_records gives them; fields: uint64 per V record, the offset in `values` where its fields start. */
+static PyObject *
+splitter_records(SplitterObject *self, PyObject *args)
+{
+    Py_buffer view;
+    Py_ssize_t start;
+    if (!PyArg_ParseTuple(args, "y*n", &view, &start)) {
+        return NULL;
+    }
+    const uint8_t *data = view.buf;
+    size_t n = (size_t)view.len, pos = start < 0 ? n : (size_t)start;
+    Vec values = VEC(uint8_t), ids = VEC(uint64_t), fields = VEC(uint64_t), digests = VEC(uint64_t);
+    int failed = 0;
+    while (pos < n && !failed) {
+        size_t at = pos + 1;
+        if (data[pos] == REC_VALUE) {
+            uint64_t id, span[5];
+            if (!read_value_record(data, n, &at, &id, span)) {
+                break;
+            }
+            uint64_t digest = value_digest(data, span), field = values.len + (span[0] - pos);
+            failed = vec_push(&ids, &id, 1) < 0 || vec_push(&fields, &field, 1) < 0 || vec_push(&digests, &digest, 1) < 0
+                || vec_push(&values, data + pos, at - pos) < 0;
+        }
+        else if (data[pos] == REC_CHUNK) {
+            uint64_t thread, size;
+            if (!read_varint(data, n, &at, &thread) || !read_varint(data, n, &at, &size) || size > n - at) {
+                break;
+            }
+            if (thread >= MAX_THREADS) {
+                corrupt("thread index %llu out of range", (unsigned long long)thread);
+                failed = 1;
+                break;
+            }
+            failed = feed_words(self, (unsigned int)thread, (const uint16_t *)(data + at), (size_t)size) < 0;
+            at += size;
+        }
+        else {
+            break;
+        }
+        pos = at;
+    }
+    PyObject *result = failed ? NULL
+        : Py_BuildValue("(nNNNN)", (Py_ssize_t)pos, as_bytes(values.data, values.len), as_bytes(ids.data, ids.len * 8),
+                        as_bytes(fields.data, fields.len * 8), as_bytes(digests.data, digests.len * 8));
+    vec_free(&values);
+    vec_free(&ids);
+    vec_free(&fields);
     vec_free(&digests);
     PyBuffer_Release(&view);
     return result;

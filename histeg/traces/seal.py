@@ -312,10 +312,21 @@ class _Split:
             values = self.definitions.values
             self.decoding.define_value_hash(values.last, values.digest(values.last))
 
-    def value_run(self, data: bytearray, start: int, end: int, ids: array, hashes: array) -> None:
-        """A run of value records was read (``value_run``): keep it and pass its digests on to the decoder."""
-        self.raw += data[start:end]
-        self.decoding.define_value_hashes(ids, hashes)
+    def runs(self, data: bytearray, pos: int) -> int:
+        """The value and chunk records from ``pos`` on, as many as follow each other (where they end): in one call
+        into C when built (a lexer's suite writes tens of thousands of chunks, each between value records); none
+        without it (``parse_record`` reads them one at a time)."""
+        if not native():
+            return pos
+        end, values, id_bytes, field_bytes, digest_bytes = self.splitter.records(data, pos)
+        if values:
+            ids, hashes = _array("Q", id_bytes), _array("Q", digest_bytes)
+            self.definitions.values.add_run(values, 0, len(values), ids, _array("Q", field_bytes), hashes)
+            self.raw += values
+            self.decoding.define_value_hashes(ids, hashes)
+        if end > pos:
+            self._index(self.splitter.take())
+        return end
 
     def chunk(self, thread: int, words: memoryview) -> None:
         self.splitter.feed(thread, words if native() else _words(words))
@@ -382,10 +393,7 @@ def _read_stream(handle: BinaryIO, meta: dict[str, Any], split: _Split) -> bool:
     ended = False
     while not ended:
         try:
-            end, ids, hashes = value_run(data, pos, split.definitions)
-            if end > pos:
-                split.value_run(data, pos, end, ids, hashes)
-                pos = end
+            pos = split.runs(data, pos)
             if pos < len(data) and data[pos] == fmt.REC_DEFLATE:
                 body.compressed_from(data, pos)
                 continue

@@ -32,7 +32,7 @@ from histeg.traces import events, seal
 from histeg.tracing import format as fmt
 from histeg.traces.call_tree import Call, Trace
 from histeg.traces.reader import TraceFile, read_trace
-from histeg.traces.records import Definitions, Function, parse_record
+from histeg.traces.records import Definitions, Function, parse_record, varint
 from tests.tracing.trace_builder import (
     UNRECORDED, Entry, Fn, Node, Resume, Step, TraceBuilder, Traced, Val, Yield, play, write_trace,
 )
@@ -662,3 +662,53 @@ def test_a_call_that_ended_before_another_thread_spent_the_budget_is_complete(tm
         (_, step) = worker.children[1]
         assert step.function.ident == "pkg.hot:step" and step.lines == [1, 2]
         assert step.lines_complete, "its lines were on all along"
+
+
+def value_record(value_id: int, type_name: str, rep: str | None) -> bytes:
+    shown = b"\x00" if rep is None else b"\x01" + fmt.text(rep)
+    return bytes([fmt.REC_VALUE]) + fmt.varint(value_id) + fmt.text(type_name) + shown
+
+
+def chunk_record(thread: int, words: list[int]) -> bytes:
+    data = array("H", words).tobytes()
+    return bytes([fmt.REC_CHUNK]) + fmt.varint(thread) + fmt.varint(len(data)) + data
+
+
+@needs_c
+def test_records_reads_value_and_chunk_runs_as_one_record_at_a_time_would() -> None:
+    """Splitter.records takes the value and chunk records that follow each other in one call: the same values, ids and
+    digests as value_records, the same entries as feeding each chunk, and it stops before any other record and before
+    one cut short, wherever the cut is."""
+    stream = [
+        value_record(5, "int", None),
+        chunk_record(0, [*ROOT, 2]),
+        value_record(6, "str", "'a'"),
+        value_record(7, "list", "[1, 2]"),
+        chunk_record(0, [3, fmt.OP_RETURN, 6, 0]),
+        chunk_record(1, [*ROOT, 2, fmt.OP_RETURN, 7, 0]),
+    ]
+    data = b"".join(stream) + bytes([fmt.REC_LABEL]) + fmt.varint(1) + fmt.text("t::x") + fmt.text("call")
+    boundaries = [sum(len(part) for part in stream[:k]) for k in range(len(stream) + 1)]
+    values = [part for part in stream if part[0] == fmt.REC_VALUE]
+    _, ids, spans, digests = seal._decode.value_records(b"".join(values), 0)
+    one_at_a_time = seal._decode.Splitter()
+    for part in stream:
+        if part[0] == fmt.REC_CHUNK:
+            at = 1
+            thread, at = varint(part, at)
+            _, at = varint(part, at)
+            one_at_a_time.feed(thread, part[at:])
+    expected = [(n, t, f, lb, bytes(w)) for n, t, f, lb, w in one_at_a_time.finish()]
+    for cut in range(len(data) + 1):
+        splitter = seal._decode.Splitter()
+        end, read, read_ids, fields, read_digests = splitter.records(data[:cut], 0)
+        assert end == max(b for b in boundaries if b <= cut), f"cut at {cut}"
+        kept = [part for part in stream[: boundaries.index(end)] if part[0] == fmt.REC_VALUE]
+        assert read == b"".join(kept) and len(read_ids) == len(read_digests) == len(fields) == 8 * len(kept)
+        assert read_ids == ids[: 8 * len(kept)] and read_digests == digests[: 8 * len(kept)]
+        assert array("Q", fields).tolist() == [sum(map(len, kept[:k])) + 1 + len(fmt.varint(5 + k)) for k in range(len(kept))]
+        if end == boundaries[-1]:
+            assert [(n, t, f, lb, bytes(w)) for n, t, f, lb, w in splitter.finish()] == expected
+    with pytest.raises(ValueError, match="thread index"):
+        seal._decode.Splitter().records(chunk_record(1 << 21, [*ROOT, 2]), 0)
+
