@@ -128,15 +128,15 @@ record_class(Walk *k, PyTypeObject *cls)
     record(k, NULL, cls, -1, -1);
 }
 
-/* A builtin container shown by its length alone. */
+/* A builtin container, or a tuple subclass, shown by its length alone. */
 static void
 record_length(Walk *k, PyObject *value, PyTypeObject *shape)
 {
-    if (Py_TYPE(value) != shape) {
+    if (Py_TYPE(value) != shape && !(shape == &PyTuple_Type && PyTuple_Check(value))) {
         k->unfit = 1;
         return;
     }
-    record(k, NULL, shape, text_container_length(value), -1);
+    record(k, NULL, Py_TYPE(value), text_container_length(value), -1);
 }
 
 static void
@@ -810,16 +810,18 @@ done:
 /* -- Texts of unchanged containers (_textmemo.h) ----------------------------
  * While a container is walked, the nodes its text is read from go to the walk's shape: the walk itself says which it
  * reads (record_*), so the shape follows what the walk does and nothing here repeats its rules. Anything else the
- * walk shows (through Python, a secret, a subclass's content, a long string) leaves the shape unfit to keep. */
+ * walk shows (through Python, a secret, a list subclass's content, a long string) leaves the shape unfit to keep. */
 
-/* The text of a list, tuple or dict that shows its items at `depth`: an exact one's from the memo when a walk from
- * this budget would read the same nodes, else walked, its shape recorded (and added to the shape of the container
- * it is in) and kept. */
+/* The text of a list, tuple or dict that shows its items at `depth` (`cls` its class, `shape` the builtin it is or
+ * derives from): from the memo when a walk from this budget would read the same nodes, else walked, its shape
+ * recorded (and added to the shape of the container it is in) and kept. An exact container, or below the top a tuple
+ * subclass (a lexer's token type, which shows its items alone there: they are its storage and never change); a list
+ * subclass's items are walked every time. */
 static PyObject *
-container_text(Walk *k, PyObject *value, PyTypeObject *shape, Py_ssize_t depth, int exact)
+container_text(Walk *k, PyObject *value, PyTypeObject *cls, PyTypeObject *shape, Py_ssize_t depth)
 {
-    if (!exact) {
-        record_unfit(k);  /* a subclass's content may be anything */
+    if (cls != shape && !(shape == &PyTuple_Type && depth > 0)) {
+        record_unfit(k);
         return shape == &PyDict_Type ? dict_text(k, value, depth, NULL) : sequence_text(k, value, depth, shape == &PyList_Type, NULL);
     }
     TextMemo *memo = &k->w->memo;
@@ -838,7 +840,7 @@ container_text(Walk *k, PyObject *value, PyTypeObject *shape, Py_ssize_t depth, 
     k->shape = &own;
     k->unfit = 0;
     Py_ssize_t shown = 0;
-    record(k, NULL, shape, text_container_length(value), 0);
+    record(k, NULL, cls, text_container_length(value), 0);
     PyObject *text = shape == &PyDict_Type ? dict_text(k, value, depth, &shown) : sequence_text(k, value, depth, shape == &PyList_Type, &shown);
     int fit = !k->unfit && own.count > 0;
     k->shape = outer;
@@ -900,7 +902,7 @@ walk_text(Walk *k, PyObject *value, PyTypeObject *cls, Py_ssize_t depth)
             text = PyUnicode_FromFormat("<%s len=%zd>", shape->tp_name, size);
         }
         else {
-            text = container_text(k, value, shape, depth, base == (PyObject *)cls);
+            text = container_text(k, value, cls, shape, depth);
         }
     }
     else if (kind == T(k->w, T_CLASS) && PyType_Check(value)) {

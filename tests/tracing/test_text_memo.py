@@ -217,3 +217,84 @@ def test_a_container_shown_partly_by_python_or_as_a_secret_is_not_kept() -> None
         for _ in range(3):
             assert native.abstract(Holder(items=shown)) == python.abstract(Holder(items=shown))
         assert walker(native).remembered == 0, shown
+
+
+class TokenType(tuple):
+    """A lexer's token type (pygments' ``_TokenType``): a tuple subclass with fields, shown by its items below the top."""
+
+    def __repr__(self) -> str:  # never called by the walk
+        raise AssertionError("the walk ran the program's code")
+
+
+class OtherTokenType(tuple):
+    pass
+
+
+class Rules(list):
+    """A list subclass: its items are walked every time."""
+
+
+def lexer_table() -> dict[str, Any]:
+    """A lexer's rules, compiled state by state: (pattern, token type, next state), every token type a tuple subclass."""
+    name, keyword = TokenType(("Name",)), TokenType(("Keyword", "Reserved"))
+    name.subtypes = set()
+    return {
+        "root": [("[a-z]+", name, "#pop"), ("if|else", keyword, "root"), (r"\s+", TokenType(("Text",)), None)],
+        "string": [('"', TokenType(("String", "Double")), "#pop"), (name, keyword)],
+        "rules": Rules([("x", name)]),
+    }
+
+
+def _token_type_replaced_by_an_equal_one(table: dict[str, Any]) -> None:
+    table["root"][0] = ("[a-z]+", TokenType(("Name",)), "#pop")
+
+
+def _token_type_replaced_by_another(table: dict[str, Any]) -> None:
+    table["root"][1] = ("if|else", TokenType(("Keyword", "Constant")), "root")
+
+
+def _token_type_of_another_class(table: dict[str, Any]) -> None:
+    table["string"][0] = ('"', OtherTokenType(("String", "Double")), "#pop")
+
+
+def _token_type_class_reassigned(table: dict[str, Any]) -> None:
+    table["string"][1][0].__class__ = OtherTokenType
+
+
+def _token_type_field_changed(table: dict[str, Any]) -> None:
+    table["root"][0][1].subtypes = {"Name.Builtin"}  # its fields are not shown below the top
+
+
+def _list_subclass_item_changed(table: dict[str, Any]) -> None:
+    table["rules"].append(("y", TokenType(("Other",))))
+
+
+TOKEN_TYPE_CHANGES: list[Callable[[dict[str, Any]], None]] = [
+    _token_type_replaced_by_an_equal_one, _token_type_replaced_by_another, _token_type_of_another_class,
+    _token_type_class_reassigned, _token_type_field_changed, _list_subclass_item_changed,
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("change", TOKEN_TYPE_CHANGES, ids=lambda change: change.__name__.strip("_"))
+def test_token_types_below_the_top_are_kept_and_shown_as_they_are_now(change: Callable[[dict[str, Any]], None]) -> None:
+    """A lexer's table holds token types everywhere: a tuple subclass below the top shows its items alone, which never
+    change, so a table holding them is kept like any container (it was walked anew every time, most of the walks of
+    pygments' suite); every answer stays the Python walk's through each change a token type can see."""
+    native, python = Abstraction(), Abstraction(native=False)
+    table = lexer_table()
+    for shown in (table["root"], {"root": table["root"]}):  # token types shown by their items, then by their length
+        rules = Abstraction()
+        rules.abstract(shown)
+        assert walker(rules).remembered > 0, f"rules holding token types are kept: {shown}"
+    check_alike(native, python, table, "before")
+    change(table)
+    check_alike(native, python, table, f"after {change.__name__}")
+
+
+def test_every_token_type_change_in_turn() -> None:
+    native, python = Abstraction(), Abstraction(native=False)
+    table = lexer_table()
+    for change in TOKEN_TYPE_CHANGES:
+        check_alike(native, python, table, f"before {change.__name__}")
+        change(table)
+    check_alike(native, python, table, "at the end")
