@@ -947,6 +947,33 @@ kept_content(TracerObject *self, PyObject *item)
         ? PyTuple_GET_ITEM(known, 1) : NULL;
 }
 
+static PyObject *tuple_key(TracerObject *self, PyObject *value, int nested, int *unsettled);
+
+/* ValueIds._tuple_key's content of a token type met for the first time: its items keyed (nested) and kept in the
+ * contents table as Python keeps them, borrowed from there; NULL (no error left set) when it has none or the table is
+ * full. Once the C collector answered a tuple holding a token type by its container key, Python never met the token
+ * type again, and every such tuple was keyed by its container (a Python key made and looked up) instead of digested. */
+static PyObject *
+new_content(TracerObject *self, PyObject *item, int *unsettled)
+{
+    PyObject *contents = TABLE(self, K_CONTENTS);
+    if (PyDict_GET_SIZE(contents) >= self->limits[L_CACHED]) {
+        return NULL;
+    }
+    int inner_unsettled = 0;
+    PyObject *inner = tuple_key(self, item, 1, &inner_unsettled), *address = NULL, *kept = NULL, *found = NULL;
+    *unsettled |= inner_unsettled;
+    if (inner != NULL && (address = PyLong_FromVoidPtr(item)) != NULL && (kept = PyTuple_Pack(2, item, inner)) != NULL
+        && PyDict_SetItem(contents, address, kept) == 0) {
+        found = inner;  /* held by the table, through `kept` */
+    }
+    PyErr_Clear();
+    Py_XDECREF(kept);
+    Py_XDECREF(address);
+    Py_XDECREF(inner);
+    return found;
+}
+
 /* How ValueIds._tuple_key keys one item of a tuple: ITEM_SCALAR by (its class, itself), ITEM_TYPE by its class alone,
  * ITEM_CONTENT by (its class, *content) (a token type's content key, borrowed), ITEM_NONE when it has no key (an
  * error maybe set; *unsettled set when Python keys it once it has met it). */
@@ -967,7 +994,7 @@ tuple_item(TracerObject *self, PyObject *item, int nested, int *unsettled, PyObj
     }
     if (!nested && !PyErr_Occurred() && PyTuple_Check(item) && PyTuple_GET_SIZE(item) <= MAX_KEYED_TUPLE
         && content_base(self, cls, unsettled) == &PyTuple_Type) {
-        if ((*content = kept_content(self, item)) != NULL) {
+        if ((*content = kept_content(self, item)) != NULL || (*content = new_content(self, item, unsettled)) != NULL) {
             return ITEM_CONTENT;
         }
         *unsettled = 1;  /* Python keys the content of a token type it has not met */

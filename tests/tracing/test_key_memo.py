@@ -121,3 +121,23 @@ def test_new_tables_let_go_of_what_the_digests_held() -> None:
     tracer.keyed(ids.native_tables())
     gc.collect()
     assert tracer.digested == 0 and alive() is None
+
+
+def test_a_tuple_holding_a_token_type_python_never_met_is_digested_with_python_s_id(pair: tuple[Any, ValueIds]) -> None:
+    """A lexer's (token type, text) whose token type Python has not keyed yet: the C collector keys the token type's
+    content as Python would and keeps it where Python keeps it, so the tuple is digested (it was keyed by its container
+    every time, Python never meeting that token type again) and gets the id Python gives."""
+    tracer, ids = pair
+    seen(ids, (Kind(("Other",)), "x"))  # the class met: its tables are settled
+    fresh = Kind(("Name", "Builtin"))
+    kept = tracer.digested
+    value = (fresh, "len")
+    known = tracer.id_of(value)
+    assert ids._contents[id(fresh)] == (fresh, ids._tuple_key(fresh, nested=True))
+    assert tracer.digested == kept + 1, "digested, not keyed by its container"
+    assert known == ids.id_of(value) == tracer.id_of((fresh, "len"))
+    assert tracer.id_of((fresh, "other")) == ids.id_of((fresh, "other"))
+    for _ in range(3):  # new token types at reused addresses: never another's content
+        again = Kind(("Name", "Other"))
+        assert tracer.id_of((again, "len")) == ids.id_of((again, "len")) != known
+        del again
