@@ -1,6 +1,6 @@
 """``-j 2`` against ``-j 1`` on a real project: wall time, peak memory, and whether the results are the same bytes.
 
-    python bench/parallel_bench.py REPO [--versions 12] [--jobs 2] [--scheduler] [--work DIR] [--keep]
+    python bench/parallel_bench.py REPO [--versions 12] [--jobs 2] [--rounds 1] [--scheduler] [--work DIR] [--keep]
 
 The repository is only read: a clone is made in a scratch folder. First the
 environments of the last N versions are made (``histeg build`` into a
@@ -9,7 +9,8 @@ measured is the rest of ``histeg compute --last N``: snapshots, static facts,
 syntax changes, traced suites, comparisons with their re-runs, ranking (each
 version's build then only installs the project into its folder). Then
 ``compute --last N`` runs with ``-j 1`` and with ``-j JOBS``, each into a
-fresh output folder. Printed: wall seconds of each, their ratio, the peak
+fresh output folder (``--rounds N``: N pairs, alternating, and the median of
+the pairs' ratios). Printed: wall seconds of each, their ratio, the peak
 resident memory of the largest process of each run (``getrusage`` of the
 children of a wrapper process, so the two runs are measured apart), and
 whether every version's ``testingTargets.json`` is byte-identical, and if
@@ -157,6 +158,9 @@ def main() -> int:
     parser.add_argument("--work", type=Path, default=None, help="scratch folder (default: a temporary one)")
     parser.add_argument("--keep", action="store_true", help="keep the scratch folder")
     parser.add_argument("--scheduler", action="store_true", help="also run on a scheduler and JOBS workers started apart")
+    parser.add_argument("--rounds", type=int, default=1,
+                        help="pairs of -j 1 and -j JOBS runs, alternating (each into a fresh folder): the speed-up is the median "
+                             "of the pairs' own ratios, which a machine whose speed drifts between two runs moves less")
     options = parser.parse_args()
     with scratch_directory("histeg-parallel-", options.work, options.keep, print) as scratch:
         project = clone(options.repo, scratch / "clone")
@@ -166,22 +170,35 @@ def main() -> int:
         print(f"environments made in {seconds:.1f} s (exit {code})")
         rows: dict[str, tuple[float, int, dict[str, bytes]]] = {}
         cpus: dict[str, float] = {}
-        runs: list[tuple[str, list[str]]] = [("-j 1", ["-j", "1"]), (f"-j {options.jobs}", ["-j", str(options.jobs)])]
-        for name, flags in runs:
-            out = scratch / f"out-{len(rows)}"
-            code, seconds, cpu, peak, stderr = measured_run(["compute", *common, "--out", str(out), *flags, "--json"])
-            if code not in (0, 1):
-                print(f"{name} failed with exit {code}:\n{stderr}", file=sys.stderr)
-                return 1
-            said(name, out, code, stderr)
-            rows[name] = (seconds, peak, targets(out))
-            cpus[name] = cpu
-            print(f"{name}: {seconds:8.1f} s wall, {cpu:8.1f} s CPU ({cpu / seconds:.2f} cores busy on average), "
-                  f"peak RSS {peak / 1024:7.1f} MiB (largest process), {len(rows[name][2])} testingTargets.json, exit {code}")
-            if name != "-j 1":
-                serial = rows["-j 1"][0]
-                print(f"{name}: the same work took {cpu / cpus['-j 1'] - 1:+.0%} CPU; with {options.jobs} cores busy all along it "
-                      f"would take {cpu / options.jobs:.1f} s: at most {serial / (cpu / options.jobs):.2f}x faster than -j 1")
+        parallel = f"-j {options.jobs}"
+        runs: list[tuple[str, list[str]]] = [("-j 1", ["-j", "1"]), (parallel, ["-j", str(options.jobs)])]
+        pairs: list[tuple[float, float]] = []
+        serial_seconds_now = 0.0
+        for round_number in range(options.rounds):
+            for name, flags in runs:
+                out = scratch / f"out-{round_number}-{len(pairs)}-{name.replace(' ', '')}"
+                code, seconds, cpu, peak, stderr = measured_run(["compute", *common, "--out", str(out), *flags, "--json"])
+                if code not in (0, 1):
+                    print(f"{name} failed with exit {code}:\n{stderr}", file=sys.stderr)
+                    return 1
+                said(name, out, code, stderr)
+                found = targets(out)
+                if name in rows and differing(rows[name][2], found, without_noise):
+                    print(f"{name}: round {round_number + 1} found other targets than round 1, the noise set apart", file=sys.stderr)
+                rows.setdefault(name, (seconds, peak, found))
+                cpus[name] = cpu
+                print(f"round {round_number + 1}, {name}: {seconds:8.1f} s wall, {cpu:8.1f} s CPU ({cpu / seconds:.2f} cores busy on "
+                      f"average), peak RSS {peak / 1024:7.1f} MiB (largest process), {len(found)} testingTargets.json, exit {code}")
+                if name == parallel:
+                    print(f"{name}: the same work took {cpu / cpus['-j 1'] - 1:+.0%} CPU; with {options.jobs} cores busy all along it "
+                          f"would take {cpu / options.jobs:.1f} s: at most {serial_seconds_now / (cpu / options.jobs):.2f}x faster than -j 1")
+                    pairs.append((serial_seconds_now, seconds))
+                else:
+                    serial_seconds_now = seconds
+        if options.rounds > 1:
+            ratios = [serial / other for serial, other in pairs]
+            print(f"{parallel}: speed-up over -j 1, median of {len(pairs)} alternating pairs {statistics.median(ratios):.2f}x "
+                  f"(pairs: {', '.join(f'{r:.2f}' for r in ratios)})")
         if options.scheduler:
             name = f"scheduler and {options.jobs} workers started apart"
             with cluster(scratch / "cluster", options.jobs) as address:
