@@ -455,7 +455,7 @@ class _BlockWriter:
         its input."""
         pieces = [parts] if isinstance(parts, bytes | bytearray) else parts
         compressor = zstandard.ZstdCompressor(level=self.level).compressobj(size=sum(len(piece) for piece in pieces))
-        out = []
+        out: list[bytes] = []
         for piece in pieces:
             with memoryview(piece) as view:
                 out.extend(compressor.compress(view[at : at + COMPRESS_STEP]) for at in range(0, len(view), COMPRESS_STEP))
