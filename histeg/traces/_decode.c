@@ -22,6 +22,8 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "../tracing/_mum.h"
+
 #define MAX_LINE 0xFFEFu
 #define OP_CALL 0xFFF0u
 #define CALL_ROOT 0x1u
@@ -744,29 +746,14 @@ mix(uint64_t state, uint64_t word)
     return z ^ (z >> 31);
 }
 
-/* The 64x64 -> 128-bit product of x and y, its halves xor-ed (wyhash's mum). */
-static inline uint64_t
-mum(uint64_t x, uint64_t y)
-{
-#ifdef __SIZEOF_INT128__
-    __uint128_t r = (__uint128_t)x * y;
-    return (uint64_t)r ^ (uint64_t)(r >> 64);
-#else
-    uint64_t xl = (uint32_t)x, xh = x >> 32, yl = (uint32_t)y, yh = y >> 32;
-    uint64_t ll = xl * yl, lh = xl * yh, hl = xh * yl, hh = xh * yh;
-    uint64_t mid = (ll >> 32) + (uint32_t)lh + (uint32_t)hl;
-    return ((mid << 32) | (uint32_t)ll) ^ (hh + (lh >> 32) + (hl >> 32) + (mid >> 32));
-#endif
-}
-
 /* One word into both lanes of a digest (_lanes in events.py): one multiplication each. A digest is a chain of these
  * steps, each waiting for the one before; splitmix64's two multiplications and three shifts per step made 40 % of
  * sealing's index pass. */
 static inline void
 feed(uint64_t *lanes, uint64_t word)
 {
-    lanes[0] = mum(lanes[0] ^ word, LANE_A);
-    lanes[1] = mum(lanes[1] ^ word, LANE_B);
+    lanes[0] = histeg_mum(lanes[0] ^ word, LANE_A);
+    lanes[1] = histeg_mum(lanes[1] ^ word, LANE_B);
 }
 
 static inline uint64_t
@@ -2327,43 +2314,91 @@ read_value_record(const uint8_t *data, size_t n, size_t *at, uint64_t *id, uint6
     return 1;
 }
 
-/* value_records(data, pos) -> (end, ids, spans, digests): the V records from `pos` on, up to the first other
- * record or one cut short (at `end`). ids: uint64 per record; spans: five uint64 per record, the offsets of its
- * fields (after the id), of its type name (start, end) and of its repr (start, end; both 2**64 - 1: none);
- * digests: records.value_digest per record. */
+/* What read_records gathers, per V record: its id, its five spans (the offsets of its fields after the id, of its
+ * type name (start, end) and of its repr (start, end; both 2**64 - 1: none)) and records.value_digest; when reading
+ * for a splitter, also the records' bytes one after the other and where each one's fields start in them. */
+typedef struct {
+    Vec ids, spans, digests, values, fields;
+} ValueRun;
+
+/* The V records of `data` from `pos` on, and with a splitter the C records among them (each fed as feed() does), up
+ * to the first other record or one cut short, where *end is left; -1 with an error set. */
+static int
+read_records(SplitterObject *splitter, const uint8_t *data, size_t n, size_t pos, ValueRun *run, size_t *end)
+{
+    *end = pos;
+    while (pos < n) {
+        size_t at = pos + 1;
+        if (data[pos] == REC_VALUE) {
+            uint64_t id, span[5];
+            if (!read_value_record(data, n, &at, &id, span)) {
+                break;
+            }
+            uint64_t digest = value_digest(data, span), field = run->values.len + (span[0] - pos);
+            if (vec_push(&run->ids, &id, 1) < 0 || vec_push(&run->spans, span, 5) < 0 || vec_push(&run->digests, &digest, 1) < 0
+                || (splitter != NULL && (vec_push(&run->fields, &field, 1) < 0 || vec_push(&run->values, data + pos, at - pos) < 0))) {
+                return -1;
+            }
+        }
+        else if (data[pos] == REC_CHUNK && splitter != NULL) {
+            uint64_t thread, size;
+            if (!read_varint(data, n, &at, &thread) || !read_varint(data, n, &at, &size) || size > n - at) {
+                break;
+            }
+            if (thread >= MAX_THREADS) {
+                corrupt("thread index %llu out of range", (unsigned long long)thread);
+                return -1;
+            }
+            if (feed_words(splitter, (unsigned int)thread, (const uint16_t *)(data + at), (size_t)size) < 0) {
+                return -1;
+            }
+            at += size;
+        }
+        else {
+            break;
+        }
+        pos = *end = at;
+    }
+    return 0;
+}
+
+/* read_records over `args` (data, pos; a negative pos: at the end), its result built, the buffer released:
+ * value_records' (end, ids, spans, digests) without a splitter, records' (end, values, ids, fields, digests) with one. */
 static PyObject *
-decode_value_records(PyObject *module, PyObject *args)
+records_of(SplitterObject *splitter, PyObject *args)
 {
     Py_buffer view;
     Py_ssize_t start;
     if (!PyArg_ParseTuple(args, "y*n", &view, &start)) {
         return NULL;
     }
-    const uint8_t *data = view.buf;
-    size_t n = (size_t)view.len, pos = start < 0 ? n : (size_t)start, end = pos;
-    Vec ids = VEC(uint64_t), spans = VEC(uint64_t), digests = VEC(uint64_t);
-    int failed = 0;
-    while (pos < n && data[pos] == REC_VALUE) {
-        uint64_t id, span[5];
-        size_t at = pos + 1;
-        if (!read_value_record(data, n, &at, &id, span)) {
-            break;
-        }
-        uint64_t digest = value_digest(data, span);
-        if (vec_push(&ids, &id, 1) < 0 || vec_push(&spans, span, 5) < 0 || vec_push(&digests, &digest, 1) < 0) {
-            failed = 1;
-            break;
-        }
-        pos = end = at;
+    size_t n = (size_t)view.len, end;
+    ValueRun run = {VEC(uint64_t), VEC(uint64_t), VEC(uint64_t), VEC(uint8_t), VEC(uint64_t)};
+    PyObject *result = NULL;
+    if (read_records(splitter, view.buf, n, start < 0 ? n : (size_t)start, &run, &end) == 0) {
+        PyObject *ids = as_bytes(run.ids.data, run.ids.len * 8), *digests = as_bytes(run.digests.data, run.digests.len * 8);
+        result = splitter == NULL
+            ? Py_BuildValue("(nNNN)", (Py_ssize_t)end, ids, as_bytes(run.spans.data, run.spans.len * 8), digests)
+            : Py_BuildValue("(nNNNN)", (Py_ssize_t)end, as_bytes(run.values.data, run.values.len), ids,
+                            as_bytes(run.fields.data, run.fields.len * 8), digests);
     }
-    PyObject *result = failed ? NULL
-        : Py_BuildValue("(nNNN)", (Py_ssize_t)end, as_bytes(ids.data, ids.len * 8), as_bytes(spans.data, spans.len * 8),
-                        as_bytes(digests.data, digests.len * 8));
-    vec_free(&ids);
-    vec_free(&spans);
-    vec_free(&digests);
+    vec_free(&run.ids);
+    vec_free(&run.spans);
+    vec_free(&run.digests);
+    vec_free(&run.values);
+    vec_free(&run.fields);
     PyBuffer_Release(&view);
     return result;
+}
+
+/* value_records(data, pos) -> (end, ids, spans, digests): the V records from `pos` on, up to the first other
+ * record or one cut short (at `end`). ids: uint64 per record; spans: five uint64 per record (see ValueRun);
+ * digests: records.value_digest per record. */
+static PyObject *
+decode_value_records(PyObject *module, PyObject *args)
+{
+    (void)module;
+    return records_of(NULL, args);
 }
 
 /* records(data, pos) -> (end, values, ids, fields, digests): the V and C records from `pos` on, up to the first other
@@ -2374,53 +2409,7 @@ decode_value_records(PyObject *module, PyObject *args)
 static PyObject *
 splitter_records(SplitterObject *self, PyObject *args)
 {
-    Py_buffer view;
-    Py_ssize_t start;
-    if (!PyArg_ParseTuple(args, "y*n", &view, &start)) {
-        return NULL;
-    }
-    const uint8_t *data = view.buf;
-    size_t n = (size_t)view.len, pos = start < 0 ? n : (size_t)start;
-    Vec values = VEC(uint8_t), ids = VEC(uint64_t), fields = VEC(uint64_t), digests = VEC(uint64_t);
-    int failed = 0;
-    while (pos < n && !failed) {
-        size_t at = pos + 1;
-        if (data[pos] == REC_VALUE) {
-            uint64_t id, span[5];
-            if (!read_value_record(data, n, &at, &id, span)) {
-                break;
-            }
-            uint64_t digest = value_digest(data, span), field = values.len + (span[0] - pos);
-            failed = vec_push(&ids, &id, 1) < 0 || vec_push(&fields, &field, 1) < 0 || vec_push(&digests, &digest, 1) < 0
-                || vec_push(&values, data + pos, at - pos) < 0;
-        }
-        else if (data[pos] == REC_CHUNK) {
-            uint64_t thread, size;
-            if (!read_varint(data, n, &at, &thread) || !read_varint(data, n, &at, &size) || size > n - at) {
-                break;
-            }
-            if (thread >= MAX_THREADS) {
-                corrupt("thread index %llu out of range", (unsigned long long)thread);
-                failed = 1;
-                break;
-            }
-            failed = feed_words(self, (unsigned int)thread, (const uint16_t *)(data + at), (size_t)size) < 0;
-            at += size;
-        }
-        else {
-            break;
-        }
-        pos = at;
-    }
-    PyObject *result = failed ? NULL
-        : Py_BuildValue("(nNNNN)", (Py_ssize_t)pos, as_bytes(values.data, values.len), as_bytes(ids.data, ids.len * 8),
-                        as_bytes(fields.data, fields.len * 8), as_bytes(digests.data, digests.len * 8));
-    vec_free(&values);
-    vec_free(&ids);
-    vec_free(&fields);
-    vec_free(&digests);
-    PyBuffer_Release(&view);
-    return result;
+    return records_of(self, args);
 }
 
 static PyMethodDef module_methods[] = {

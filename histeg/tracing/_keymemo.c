@@ -49,16 +49,16 @@ data_hash(const unsigned char *p, size_t n, uint64_t seed)
         else if (n > 0) {
             first = (uint64_t)p[0] << 16 | (uint64_t)p[n >> 1] << 8 | p[n - 1];
         }
-        return key_mum(first ^ seed ^ KEY_P0, last ^ (uint64_t)n ^ KEY_P1);
+        return histeg_mum(first ^ seed ^ KEY_P0, last ^ (uint64_t)n ^ KEY_P1);
     }
-    uint64_t h = key_mum(seed ^ KEY_P0, (uint64_t)n ^ KEY_P1);
+    uint64_t h = histeg_mum(seed ^ KEY_P0, (uint64_t)n ^ KEY_P1);
     for (; n > 16; p += 8, n -= 8) {
         memcpy(&first, p, 8);
-        h = key_mum(h ^ first ^ KEY_P2, KEY_P3);
+        h = histeg_mum(h ^ first ^ KEY_P2, KEY_P3);
     }
     memcpy(&first, p, 8);  /* the last 9 to 16 bytes, as above */
     memcpy(&last, p + n - 8, 8);
-    return key_mum(h ^ first ^ KEY_P0, last ^ (uint64_t)n ^ KEY_P1);
+    return histeg_mum(h ^ first ^ KEY_P0, last ^ (uint64_t)n ^ KEY_P1);
 }
 
 void

@@ -5,6 +5,8 @@
 #include <Python.h>
 #include <stdint.h>
 
+#include "_mum.h"
+
 /* A running 128-bit digest of a key's parts (two 64-bit lanes fed alike through different multipliers; a string's
  * lanes get CPython's hash of it and a hash of its data of our own). `usable` drops to 0 at a part it cannot digest
  * (a value compared otherwise than by identity, an int past 64 bits): the key is then made and looked up as before. */
@@ -21,27 +23,12 @@ typedef struct {
 
 enum { KEY_TAG_STR = 1, KEY_TAG_INT, KEY_TAG_TUPLE, KEY_TAG_BYTES, KEY_TAG_SAME, KEY_TAG_END };
 
-static inline uint64_t
-key_mum(uint64_t x, uint64_t y)
-{
-#ifdef __SIZEOF_INT128__
-    __uint128_t r = (__uint128_t)x * y;
-    return (uint64_t)r ^ (uint64_t)(r >> 64);
-#else
-    uint64_t xl = (uint32_t)x, xh = x >> 32, yl = (uint32_t)y, yh = y >> 32;
-    uint64_t ll = xl * yl, lh = xl * yh, hl = xh * yl, hh = xh * yh;
-    uint64_t mid = (ll >> 32) + (uint32_t)lh + (uint32_t)hl;
-    uint64_t lo = (mid << 32) | (uint32_t)ll, hi = hh + (lh >> 32) + (hl >> 32) + (mid >> 32);
-    return lo ^ hi;
-#endif
-}
-
 /* One part into both lanes; its kind (tag) picks the multipliers, so that equal words of two kinds differ. */
 static inline void
 key_digest_feed(KeyDigest *d, uint64_t tag, uint64_t wa, uint64_t wb)
 {
-    d->a = key_mum(d->a ^ wa, KEY_P0 ^ tag * KEY_P2);
-    d->b = key_mum(d->b ^ wb, KEY_P1 ^ tag * KEY_P3);
+    d->a = histeg_mum(d->a ^ wa, KEY_P0 ^ tag * KEY_P2);
+    d->b = histeg_mum(d->b ^ wb, KEY_P1 ^ tag * KEY_P3);
 }
 
 void key_digest_start(KeyDigest *d, uint64_t shape);

@@ -146,11 +146,12 @@ def test_an_unchanged_container_is_found_again_in_each_new_state_that_holds_it()
     assert walker(native).remembered > 0
 
 
-def test_every_change_in_turn_on_one_structure() -> None:
+@pytest.mark.parametrize("kind", ["parser state", "lexer table"])
+def test_every_change_in_turn_on_one_structure(kind: str) -> None:
     """The changes one after another on the same objects, each walked: entries found stale are made again."""
     native, python = Abstraction(), Abstraction(native=False)
-    state = parser_state()
-    for change in CHANGES:
+    state, changes = (parser_state(), CHANGES) if kind == "parser state" else (lexer_table(), TOKEN_TYPE_CHANGES)
+    for change in changes:
         check_alike(native, python, state, f"before {change.__name__}")
         change(state)
     check_alike(native, python, state, "at the end")
@@ -290,11 +291,3 @@ def test_token_types_below_the_top_are_kept_and_shown_as_they_are_now(change: Ca
     change(table)
     check_alike(native, python, table, f"after {change.__name__}")
 
-
-def test_every_token_type_change_in_turn() -> None:
-    native, python = Abstraction(), Abstraction(native=False)
-    table = lexer_table()
-    for change in TOKEN_TYPE_CHANGES:
-        check_alike(native, python, table, f"before {change.__name__}")
-        change(table)
-    check_alike(native, python, table, "at the end")
