@@ -437,8 +437,7 @@ class _BlockWriter:
     """Entry points' events into zstd blocks of about BLOCK_BYTES, compressed on a second thread
     (zstandard releases the GIL) while the next block fills; sets where each entry point lands. A block is the list
     of its entry points' words, fed to the compressor one after the other: gathering them in one buffer first copied
-    every event once more, into memory the kernel had to hand over afresh (a quarter of sealing's CPU was page
-    faults)."""
+    every event once more (sqlparse's sealing: 3.90 G -> 3.81 G instructions, the same bytes written)."""
 
     def __init__(self, target: BinaryIO, level: int) -> None:
         self.target = target
