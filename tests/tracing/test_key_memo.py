@@ -141,3 +141,42 @@ def test_a_tuple_holding_a_token_type_python_never_met_is_digested_with_python_s
         again = Kind(("Name", "Other"))
         assert tracer.id_of((again, "len")) == ids.id_of((again, "len")) != known
         del again
+
+
+def test_lists_and_dicts_seen_again_are_answered_by_their_digest_and_every_change_gets_python_s_id(
+    pair: tuple[Any, ValueIds],
+) -> None:
+    """An interpreter's AST nodes and the document it searches (dicts and lists) are passed to every visit: their keys
+    are digested from the same parts as ``container_key`` makes them (they were made and looked up each time), and a
+    container changed in place is never answered with its old id."""
+    tracer, ids = pair
+    node = {"type": "field", "children": [], "value": "foo"}
+    document = {"foo": [1, "x", None], "bar": {"baz": 2}}
+    tokens = [{"type": "lbracket", "start": 0}, {"type": "number", "start": 1, "value": 3}]
+    for container in (node, document, tokens):
+        seen(ids, container)  # the tables settled: the names met, none a secret
+    kept = tracer.digested
+    for container in (node, document, tokens):
+        assert tracer.id_of(container) == ids.id_of(container)
+    assert tracer.digested == kept + 3
+    for container in (node, document, tokens, dict(node), list(tokens)):  # again, and equal copies: by their digests
+        assert tracer.id_of(container) == ids.id_of(container)
+    assert tracer.digested == kept + 3
+    changes = [
+        lambda: node.__setitem__("value", "bar"),
+        lambda: node["children"].append({"type": "field"}),
+        lambda: document["foo"].__setitem__(1, "y"),
+        lambda: document["bar"].__setitem__("baz", 3),
+        lambda: document.update(qux=True),
+        lambda: tokens.reverse(),
+        lambda: tokens[0].update(start=1),
+        lambda: tokens.append(1.5),  # a float: no key
+        lambda: node.update(password="hunter2"),  # a secret's name: no key
+    ]
+    for change in changes:
+        change()
+        for container in (node, document, tokens):
+            assert tracer.id_of(container) == seen(ids, container)
+    reordered = {"value": "bar", "type": "field"}
+    same_items = {"type": "field", "value": "bar"}
+    assert tracer.id_of(reordered) == seen(ids, reordered) != seen(ids, same_items) == tracer.id_of(same_items)
