@@ -53,7 +53,11 @@ except ImportError:  # not built: the reference implementation in Python
 BLOCK_BYTES = 4 << 20
 """Uncompressed size at which an event block is closed: big enough for zstd to find the repetitions
 of a suite, small enough that reading one entry point decompresses little else."""
-READ_BLOCK = 1 << 16
+READ_BLOCK = 1 << 20
+"""Bytes of a raw stream read at a time: each read is a round of the Python loop that hands the records to C (1 MiB:
+sqlparse's sealing 3.75 G -> 3.70 G instructions against 64 KiB)."""
+INFLATE_BLOCK = 1 << 16
+"""Bytes of a compressed stream read at a time: an event stream inflates about twentyfold."""
 COMPRESS_STEP = 1 << 20
 FOOTER = struct.Struct("<QQ")
 """Offset and length of the index, just before the trailer."""
@@ -373,7 +377,7 @@ class StreamBody:
         """The next decoded bytes; None at the end of the body."""
         if self._inflate is not None and self._inflate.eof:
             return None
-        block = self._handle.read(READ_BLOCK)
+        block = self._handle.read(READ_BLOCK if self._inflate is None else INFLATE_BLOCK)
         if not block:
             return None
         return block if self._inflate is None else self._decompress(block)
