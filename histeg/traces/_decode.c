@@ -79,6 +79,17 @@ vec_reserve(Vec *v, size_t more)
     return 0;
 }
 
+/* One uint32 onto `v`, without a call to memcpy: a stack of call indices takes one per call of a stream. */
+static inline int
+vec_push_u32(Vec *v, uint32_t item)
+{
+    if (vec_reserve(v, 1) < 0) {
+        return -1;
+    }
+    ((uint32_t *)v->data)[v->len++] = item;
+    return 0;
+}
+
 static int
 vec_push(Vec *v, const void *items, size_t count)
 {
@@ -1116,13 +1127,14 @@ read_call(TokenReader *r, const uint16_t *w, size_t n, size_t i, size_t *next)
         off |= AT(r->silent, uint32_t, k) == function;
     }
     DCall c = {function, parent >= 0 ? AT(t->calls, DCall, parent).nlines : 0, r->thread, 0, 0, parent, END_RUNNING, !off};
-    if (vec_push(&t->calls, &c, 1) < 0) {
+    if (vec_reserve(&t->calls, 1) < 0) {
         return -1;
     }
-    if (has_gen && (map_put(&r->generators, gen, index) < 0 || vec_push(&r->gens, &index, 1) < 0)) {
+    AT(t->calls, DCall, t->calls.len++) = c;
+    if (has_gen && (map_put(&r->generators, gen, index) < 0 || vec_push_u32(&r->gens, index) < 0)) {
         return -1;
     }
-    return vec_push(stack, &index, 1);
+    return vec_push_u32(stack, index);
 }
 
 /* The following events ran on thread `thread`. */
@@ -1199,7 +1211,7 @@ read_event(TokenReader *r, unsigned int word, uint32_t operand)
             feed(r->lanes, EVENT_WORD(OP_RESUME));
             feed(r->lanes, index);
         }
-        return vec_push(r->stack, &index, 1);
+        return vec_push_u32(r->stack, index);
     }
     if (r->lanes != NULL && (word == OP_LINES_OFF || word == OP_LINES_ON)) {
         feed(r->lanes, EVENT_WORD(word));
