@@ -2326,9 +2326,9 @@ read_value_record(const uint8_t *data, size_t n, size_t *at, uint64_t *id, uint6
     return 1;
 }
 
-/* What read_records gathers, per V record: its id, its five spans (the offsets of its fields after the id, of its
- * type name (start, end) and of its repr (start, end; both 2**64 - 1: none)) and records.value_digest; when reading
- * for a splitter, also the records' bytes one after the other and where each one's fields start in them. */
+/* What read_records gathers, per V record: its id and records.value_digest, then without a splitter its five spans (the
+ * offsets of its fields after the id, of its type name (start, end) and of its repr (start, end; both 2**64 - 1:
+ * none)), with one the records' bytes one after the other and where each one's fields start in them. */
 typedef struct {
     Vec ids, spans, digests, values, fields;
 } ValueRun;
@@ -2347,8 +2347,9 @@ read_records(SplitterObject *splitter, const uint8_t *data, size_t n, size_t pos
                 break;
             }
             uint64_t digest = value_digest(data, span), field = run->values.len + (span[0] - pos);
-            if (vec_push(&run->ids, &id, 1) < 0 || vec_push(&run->spans, span, 5) < 0 || vec_push(&run->digests, &digest, 1) < 0
-                || (splitter != NULL && (vec_push(&run->fields, &field, 1) < 0 || vec_push(&run->values, data + pos, at - pos) < 0))) {
+            if (vec_push(&run->ids, &id, 1) < 0 || vec_push(&run->digests, &digest, 1) < 0
+                || (splitter == NULL ? vec_push(&run->spans, span, 5) < 0
+                                     : vec_push(&run->fields, &field, 1) < 0 || vec_push(&run->values, data + pos, at - pos) < 0)) {
                 return -1;
             }
         }

@@ -24,6 +24,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "_grow.h"
 #include "_interpreter.h"
 #include "_keymemo.h"
 #include "_objectmemo.h"
@@ -322,24 +323,16 @@ tstate_dealloc(TStateObject *self)
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
-static int
+static inline int
 buf_reserve(TStateObject *st, Py_ssize_t more)
 {
     if (st->len + more <= st->cap) {
         return 0;
     }
-    Py_ssize_t cap = st->cap ? st->cap : 1024;
-    while (cap < st->len + more) {
-        cap *= 2;
-    }
-    uint16_t *buf = PyMem_Realloc(st->buf, (size_t)cap * sizeof(uint16_t));
-    if (buf == NULL) {
-        PyErr_NoMemory();
-        return -1;
-    }
+    void *buf = st->buf;
+    int grown = histeg_grow(&buf, &st->cap, st->len + more, 1024, sizeof(uint16_t));
     st->buf = buf;
-    st->cap = cap;
-    return 0;
+    return grown;
 }
 
 static inline void

@@ -1,23 +1,17 @@
 /* The table of _textmemo.h: direct-mapped, an entry replaced by the next one that maps to its slot. */
 #include "_textmemo.h"
+#include "_grow.h"
 
 #include <stdint.h>
 
 int
 text_shape_add(TextShape *shape, const TextNode *nodes, Py_ssize_t count)
 {
-    if (shape->count + count > shape->cap) {
-        Py_ssize_t cap = shape->cap ? shape->cap : 32;
-        while (cap < shape->count + count) {
-            cap *= 2;
-        }
-        TextNode *grown = PyMem_Realloc(shape->nodes, (size_t)cap * sizeof(TextNode));
-        if (grown == NULL) {
-            PyErr_NoMemory();
-            return -1;
-        }
-        shape->nodes = grown;
-        shape->cap = cap;
+    void *storage = shape->nodes;
+    int failed = histeg_grow(&storage, &shape->cap, shape->count + count, 32, sizeof(TextNode));
+    shape->nodes = storage;
+    if (failed) {
+        return -1;
     }
     memcpy(shape->nodes + shape->count, nodes, (size_t)count * sizeof(TextNode));
     shape->count += count;
