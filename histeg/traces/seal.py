@@ -451,13 +451,15 @@ class _BlockWriter:
         self._size = 0
         self._pool = ThreadPoolExecutor(max_workers=1)
         self._pending: deque[Future[bytes]] = deque()
+        self._zstd = zstandard.ZstdCompressor(level=level)  # one context for every block: a new one allocated its
+        # tables (a few MiB at level 5) per block, fresh pages each time (sqlparse's sealing: 4 % less CPU, the same bytes)
 
     def compress(self, parts: list[bytes] | bytes | bytearray) -> bytes:
         """One zstd frame (its size in the header, for a one-shot decompression) of the parts one after the other,
         fed a slice at a time: a one-shot compression of a 25 MB entry point would hold an output buffer as large as
         its input."""
         pieces = [parts] if isinstance(parts, bytes | bytearray) else parts
-        compressor = zstandard.ZstdCompressor(level=self.level).compressobj(size=sum(len(piece) for piece in pieces))
+        compressor = self._zstd.compressobj(size=sum(len(piece) for piece in pieces))
         out: list[bytes] = []
         for piece in pieces:
             with memoryview(piece) as view:
