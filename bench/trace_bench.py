@@ -18,7 +18,10 @@ the per-test outcomes of every run must equal the untraced ones.
 The suite runs once before the rounds with bytecode written into the repository's ``__pycache__`` folders, as any
 run of a checkout leaves them (``--cold``: not, so every run compiles the project's modules and pytest rewrites its
 test modules: on sqlparse 4.1 G of an untraced run's 18.1 G instructions, which flattered every ratio).
-Goals: traced CPU <= 1.5x untraced and below coverage.py's ratio; <= 0.1 byte per line event.
+One more run, untimed, counts every line event the traced functions execute (the line budget and the line cap
+off, values off; ``--no-executed`` skips it): the bytes a run stores per executed line event are the size of
+its sealed traces over that count.
+Goals: traced CPU <= 1.5x untraced and below coverage.py's ratio; <= 0.1 byte per executed line event.
 """
 
 from __future__ import annotations
@@ -128,6 +131,8 @@ def main() -> None:
     parser.add_argument("--no-coverage", action="store_true", help="do not measure coverage.py")
     parser.add_argument("--cold", action="store_true", help="no bytecode written before the rounds (every run compiles)")
     parser.add_argument("--floor", action="store_true", help="also measure a monitoring tool that does nothing (noop_monitor.py)")
+    parser.add_argument("--no-executed", action="store_true",
+                        help="skip the run that counts every executed line event (line budget and cap off, values off)")
     parser.add_argument("--pytest-args", default="-q -p no:cacheprovider", help="pytest arguments before the tests directory")
     args = parser.parse_args()
 
@@ -191,6 +196,16 @@ def main() -> None:
                 if index and kind in tracers:  # keep the last round's traces only
                     shutil.rmtree(work / f"traces-{kind}-{index - 1}", ignore_errors=True)
             print(f"round {index + 1}: " + ", ".join(f"{kind} {cpu[kind][-1]:.2f}s cpu" for kind in kinds), flush=True)
+        executed = None
+        if not args.no_executed:  # every line event the traced functions make: what a line budget and cap leave undispatched
+            trace_dir = work / "traces-executed"
+            config = TraceConfig(root=str(repo), sources=[sources], tests=[args.tests.split()[0]], trace_dir=str(trace_dir),
+                                 values="off", tracer=tracers[0], line_budget=0, line_cap=0)
+            config.write(work / "config-executed.json")
+            command = [args.python, "-m", "pytest", f"--junitxml={work / 'executed.xml'}", *pytest_args]
+            run_suite(command, repo, traced_environment(work / "config-executed.json", base), work / "executed.log")
+            seal_run(trace_dir)
+            executed = sum(TraceFile(path).line_events for path in trace_files(trace_dir))
         for kind in tracers:  # read after every run: a child's peak RSS starts at this process's at fork time
             files = trace_files(work / f"traces-{kind}-{args.rounds - 1}")  # sealed after the run, as histeg stores them
             size = sum(path.stat().st_size for path in files)
@@ -222,8 +237,10 @@ def main() -> None:
         if kind in stored:
             size, events, count = stored[kind]
             print(f"  line events recorded: {events:,} in {count} trace files, {size:,} bytes stored; "
-                  f"bytes per recorded line event: {size / max(events, 1):.3f} (with a line budget, divide by the "
-                  f"line events of a run with --line-budget 0 for bytes per executed line event; goal <= 0.1)")
+                  f"bytes per recorded line event: {size / max(events, 1):.3f}")
+            if executed:
+                print(f"  line events executed by the traced functions (one run, line budget and cap off): {executed:,}; "
+                      f"bytes stored per executed line event: {size / executed:.3f} (goal <= 0.1)")
     if "coverage" in kinds:
         for kind in tracers:
             ratios = [t / c for t, c in zip(cpu[kind], cpu["coverage"])]
