@@ -28,7 +28,9 @@
 #define OP_CALL 0xFFF0u
 #define CALL_ROOT 0x1u
 #define CALL_GEN 0x2u
+#define CALL_BARE 0x4u  /* no parameter count and no ids: the function's parameters, none captured */
 #define OP_RETURN 0xFFF8u
+#define OP_RETURN_BARE 0xFFFFu  /* OP_RETURN of value id 0, in one word */
 #define OP_RAISE 0xFFF9u
 #define OP_YIELD 0xFFFAu
 #define OP_RESUME 0xFFFBu
@@ -49,8 +51,9 @@
 #define MAX_THREADS (1u << 20)
 #define REC_VALUE 0x56  /* format.REC_VALUE: a V record of the stream */
 #define REC_CHUNK 0x43  /* format.REC_CHUNK: a C record, a chunk of one thread's events */
-#define INTERFACE 5  /* seal.INTERFACE: the methods and results histeg.traces.seal uses (Decoder.index from 1, value_records
-                      * from 2, Words from 3, value_records' digests and digest from 4, digests of STREAM_DIGEST 2 and Splitter.records from 5) */
+#define INTERFACE 6  /* seal.INTERFACE: the methods and results histeg.traces.seal uses (Decoder.index from 1, value_records
+                      * from 2, Words from 3, value_records' digests and digest from 4, digests of STREAM_DIGEST 2 and Splitter.records from 5,
+                      * bare calls and returns, and Decoder.define's parameter count, from 6) */
 
 /* -- growable arrays ------------------------------------------------------- */
 
@@ -477,11 +480,13 @@ split_call(SplitterObject *self, Run *run, Vec *stack, uint32_t thread, const ui
 {
     unsigned int word = w[i];
     size_t count = 3 + 2 * !!(word & CALL_ROOT) + 2 * !!(word & CALL_GEN);
-    if (i + count >= n) {
-        corrupt("call cut short in thread %u", thread);
-        return -1;
+    if (!(word & CALL_BARE)) {
+        if (i + count >= n) {
+            corrupt("call cut short in thread %u", thread);
+            return -1;
+        }
+        count += 1 + 2 * (size_t)w[i + count];
     }
-    count += 1 + 2 * (size_t)w[i + count];
     if (i + count > n) {
         corrupt("call cut short in thread %u", thread);
         return -1;
@@ -507,16 +512,17 @@ split_call(SplitterObject *self, Run *run, Vec *stack, uint32_t thread, const ui
     return 0;
 }
 
-/* Any event at w[i] but a line or a call: three words, an op and its operand. */
+/* Any event at w[i] but a line or a call: three words, an op and its operand (OP_RETURN_BARE: one word, *size). */
 static inline int
-split_event(SplitterObject *self, Run *run, Vec *stack, uint32_t thread, const uint16_t *w, size_t n, size_t i)
+split_event(SplitterObject *self, Run *run, Vec *stack, uint32_t thread, const uint16_t *w, size_t n, size_t i, size_t *size)
 {
     unsigned int word = w[i];
-    if (i + 3 > n) {
+    *size = word == OP_RETURN_BARE ? 1 : 3;
+    if (i + *size > n) {
         corrupt("event 0x%04x cut short in thread %u", word, thread);
         return -1;
     }
-    uint32_t operand = w[i + 1] | (uint32_t)w[i + 2] << 16, owner;
+    uint32_t operand = *size == 3 ? w[i + 1] | (uint32_t)w[i + 2] << 16 : 0, owner;
     if (word == OP_RESUME) {
         if (!map_get(&self->generators, operand, &owner)) {
             corrupt("resumption of an unknown generator call %u in thread %u", operand, thread);
@@ -524,13 +530,13 @@ split_event(SplitterObject *self, Run *run, Vec *stack, uint32_t thread, const u
         }
         return run_add(self, run, thread, w, owner, i, 3) < 0 || vec_push(stack, &owner, 1) < 0 ? -1 : 0;
     }
-    if (word == OP_RETURN || word == OP_RAISE || word == OP_YIELD) {
+    if (word == OP_RETURN || word == OP_RETURN_BARE || word == OP_RAISE || word == OP_YIELD) {
         if (stack->len == 0) {
             corrupt("a call ends on the empty stack of thread %u", thread);
             return -1;
         }
         owner = AT(*stack, uint32_t, --stack->len);
-        if (run_add(self, run, thread, w, owner, i, 3) < 0) {
+        if (run_add(self, run, thread, w, owner, i, *size) < 0) {
             return -1;
         }
         if (word == OP_YIELD) {
@@ -592,8 +598,9 @@ feed_words(SplitterObject *self, unsigned int thread, const uint16_t *w, size_t 
             i += size;
         }
         else {
-            status = split_event(self, &run, stack, thread, w, n, i);
-            i += 3;
+            size_t size = 0;
+            status = split_event(self, &run, stack, thread, w, n, i, &size);
+            i += size;
         }
     }
     if (status == 0) {
@@ -732,6 +739,7 @@ typedef struct {
     int defined;
     int64_t first;
     uint64_t hash;
+    uint32_t nparams; /* its F record's parameter names: a bare call's parameters */
     int32_t *lines;   /* sorted code lines */
     size_t nlines;
     uint32_t *dense;  /* by line - lines[0], up to the last code line: its position (position() in one load) */
@@ -1079,7 +1087,7 @@ read_call(TokenReader *r, const uint16_t *w, size_t n, size_t i, size_t *next)
 #define NEED(k) do { if (i + (k) > n) return cut_short(); } while (0)
     Tokens *t = r->tokens;
     unsigned int word = w[i];
-    NEED(4);
+    NEED(3);
     uint32_t function = w[i + 1] | (uint32_t)w[i + 2] << 16;
     if (function >= r->decoder->nfuncs || !r->decoder->funcs[function].defined) {
         corrupt("call of an undefined function %u", function);
@@ -1093,16 +1101,25 @@ read_call(TokenReader *r, const uint16_t *w, size_t n, size_t i, size_t *next)
         gen = w[i] | (uint32_t)w[i + 1] << 16;
         i += 2;
     }
-    NEED(1);
-    size_t count = w[i];
-    NEED(1 + 2 * count);
+    int bare = !!(word & CALL_BARE);  /* no count, no ids: the function's parameters, none captured */
+    size_t count;
+    if (bare) {
+        NEED(0);  /* a root call's label */
+        count = r->decoder->funcs[function].nparams;
+    }
+    else {
+        NEED(1);
+        count = w[i];
+        NEED(1 + 2 * count);
+    }
 #undef NEED
+    const uint16_t *ids = w + i + 1;
     if (r->lanes != NULL) {
         feed(r->lanes, EVENT_WORD(word & (OP_CALL | CALL_GEN)));
         feed(r->lanes, function_hash(r->decoder, function));
         feed(r->lanes, count);
         for (size_t k = 0; k < count; k++) {
-            feed(r->lanes, value_hash(r->decoder, w[i + 1 + 2 * k] | (uint32_t)w[i + 2 + 2 * k] << 16));
+            feed(r->lanes, value_hash(r->decoder, bare ? 0 : ids[2 * k] | (uint32_t)ids[2 * k + 1] << 16));
         }
     }
     else {
@@ -1111,10 +1128,10 @@ read_call(TokenReader *r, const uint16_t *w, size_t n, size_t i, size_t *next)
             return -1;
         }
         for (size_t k = 0; k < count; k++) {
-            AT(t->params, uint32_t, t->params.len++) = w[i + 1 + 2 * k] | (uint32_t)w[i + 2 + 2 * k] << 16;
+            AT(t->params, uint32_t, t->params.len++) = bare ? 0 : ids[2 * k] | (uint32_t)ids[2 * k + 1] << 16;
         }
     }
-    *next = i + 1 + 2 * count;
+    *next = bare ? i : i + 1 + 2 * count;
     Vec *stack = r->stack;
     int32_t parent = stack->len ? (int32_t)AT(*stack, uint32_t, stack->len - 1) : -1;
     if (parent < 0 && t->calls.len) {
@@ -1168,7 +1185,7 @@ read_thread(TokenReader *r, uint32_t thread)
 }
 
 /* The current call returned, raised or yielded `operand`. */
-static int
+static inline int
 read_left(TokenReader *r, unsigned int word, uint32_t operand)
 {
     Vec *stack = r->stack;
@@ -1255,6 +1272,10 @@ read_tokens(const DecoderObject *self, const uint16_t *w, size_t n, int with_yie
         }
         else if ((word & 0xFFF8u) == OP_CALL) {
             status = read_call(&r, w, n, i, &i);
+        }
+        else if (word == OP_RETURN_BARE) {
+            status = read_left(&r, OP_RETURN, 0);
+            i += 1;
         }
         else if (i + 3 > n) {
             status = cut_short();
@@ -1871,7 +1892,8 @@ decoder_define(DecoderObject *self, PyObject *args)
     long long first;
     PyObject *lines;
     unsigned long long hash;
-    if (!PyArg_ParseTuple(args, "ILO!K", &id, &first, &PyTuple_Type, &lines, &hash)) {
+    unsigned int nparams = 0;
+    if (!PyArg_ParseTuple(args, "ILO!K|I", &id, &first, &PyTuple_Type, &lines, &hash, &nparams)) {
         return NULL;
     }
     if (id >= (1u << 28)) {
@@ -1917,6 +1939,7 @@ decoder_define(DecoderObject *self, PyObject *args)
     f->defined = 1;
     f->first = first;
     f->hash = hash;
+    f->nparams = nparams;
     f->lines = table;
     f->nlines = count;
     f->dense = dense;
@@ -1973,7 +1996,7 @@ decoder_define_values(DecoderObject *self, PyObject *args)
 }
 
 static PyMethodDef decoder_methods[] = {
-    {"define", (PyCFunction)decoder_define, METH_VARARGS, "define(function id, first line, code lines, hash)"},
+    {"define", (PyCFunction)decoder_define, METH_VARARGS, "define(function id, first line, code lines, hash[, parameter count])"},
     {"define_value", (PyCFunction)decoder_define_value, METH_VARARGS, "define_value(value id, hash)"},
     {"define_values", (PyCFunction)decoder_define_values, METH_VARARGS, "define_values(ids, hashes): define_value of each pair (uint64 buffers)"},
     {"decode", (PyCFunction)decoder_decode, METH_VARARGS, "decode(words, with_yields=True) -> columns of one entry point (see events.Columns)"},

@@ -70,6 +70,8 @@ class FunctionTable:
     """Sorted line numbers that carry code (``co_lines``)."""
     hashes: dict[int, int] = field(default_factory=dict)
     """64-bit hash of the identifier."""
+    params: dict[int, int] = field(default_factory=dict)
+    """Parameter count (the ``F`` record's names): a bare call's parameters (``format.CALL_BARE``)."""
 
 
 def _mix(state: int, word: int) -> int:
@@ -179,16 +181,16 @@ class Splitter:
             elif word & 0xFFF8 == fmt.OP_CALL:
                 i = self._split_call(thread, stack, words, i)
             else:
-                self._split_event(thread, stack, words, i)
-                i += 3
+                i += self._split_event(thread, stack, words, i)
 
     def _split_call(self, thread: int, stack: list[_Owner], words: array, i: int) -> int:
         """The call event at ``i`` goes to the entry point of the calling call, or starts one; returns where the next event starts."""
         word, n = words[i], len(words)
         size = 3 + 2 * bool(word & fmt.CALL_ROOT) + 2 * bool(word & fmt.CALL_GEN)
-        if i + size >= n:
-            raise ValueError(f"call cut short in thread {thread}")
-        size += 1 + 2 * words[i + size]
+        if not word & fmt.CALL_BARE:
+            if i + size >= n:
+                raise ValueError(f"call cut short in thread {thread}")
+            size += 1 + 2 * words[i + size]
         if i + size > n:
             raise ValueError(f"call cut short in thread {thread}")
         owner = stack[-1] if stack else self._start_entry(thread, words, i)
@@ -211,23 +213,25 @@ class Splitter:
         self._started += 1
         return owner
 
-    def _split_event(self, thread: int, stack: list[_Owner], words: array, i: int) -> None:
-        """Any event at ``i`` but a line or a call: three words, an op and its operand."""
+    def _split_event(self, thread: int, stack: list[_Owner], words: array, i: int) -> int:
+        """Any event at ``i`` but a line or a call: three words, an op and its operand (``OP_RETURN_BARE``: one word);
+        returns its length."""
         word = words[i]
-        if i + 3 > len(words):
+        size = 1 if word == fmt.OP_RETURN_BARE else 3
+        if i + size > len(words):
             raise ValueError(f"event {word:#06x} cut short in thread {thread}")
-        operand = words[i + 1] | words[i + 2] << 16
+        operand = words[i + 1] | words[i + 2] << 16 if size == 3 else 0
         if word == fmt.OP_RESUME:
             owner = self._generators.get(operand)
             if owner is None:
                 raise ValueError(f"resumption of an unknown generator call {operand} in thread {thread}")
             self._emit(owner, thread, words[i : i + 3])
             stack.append(owner)
-        elif word in (fmt.OP_RETURN, fmt.OP_RAISE, fmt.OP_YIELD):
+        elif word in (fmt.OP_RETURN, fmt.OP_RETURN_BARE, fmt.OP_RAISE, fmt.OP_YIELD):
             if not stack:
                 raise ValueError(f"a call ends on the empty stack of thread {thread}")
             owner = stack.pop()
-            self._emit(owner, thread, words[i : i + 3])
+            self._emit(owner, thread, words[i : i + size])
             if word != fmt.OP_YIELD:
                 self._ended(owner)
         elif word == fmt.OP_LINES_OFF:
@@ -238,6 +242,7 @@ class Splitter:
             self._version += 1
         else:
             raise ValueError(f"unknown event {word:#06x} in thread {thread}")
+        return size
 
 
 @dataclass
@@ -441,6 +446,9 @@ class _TokenReader:
                 self._end_run()
             if word & 0xFFF8 == fmt.OP_CALL:
                 i = self._call(words, i, word)
+            elif word == fmt.OP_RETURN_BARE:
+                self._left(fmt.OP_RETURN, 0)
+                i += 1
             else:
                 self._event(word, words[i + 1] | words[i + 2] << 16)
                 stack = self.stack
@@ -468,10 +476,18 @@ class _TokenReader:
         if word & fmt.CALL_GEN:
             gen = words[i] | words[i + 1] << 16
             i += 2
-        count = words[i]
-        params = [words[j] | words[j + 1] << 16 for j in range(i + 1, i + 1 + 2 * count, 2)]
-        if len(params) != count:
-            raise ValueError("parameters cut short")
+        if word & fmt.CALL_BARE:  # no count, no ids: the function's parameters, none captured
+            if i > len(words):
+                raise ValueError("a root call's label cut short")
+            count = self.functions.params.get(function, 0)
+            params = [0] * count
+            after = i
+        else:
+            count = words[i]
+            params = [words[j] | words[j + 1] << 16 for j in range(i + 1, i + 1 + 2 * count, 2)]
+            if len(params) != count:
+                raise ValueError("parameters cut short")
+            after = i + 1 + 2 * count
         if self.stream is not None:
             self.stream += [_EVENT | word & (fmt.OP_CALL | fmt.CALL_GEN), self.functions.hashes.get(function, 0), count]
             self.stream += [value_hash(param, self.value_hashes) for param in params]  # type: ignore[arg-type]
@@ -487,7 +503,7 @@ class _TokenReader:
         if gen is not None:
             self.generators[gen] = index
         stack.append(index)
-        return i + 1 + 2 * count
+        return after
 
     def _event(self, word: int, operand: int) -> None:
         """Any event but a line or a call: three words, an op and its operand."""

@@ -64,7 +64,7 @@ FOOTER = struct.Struct("<QQ")
 STATUS_NAMES = {fmt.STATUS_COMPLETE: "complete", fmt.STATUS_BROKEN: "broken", fmt.STATUS_TRUNCATED: "truncated"}
 
 
-INTERFACE = 5
+INTERFACE = 6
 """What ``_decode.INTERFACE`` must be. A build left by another histeg (an in-place build for another interpreter,
 say) may lack a method this module calls; it counts as not built, and the Python reference runs."""
 
@@ -113,11 +113,12 @@ class Decoding:
     def define(self, func_id: int, function: Function) -> None:
         digest = text_hash(function.ident)
         if self._c is not None:
-            self._c.define(func_id, function.first_line, function.code_lines, digest)
+            self._c.define(func_id, function.first_line, function.code_lines, digest, len(function.params))
         else:
             self.table.first_line[func_id] = function.first_line
             self.table.code_lines[func_id] = function.code_lines
             self.table.hashes[func_id] = digest
+            self.table.params[func_id] = len(function.params)
 
     def define_value_hashes(self, ids: array, hashes: array) -> None:
         """``define_value_hash`` of each pair (two ``array("Q")``), in one call where the decoder is C."""

@@ -31,7 +31,7 @@
 #include "_typefacts.h"
 
 /* Format constants, read from histeg.tracing.format at import. */
-static unsigned int OP_CALL, CALL_ROOT, CALL_GEN, OP_RETURN, OP_RAISE, OP_YIELD, OP_RESUME, OP_LINES_OFF, OP_LINES_ON;
+static unsigned int OP_CALL, CALL_ROOT, CALL_GEN, CALL_BARE, OP_RETURN, OP_RETURN_BARE, OP_RAISE, OP_YIELD, OP_RESUME, OP_LINES_OFF, OP_LINES_ON;
 static unsigned long long INLINE_INT, INT_BIAS, REC_VALUE;
 #define NO_VALUE 0u
 /* The Tracer's constructor and bindings as native.py calls them: a build from another histeg is not used. */
@@ -2475,12 +2475,14 @@ py_start(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     Py_ssize_t nparams = self->capture ? fi->nparams : 0;
+    /* no parameter value to capture: the count and the ids are left out (format.CALL_BARE) */
+    int bare = self->capture && (nparams == 0 || (self->budget && fi->spent > self->budget));
     if (buf_reserve(st, 8 + 2 * nparams) < 0) {
         return NULL;
     }
     uint16_t *w = st->buf + st->len;
     Py_ssize_t n = 0;
-    unsigned int op = OP_CALL;
+    unsigned int op = bare ? OP_CALL | CALL_BARE : OP_CALL;
     if (st->depth == 0) {
         op |= CALL_ROOT;
     }
@@ -2507,7 +2509,9 @@ py_start(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
         put_id(w + n, gen->call_id);
         n += 2;
     }
-    w[n++] = (uint16_t)nparams;
+    if (!bare) {
+        w[n++] = (uint16_t)nparams;
+    }
     st->len += n;
     int pushed = stack_push(st, code, fi, gen);
     Py_XDECREF(gen);
@@ -2515,19 +2519,13 @@ py_start(TracerObject *self, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     }
     if (histeg_signal_due() && PyErr_CheckSignals() < 0) {  /* run where the callee's first check runs it; the call raised */
-        memset(st->buf + st->len, 0, (size_t)(2 * nparams) * sizeof(uint16_t));
-        st->len += 2 * nparams;
+        if (!bare) {
+            memset(st->buf + st->len, 0, (size_t)(2 * nparams) * sizeof(uint16_t));
+            st->len += 2 * nparams;
+        }
         return NULL;
     }
-    if (!self->capture) {
-        Py_RETURN_NONE;
-    }
-    if (nparams == 0) {
-        Py_RETURN_NONE;
-    }
-    if (self->budget && fi->spent > self->budget) {
-        memset(st->buf + st->len, 0, (size_t)(2 * nparams) * sizeof(uint16_t));
-        st->len += 2 * nparams;
+    if (bare || !self->capture) {
         Py_RETURN_NONE;
     }
     PyFrameObject *frame = NULL;
@@ -2583,9 +2581,15 @@ leave(TracerObject *self, PyObject *const *args, Py_ssize_t nargs, unsigned int 
         return NULL;
     }
     uint16_t *w = st->buf + st->len;
-    w[0] = (uint16_t)op;
-    put_id(w + 1, id);
-    st->len += 3;
+    if (id == NO_VALUE && op == OP_RETURN) {
+        w[0] = (uint16_t)OP_RETURN_BARE;
+        st->len += 1;
+    }
+    else {
+        w[0] = (uint16_t)op;
+        put_id(w + 1, id);
+        st->len += 3;
+    }
     if (st->depth == 0 || st->len > CHUNK_WORDS) {
         if (ship(self, st, 0) < 0) {
             return NULL;
@@ -3457,9 +3461,11 @@ PyInit__ctracer(void)
     if (format == NULL) {
         return NULL;
     }
-    unsigned long long op_call, call_root, call_gen, op_return, op_raise, op_yield, op_resume, op_lines_off, op_lines_on, chunk_words;
+    unsigned long long op_call, call_root, call_gen, call_bare, op_return, op_return_bare, op_raise, op_yield, op_resume, op_lines_off,
+        op_lines_on, chunk_words;
     int failed = read_constant(format, "OP_CALL", &op_call) < 0 || read_constant(format, "CALL_ROOT", &call_root) < 0
-        || read_constant(format, "CALL_GEN", &call_gen) < 0 || read_constant(format, "OP_RETURN", &op_return) < 0
+        || read_constant(format, "CALL_GEN", &call_gen) < 0 || read_constant(format, "CALL_BARE", &call_bare) < 0
+        || read_constant(format, "OP_RETURN", &op_return) < 0 || read_constant(format, "OP_RETURN_BARE", &op_return_bare) < 0
         || read_constant(format, "OP_RAISE", &op_raise) < 0 || read_constant(format, "OP_YIELD", &op_yield) < 0
         || read_constant(format, "OP_RESUME", &op_resume) < 0 || read_constant(format, "INLINE_INT", &INLINE_INT) < 0
         || read_constant(format, "OP_LINES_OFF", &op_lines_off) < 0 || read_constant(format, "OP_LINES_ON", &op_lines_on) < 0
@@ -3483,7 +3489,9 @@ PyInit__ctracer(void)
     OP_CALL = (unsigned int)op_call;
     CALL_ROOT = (unsigned int)call_root;
     CALL_GEN = (unsigned int)call_gen;
+    CALL_BARE = (unsigned int)call_bare;
     OP_RETURN = (unsigned int)op_return;
+    OP_RETURN_BARE = (unsigned int)op_return_bare;
     OP_RAISE = (unsigned int)op_raise;
     OP_YIELD = (unsigned int)op_yield;
     OP_RESUME = (unsigned int)op_resume;

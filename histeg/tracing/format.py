@@ -25,7 +25,7 @@ from collections import deque
 from typing import BinaryIO
 
 MAGIC = b"HTRACE\x00"
-FORMAT_VERSION = 4
+FORMAT_VERSION = 5
 TRAILER = b"HTEND"
 """Written after the records by a clean close, then one status byte: a trace's state is read
 from its last six bytes without decompressing it."""
@@ -41,8 +41,14 @@ OP_CALL = 0xFFF0
 """A call starts. Followed by function id (2 words), [label id (2 words) if ROOT], [generator call id (2 words) if GEN], parameter count (1 word), parameter value ids (2 words each)."""
 CALL_ROOT = 0x1
 CALL_GEN = 0x2
+CALL_BARE = 0x4
+"""No parameter value was captured (a call past the value budget, or a function without parameters): the count and
+the ids are left out, and the call reads as one whose parameters, as many as its ``F`` record names, are all value id
+0. Four calls in five of a dense suite are past the value budget: a third of its stream's words were their zeros."""
 OP_RETURN = 0xFFF8
 """The running call returned; followed by the value id (2 words)."""
+OP_RETURN_BARE = 0xFFFF
+"""The running call returned a value that was not captured: ``OP_RETURN`` with value id 0, in one word."""
 OP_RAISE = 0xFFF9
 """The running call was left by an exception; followed by the exception's value id (2 words)."""
 OP_YIELD = 0xFFFA

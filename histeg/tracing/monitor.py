@@ -501,13 +501,16 @@ class PyTracer:
             spent[1] += 1
             if spent[1] == line_limit and state.index >= 0 and not spent[3]:  # the first call beyond the line budget
                 spend_lines(entry, state)
+            bare = capture and (not entry.names or (budget and spent[1] > budget))  # no parameter value to capture
             if stack and not entry.suspends:  # the common case: a nested plain function
                 stack.append(entry.plain)
-                buf.extend(entry.called)
+                buf.extend(entry.called_bare if bare else entry.called)
             elif state.index < 0:
                 return None  # inside histeg's own repr call
             else:
                 words = array("H", entry.prefix)
+                if bare:
+                    words[0] |= fmt.CALL_BARE
                 if not stack:
                     words[0] |= fmt.CALL_ROOT
                     label = tracer.label
@@ -522,15 +525,11 @@ class PyTracer:
                     stack.append([code, call_id, id(getframe(1)), resume_words, state])
                 else:
                     stack.append(entry.plain)
-                words.append(entry.called[3])
+                if not bare:
+                    words.append(entry.called[3])
                 buf.extend(words)
-            if capture:
+            if capture and not bare:
                 names = entry.names
-                if not names:
-                    return None
-                if budget and spent[1] > budget:
-                    buf.extend(entry.unrecorded)
-                    return None
                 local = getframe(1).f_locals
                 redact = entry.redact
                 for position, name in enumerate(names):
@@ -570,9 +569,12 @@ class PyTracer:
                 else:
                     vid = value_id(value, state)
                 buf = state.buf
-                buf.append(op)
-                buf.append(vid & 0xFFFF)
-                buf.append(vid >> 16)
+                if vid == NO_VALUE and op == fmt.OP_RETURN:
+                    buf.append(fmt.OP_RETURN_BARE)
+                else:
+                    buf.append(op)
+                    buf.append(vid & 0xFFFF)
+                    buf.append(vid >> 16)
                 if not stack or len(buf) > CHUNK_WORDS:
                     ship(state)
 

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from types import CodeType
 from typing import Protocol
 
-from histeg.tracing.format import OP_LINES_OFF, OP_LINES_ON
+from histeg.tracing.format import CALL_BARE, OP_LINES_OFF, OP_LINES_ON
 
 RETURN_REDACTED = 1 << 63
 """Bit of ``FunctionEntry.redact`` for the return value (bits 0..62: parameters by position)."""
@@ -31,8 +31,8 @@ class FunctionEntry:
         "func_id",
         "plain",
         "called",
+        "called_bare",
         "spent",
-        "unrecorded",
         "redact",
         "redacted",
         "lines_off",
@@ -64,10 +64,10 @@ class FunctionEntry:
         """The stack item of a call of a plain function."""
         self.called = called
         """The words of a nested plain call: prefix and parameter count."""
+        self.called_bare = array("H", (called[0] | CALL_BARE, called[1], called[2]))
+        """The words of a nested plain call that captures no parameter value (``format.CALL_BARE``)."""
         self.spent = [0, 0, 0, False]
         """[entry point epoch, calls in it, line events in it, whether its line events are off until the next one]."""
-        self.unrecorded = array("H", bytes(4 * len(names)))
-        """Parameter words of a call beyond the value budget: "no value" for each."""
         self.redact = redact
         """Parameters (bit i) and return value (``RETURN_REDACTED``) recorded by a keyed digest."""
         self.redacted = redacted

@@ -479,15 +479,18 @@ CORRUPT_STREAMS: dict[str, list[int]] = {
     "call cut short": ROOT[:5],
     "parameters cut short": ROOT[:7],
     "return cut short": [*ROOT, 2, fmt.OP_RETURN, 5],
-    "unknown op": [*ROOT, 2, 0xFFFF, 0, 0, fmt.OP_RETURN, 0, 0],
+    "bare call cut short": [fmt.OP_CALL | fmt.CALL_ROOT | fmt.CALL_BARE, 1, 0, 0],
+    "bare return after the root returned": [*ROOT, fmt.OP_RETURN, 0, 0, fmt.OP_RETURN_BARE],
     "thread marker in a raw stream": [*ROOT, fmt.OP_THREAD, 1, 0, fmt.OP_RETURN, 0, 0],
     "resume of an unknown generator": [*ROOT, fmt.OP_RESUME, 77, 0, fmt.OP_RETURN, 0, 0],
     "return on an empty stack": [fmt.OP_RETURN, 0, 0],
+    "bare return on an empty stack": [fmt.OP_RETURN_BARE],
     "return after the root returned": [*ROOT, fmt.OP_RETURN, 0, 0, fmt.OP_RAISE, 0, 0],
 }
 
 CORRUPT_ENTRIES: dict[str, list[int]] = {
-    **{name: [fmt.OP_THREAD, 0, 0, *words] for name, words in CORRUPT_STREAMS.items() if name != "return on an empty stack"},
+    **{name: [fmt.OP_THREAD, 0, 0, *words] for name, words in CORRUPT_STREAMS.items() if "on an empty stack" not in name},
+    "bare return on an empty stack": [fmt.OP_THREAD, 0, 0, fmt.OP_RETURN_BARE],
     "return on an empty stack": [fmt.OP_THREAD, 0, 0, fmt.OP_RETURN, 0, 0],
     "call of an undefined function": [fmt.OP_THREAD, 0, 0, fmt.OP_CALL | fmt.CALL_ROOT, 9, 0, 0, 0, 0, fmt.OP_RETURN, 0, 0],
     "a second root call": [fmt.OP_THREAD, 0, 0, *ROOT, fmt.OP_RETURN, 0, 0, *ROOT, fmt.OP_RETURN, 0, 0],

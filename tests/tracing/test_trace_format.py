@@ -13,14 +13,14 @@ import jsonschema
 import pytest
 
 from histeg.errors import HistegError
-from histeg.tracing import activation, values
+from histeg.tracing import activation, native, values
 from histeg.tracing import format as fmt
 from histeg.compare.divergences import compare_entry_points
 from histeg.compare.entry_points import EntryRef
 from histeg.traces.events import STREAM_DIGEST
 from histeg.traces.reader import TraceFile, read_trace
 from histeg.traces.records import Value
-from histeg.traces.seal import seal
+from histeg.traces.seal import seal, split_stream
 from tests.conftest import SCHEMAS, run_histeg
 
 MODULE = '''
@@ -140,6 +140,67 @@ def test_hand_written_events_give_the_documented_tree(tmp_path, stream, monkeypa
     assert position == 2 and gen.function.kind == "generator"
     assert gen.lines == [1, 2] and gen.yielded == [Value("int", "7")] and gen.returned == Value("m.Obj", None)
     assert trace.threads == {0: (123, "MainThread")} and trace.line_events == 6
+
+
+def write_uncaptured_calls(path: Path, bare: bool) -> None:
+    """A root call of ``m:g`` (two parameters) and two calls of ``m:f`` (one) in it, no value of which was captured:
+    as bare calls and returns, or with their counts and value ids 0 written out."""
+    writer = fmt.TraceWriter(str(path), {"pid": 1})
+    writer.function(1, "m:f", "m.py", 10, 0, ("x",), [11, 12])
+    writer.function(2, "m:g", "m.py", 20, 0, ("a", "b"), [21, 22])
+    writer.label(1, "t::a", "call")
+    writer.thread(0, 123, "MainThread")
+    root = [fmt.OP_CALL | fmt.CALL_ROOT | fmt.CALL_BARE, 2, 0, 1, 0] if bare else [fmt.OP_CALL | fmt.CALL_ROOT, 2, 0, 1, 0, 2, 0, 0, 0, 0]
+    call = [fmt.OP_CALL | fmt.CALL_BARE, 1, 0] if bare else [fmt.OP_CALL, 1, 0, 1, 0, 0]
+    returned = [fmt.OP_RETURN_BARE] if bare else [fmt.OP_RETURN, 0, 0]
+    words = [*root, 21, *call, 11, 12, *returned, *call, 11, *returned, 22, *returned]
+    writer.chunk(0, array("H", words).tobytes())
+    writer.close()
+
+
+def test_bare_calls_and_returns_read_as_their_written_out_form(tmp_path):
+    """``CALL_BARE`` and ``OP_RETURN_BARE`` leave out what a call past the value budget has not got (its parameter
+    count and ids, its return value's id): read, indexed and digested, they are the calls written out in full."""
+    written, bare = tmp_path / "written.htrace", tmp_path / "bare.htrace"
+    write_uncaptured_calls(written, bare=False)
+    write_uncaptured_calls(bare, bare=True)
+    assert bare.stat().st_size < written.stat().st_size
+    before = [read_trace(path).to_json()["traces"] for path in (written, bare)]
+    assert before[0] == before[1]
+    (root,) = read_trace(bare).entry_points
+    assert root.function.ident == "m:g" and len(root.params) == 2 and [len(child.params) for _, child in root.children] == [1, 1]
+    for path in (written, bare):
+        seal(path)
+    assert read_trace(bare).to_json()["traces"] == read_trace(written).to_json()["traces"] == before[0]
+    assert [entry.digest for entry in TraceFile(bare).entries] == [entry.digest for entry in TraceFile(written).entries]
+
+
+@pytest.mark.parametrize("tracer", ["c", "python"])
+def test_calls_past_the_value_budget_are_written_bare(tmp_path, tracer):
+    """Both collectors write a call past the value budget, and a return whose value was not captured, in their short
+    forms; read back, those calls have their parameter, not captured, and the calls within the budget their values."""
+    if tracer == "c" and not native.available():
+        pytest.skip("the C collector is not built")
+    root = tmp_path / "proj"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "budget_mod.py").write_text(MODULE)
+    config = activation.TraceConfig(root=str(root), sources=["src"], tests=[], trace_dir=str(tmp_path / "traces"), tracer=tracer,
+                                    value_budget=4)
+    spec = importlib.util.spec_from_file_location("budget_mod", root / "src" / "budget_mod.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    activation.start(config)
+    try:
+        assert module.outer(6) == 30
+    finally:
+        path = Path(activation.stop())
+    words = array("H")
+    split_stream(path, lambda number, info, entry: words.frombytes(bytes(entry)))
+    assert words.count(fmt.OP_CALL | fmt.CALL_BARE) == 2 and words.count(fmt.OP_RETURN_BARE) == 2  # inner's 5th and 6th calls
+    (outer,) = read_trace(path).entry_points
+    inner = [child for _, child in outer.children]
+    assert [call.params for call in inner[4:]] == [[None], [None]] and [call.returned for call in inner[4:]] == [None, None]
+    assert [call.params for call in inner[:4]] == [[Value("int", str(i))] for i in range(4)]
 
 
 @pytest.mark.parametrize("stream", STREAMS)

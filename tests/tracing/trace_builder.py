@@ -290,13 +290,17 @@ class TraceBuilder:
             gen = frame.gen = Gen(call_id, frame, state)
             self._generators.append(gen)
         names = fn.params if self.capture else ()
-        words.append(len(names))
+        bare = self.capture and (not names or bool(self.value_budget and spent[1] > self.value_budget))
+        if bare:  # no parameter value to capture: no count, no ids
+            words[0] |= fmt.CALL_BARE
+            traced.params.extend([NO_VALUE] * len(names))
+        else:
+            words.append(len(names))
         buf.extend(words)
         stack.append(frame)
-        if names:
-            unrecorded = self.value_budget and spent[1] > self.value_budget
+        if names and not bare:
             for position in range(len(names)):
-                vid = NO_VALUE if unrecorded or position >= len(args) else self.value_id(args[position])
+                vid = NO_VALUE if position >= len(args) else self.value_id(args[position])
                 traced.params.append(vid)
                 buf.extend((vid & 0xFFFF, vid >> 16))
         self.calls.append(traced)
@@ -357,7 +361,10 @@ class TraceBuilder:
             vid = NO_VALUE
         else:
             vid = self.value_id(value)
-        state.buf.extend(_words(op, vid))
+        if op == fmt.OP_RETURN and vid == NO_VALUE:
+            state.buf.append(fmt.OP_RETURN_BARE)
+        else:
+            state.buf.extend(_words(op, vid))
         if op == fmt.OP_YIELD:
             frame.traced.yields.append(vid)
         else:
