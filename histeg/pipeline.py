@@ -25,6 +25,8 @@ from histeg.engine.executor import (
     DaskExecutor,
     KeptConsole,
     Outcome,
+    Task,
+    Work,
     WorkerJob,
     executor_for,
 )
@@ -161,29 +163,58 @@ class Context:
                 self.fail(index, f"internal error in {description}: {type(exc).__name__}: {exc}", step)
         return results
 
-    def each_stage(self, stage: tuple[Step, ...]) -> dict[str, list[dict[str, Any]]]:
-        """The steps of ``stage`` on every usable version: in this loop, step after step, or as one task per version on
-        the executor, which runs the stage's steps in order for its version (see ``FUSED``)."""
-        names = tuple(step.name for step in stage)
-        if self.executor is None or (len(stage) == 1 and names[0] not in SPREAD_STEPS):
-            return {step.name: self.each(step.doing, functools.partial(self.run_step, step), step.name) for step in stage}
+    def each_stages(self, run: list[tuple[Step, ...]]) -> dict[str, list[dict[str, Any]]]:
+        """The steps of a run of stages on every usable version: in this loop, stage after stage and step after step,
+        or as one task per stage and version on the executor, which runs a stage's steps in order for its version (see
+        ``FUSED``). There a version's task of a stage waits for the tasks of the stage before of the versions it
+        touches (a comparison: its own and its predecessor's traces), not for every version's: a version is compared
+        while later ones are still traced, instead of every worker waiting for the last traced suite."""
+        if self.executor is None or not spread(run[0]):
+            return {step.name: self.each(step.doing, functools.partial(self.run_step, step), step.name) for stage in run for step in stage}
         usable = self.usable()
-        task = functools.partial(version_task, WorkerJob.of(self.settings, _failing(self)), names)
-        found: dict[int, dict[str, list[dict[str, Any]]]] = {}
-        doing = ", ".join(step.doing for step in stage)
-        outcomes = self.executor.map("+".join(names), usable, task, lambda index: _stage_touches(self, stage, index))
-        for index, outcome in self.console.progress(outcomes, len(usable), doing):
+        touched = [{index: _stage_touches(self, stage, index) for index in usable} for stage in run]
+        works = [
+            Work(
+                number,
+                index,
+                touched[number][index],
+                frozenset((number - 1, other) for other in touched[number][index] if other in touched[number - 1])
+                if number
+                else frozenset(),
+            )
+            for index in usable
+            for number in range(len(run))
+        ]
+        names = [tuple(step.name for step in stage) for stage in run]
+
+        def task_for(work: Work) -> Task | None:
+            if work.index in self.run.failed:  # failed in an earlier stage: skipped by the later ones, as in the loop
+                return None
+            return functools.partial(version_task, WorkerJob.of(self.settings, _failing(self)), names[work.stage])
+
+        found: dict[tuple[int, int], dict[str, list[dict[str, Any]]]] = {}
+        doing = ", ".join(step.doing for stage in run for step in stage)
+        outcomes = self.executor.map("+".join(name for stage in names for name in stage), works, task_for)
+        for work, outcome in self.console.progress(outcomes, len(works), doing):
             if isinstance(outcome, WriteError):  # nothing more can be written: the run stops, earlier results intact
                 raise outcome
             if isinstance(outcome, BaseException):  # the worker died, or the task could not reach it
-                self.fail(index, f"internal error in {doing}: {type(outcome).__name__}: {outcome}", names[0])
+                self.fail(
+                    work.index,
+                    f"internal error in {', '.join(step.doing for step in run[work.stage])}: {type(outcome).__name__}: {outcome}",
+                    names[work.stage][0],
+                )
                 continue
             for message in outcome.warnings:
                 self.console.warn(message)
             self.run.failed.update(outcome.failed)
             self.run.failed_in.update(outcome.failed_in)
-            found[index] = outcome.results
-        return {name: [result for index in usable for result in found.get(index, {}).get(name, [])] for name in names}
+            found[work.key] = outcome.results
+        return {
+            name: [result for index in usable for result in found.get((number, index), {}).get(name, [])]
+            for number, stage in enumerate(names)
+            for name in stage
+        }
 
 
 def _extract(context: Context) -> ExtractResult:
@@ -215,7 +246,8 @@ FUSED: tuple[frozenset[str], ...] = (frozenset({"build", "statics", "traceConfig
 """With ``-j N``, runs of consecutive steps that one task does for its version: a version goes on to its next step as
 soon as its last one is done, instead of waiting at every step until every other version is done too (the workers idled
 at each step's end). In a group a step reads only its own version's earlier steps and the snapshots; a comparison reads
-its predecessor's traces, which the first group made for every version before any comparison starts."""
+its predecessor's traces, which that version's task of the first group made before the comparison's task starts
+(``Context.each_stages``)."""
 
 SPREAD_STEPS = frozenset({"build", "statics", "syntax", "traces", "compare", "targets"})
 """The steps run as one task per version with ``-j N``: each writes only its version's files (``_touches`` says where a
@@ -238,6 +270,23 @@ def stages(steps: tuple[Step, ...]) -> list[tuple[Step, ...]]:
             found[-1] = (*found[-1], step)
         else:
             found.append((step,))
+    return found
+
+
+def spread(stage: tuple[Step, ...]) -> bool:
+    """Whether ``stage`` runs as one task per version with ``-j N`` (``SPREAD_STEPS``: a lone quick step does not)."""
+    return len(stage) > 1 or stage[0].name in SPREAD_STEPS
+
+
+def stage_runs(steps: tuple[Step, ...]) -> list[list[tuple[Step, ...]]]:
+    """The stages of ``steps``, consecutive ones that run as tasks together: the executor starts a version's task of a
+    stage as soon as what it reads of the stage before is done."""
+    found: list[list[tuple[Step, ...]]] = []
+    for stage in stages(steps):
+        if found and spread(stage) and spread(found[-1][-1]):
+            found[-1].append(stage)
+        else:
+            found.append([stage])
     return found
 
 
@@ -305,8 +354,9 @@ def run_pipeline(settings: Settings, console: Console, until: str = COMMANDS[-1]
             extracted = _extract(context)
             run.steps["extract"] = extracted.to_json()
             context.versions = [v.index for v in extracted.versions]
-            for stage in stages(steps) if executor is not None else [(step,) for step in steps]:
-                run.steps.update(context.each_stage(stage))
+            serial: list[list[tuple[Step, ...]]] = [[(step,)] for step in steps]
+            for stage_run in stage_runs(steps) if executor is not None else serial:
+                run.steps.update(context.each_stages(stage_run))
     run.seconds = time.perf_counter() - started
     for item in run.steps.get("targets", []):
         if "targets" in item:

@@ -89,6 +89,23 @@ Task = Callable[[int], Outcome]
 """One version's work; a picklable callable (a module-level function with its arguments bound)."""
 
 
+@dataclass(frozen=True)
+class Work:
+    """One task to run: stage ``stage`` (a run of steps) of version ``index``."""
+
+    stage: int
+    index: int
+    touches: frozenset[int]
+    """The versions whose files it writes: two works that share one never run at once."""
+    after: frozenset[tuple[int, int]] = frozenset()
+    """The (stage, index) works that must have finished first: a comparison waits for the traces of its two versions,
+    not for every version's."""
+
+    @property
+    def key(self) -> tuple[int, int]:
+        return (self.stage, self.index)
+
+
 class DaskExecutor:
     """Submits one task per version and yields each version's outcome as it finishes."""
 
@@ -99,37 +116,49 @@ class DaskExecutor:
         self._submitted = 0
 
     def map(
-        self, name: str, indices: Sequence[int], task: Task, touches: Callable[[int], frozenset[int]]
-    ) -> Iterator[tuple[int, Outcome | BaseException]]:
-        """``task`` on every index; two tasks whose ``touches`` (the versions whose files they write) meet never run
-        at the same time, and the earliest waiting index goes first. Yields ``(index, outcome or the error the task
-        raised)`` as they finish; whatever still runs when the caller stops is cancelled."""
+        self, name: str, works: Sequence[Work], task_for: Callable[[Work], Task | None]
+    ) -> Iterator[tuple[Work, Outcome | BaseException]]:
+        """Every work, each once what it waits for has finished and no running work touches a version it touches; the
+        earliest waiting work in ``works`` goes first. ``task_for`` makes a work's task as it is submitted, from what
+        the caller knows by then (None: it is not run, and counts as finished). Yields ``(work, outcome or the error its
+        task raised)`` as they finish; whatever still runs when the caller stops is cancelled."""
         from distributed import wait
 
-        waiting = list(indices)
-        running: dict[Any, int] = {}
+        waiting = list(works)
+        running: dict[Any, Work] = {}
         busy: set[int] = set()
+        finished: set[tuple[int, int]] = set()
+
+        def ready() -> Work | None:
+            if self.cap is not None and len(running) >= self.cap:
+                return None
+            return next((work for work in waiting if work.after <= finished and not work.touches & busy), None)
+
         try:
             while waiting or running:
-                for index in list(waiting):
-                    if self.cap is not None and len(running) >= self.cap:
-                        break
-                    if touches(index) & busy:
+                while (work := ready()) is not None:
+                    waiting.remove(work)
+                    task = task_for(work)
+                    if task is None:
+                        finished.add(work.key)
                         continue
-                    waiting.remove(index)
-                    busy |= touches(index)
+                    busy |= work.touches
                     self._submitted += 1
-                    running[self.client.submit(task, index, key=f"histeg-{name}-{index}-{os.getpid()}-{self._submitted}", pure=False)] = (
-                        index
-                    )
+                    key = f"histeg-{name}-{work.stage}-{work.index}-{os.getpid()}-{self._submitted}"
+                    running[self.client.submit(task, work.index, key=key, pure=False)] = work
+                if not running:
+                    if waiting:
+                        raise RuntimeError(f"{len(waiting)} task(s) wait for work that is not among them")
+                    break
                 done, _ = wait(list(running), return_when="FIRST_COMPLETED")
-                for future in sorted(done, key=lambda f: indices.index(running[f])):
-                    index = running.pop(future)
-                    busy -= touches(index)
+                for future in sorted(done, key=lambda f: works.index(running[f])):
+                    work = running.pop(future)
+                    busy -= work.touches
+                    finished.add(work.key)
                     try:
-                        yield index, future.result()
+                        yield work, future.result()
                     except Exception as exc:  # noqa: BLE001 - the task's own error, or the worker that ran it died
-                        yield index, exc
+                        yield work, exc
         finally:
             if running:
                 self.client.cancel(list(running), force=True)

@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from histeg.console import Console
-from histeg.engine.executor import Outcome, executor_for
+from histeg.engine.executor import Outcome, Work, executor_for
 from histeg.settings.load import load_settings, python_arguments
 from tests.conftest import GitRepo, run_histeg, validate_output
 
@@ -120,23 +120,51 @@ def test_two_jobs_without_dask_is_one_line(tmp_path: Path) -> None:
     assert len(lines) == 1 and "cluster" in lines[0] and "Dask" in lines[0], done.stderr
 
 
-def _stay(folder: str, index: int) -> Outcome:
+def _stay(folder: str, prefix: str, index: int, seconds: float = 0.3) -> Outcome:
     """A task that records when it ran, by the clock every worker of this machine shares."""
     started = time.monotonic()
-    time.sleep(0.3)
-    Path(folder, f"{index}.json").write_text(json.dumps([started, time.monotonic()]), encoding="utf-8")
+    time.sleep(seconds)
+    Path(folder, f"{prefix}{index}.json").write_text(json.dumps([started, time.monotonic()]), encoding="utf-8")
     return Outcome({"targets": [{"index": index}]}, {}, {}, [f"version {index}: done"])
+
+
+@pytest.mark.slow
+def test_a_comparison_starts_once_its_two_versions_are_traced_not_every_version(tmp_path: Path) -> None:
+    """Traces (stage 0, the last version's slow) and comparisons (stage 1, each after the traces of its version and its
+    predecessor): with two workers, comparisons of early versions run while the last version is still traced, none
+    before its two versions' traces are done, and a work whose task is None is not run and holds nothing up."""
+    settings = load_settings(python_arguments({"jobs": 2}), read_file=False)
+    count = 5
+    traces = [Work(0, index, frozenset({index})) for index in range(count)]
+    comparisons = [Work(1, index, frozenset({index, index - 1}), frozenset({(0, index), (0, index - 1)})) for index in range(1, count)]
+    works = [work for index in range(count) for work in (*traces, *comparisons) if work.index == index]
+
+    def task_for(work: Work) -> Any:
+        if work.key == (1, 2):
+            return None
+        seconds = 2.0 if work.key == (0, count - 1) else 0.3
+        return functools.partial(_stay, str(tmp_path), f"{work.stage}-", seconds=seconds)
+
+    with executor_for(settings, tmp_path / "out", Console(0)) as executor:
+        assert executor is not None
+        finished = list(executor.map("pipelined", works, task_for))
+    assert sorted(work.key for work, _ in finished) == sorted(work.key for work in works if work.key != (1, 2))
+    spans = {(stage, index): json.loads((tmp_path / f"{stage}-{index}.json").read_text()) for stage, index in
+             [work.key for work, _ in finished]}
+    for index in (1, 3, 4):
+        assert spans[(1, index)][0] >= max(spans[(0, index)][1], spans[(0, index - 1)][1]), (index, spans)
+    assert spans[(1, 1)][1] <= spans[(0, count - 1)][1] and spans[(1, 3)][1] <= spans[(0, count - 1)][1], spans
 
 
 @pytest.mark.slow
 def test_comparisons_sharing_a_version_never_run_at_once(tmp_path: Path) -> None:
     settings = load_settings(python_arguments({"jobs": 3}), read_file=False)
-    touches = {index: frozenset({index, index - 1}) if index else frozenset({index}) for index in range(6)}
+    works = [Work(0, index, frozenset({index, index - 1}) if index else frozenset({index})) for index in range(6)]
     with executor_for(settings, tmp_path / "out", Console(0)) as executor:
         assert executor is not None
-        finished = list(executor.map("targets", list(range(6)), functools.partial(_stay, str(tmp_path)), touches.__getitem__))
-    assert sorted(index for index, _ in finished) == list(range(6))
-    assert all(isinstance(outcome, Outcome) and outcome.warnings == [f"version {index}: done"] for index, outcome in finished)
+        finished = list(executor.map("targets", works, lambda work: functools.partial(_stay, str(tmp_path), "")))
+    assert sorted(work.index for work, _ in finished) == list(range(6))
+    assert all(isinstance(outcome, Outcome) and outcome.warnings == [f"version {work.index}: done"] for work, outcome in finished)
     spans = {index: json.loads((tmp_path / f"{index}.json").read_text()) for index in range(6)}
     for index in range(1, 6):
         assert spans[index][0] >= spans[index - 1][1] or spans[index - 1][0] >= spans[index][1], (index, spans)
