@@ -196,6 +196,8 @@ class Context:
         doing = ", ".join(step.doing for stage in run for step in stage)
         outcomes = self.executor.map("+".join(name for stage in names for name in stage), works, task_for)
         for work, outcome in self.console.progress(outcomes, len(works), doing):
+            if outcome is None:  # not run: its version failed in an earlier stage
+                continue
             if isinstance(outcome, WriteError):  # nothing more can be written: the run stops, earlier results intact
                 raise outcome
             if isinstance(outcome, BaseException):  # the worker died, or the task could not reach it

@@ -117,11 +117,11 @@ class DaskExecutor:
 
     def map(
         self, name: str, works: Sequence[Work], task_for: Callable[[Work], Task | None]
-    ) -> Iterator[tuple[Work, Outcome | BaseException]]:
+    ) -> Iterator[tuple[Work, Outcome | BaseException | None]]:
         """Every work, each once what it waits for has finished and no running work touches a version it touches; the
         earliest waiting work in ``works`` goes first. ``task_for`` makes a work's task as it is submitted, from what
-        the caller knows by then (None: it is not run, and counts as finished). Yields ``(work, outcome or the error its
-        task raised)`` as they finish; whatever still runs when the caller stops is cancelled."""
+        the caller knows by then (None: it is not run, counts as finished and is yielded with None). Yields ``(work, outcome
+        or the error its task raised)`` as they finish; whatever still runs when the caller stops is cancelled."""
         from distributed import wait
 
         waiting = list(works)
@@ -141,6 +141,7 @@ class DaskExecutor:
                     task = task_for(work)
                     if task is None:
                         finished.add(work.key)
+                        yield work, None
                         continue
                     busy |= work.touches
                     self._submitted += 1
