@@ -163,16 +163,18 @@ class Context:
                 self.fail(index, f"internal error in {description}: {type(exc).__name__}: {exc}", step)
         return results
 
-    def each_stages(self, run: list[tuple[Step, ...]]) -> dict[str, list[dict[str, Any]]]:
-        """The steps of a run of stages on every usable version: in this loop, stage after stage and step after step,
+    def each_stages(self, group: list[tuple[Step, ...]]) -> dict[str, list[dict[str, Any]]]:
+        """The steps of a group of consecutive stages on every usable version: in this loop, stage after stage and step after step,
         or as one task per stage and version on the executor, which runs a stage's steps in order for its version (see
         ``FUSED``). There a version's task of a stage waits for the tasks of the stage before of the versions it
         touches (a comparison: its own and its predecessor's traces), not for every version's: a version is compared
         while later ones are still traced, instead of every worker waiting for the last traced suite."""
-        if self.executor is None or not spread(run[0]):
-            return {step.name: self.each(step.doing, functools.partial(self.run_step, step), step.name) for stage in run for step in stage}
+        if self.executor is None or not spread(group[0]):
+            return {
+                step.name: self.each(step.doing, functools.partial(self.run_step, step), step.name) for stage in group for step in stage
+            }
         usable = self.usable()
-        touched = [{index: _stage_touches(self, stage, index) for index in usable} for stage in run]
+        touched = [{index: _stage_touches(self, stage, index) for index in usable} for stage in group]
         works = [
             Work(
                 number,
@@ -183,9 +185,9 @@ class Context:
                 else frozenset(),
             )
             for index in usable
-            for number in range(len(run))
+            for number in range(len(group))
         ]
-        names = [tuple(step.name for step in stage) for stage in run]
+        names = [tuple(step.name for step in stage) for stage in group]
 
         def task_for(work: Work) -> Task | None:
             if work.index in self.run.failed:  # failed in an earlier stage: skipped by the later ones, as in the loop
@@ -193,7 +195,7 @@ class Context:
             return functools.partial(version_task, WorkerJob.of(self.settings, _failing(self)), names[work.stage])
 
         found: dict[tuple[int, int], dict[str, list[dict[str, Any]]]] = {}
-        doing = ", ".join(step.doing for stage in run for step in stage)
+        doing = ", ".join(step.doing for stage in group for step in stage)
         outcomes = self.executor.map("+".join(name for stage in names for name in stage), works, task_for)
         for work, outcome in self.console.progress(outcomes, len(works), doing):
             if outcome is None:  # not run: its version failed in an earlier stage
@@ -203,7 +205,7 @@ class Context:
             if isinstance(outcome, BaseException):  # the worker died, or the task could not reach it
                 self.fail(
                     work.index,
-                    f"internal error in {', '.join(step.doing for step in run[work.stage])}: {type(outcome).__name__}: {outcome}",
+                    f"internal error in {', '.join(step.doing for step in group[work.stage])}: {type(outcome).__name__}: {outcome}",
                     names[work.stage][0],
                 )
                 continue

@@ -1113,7 +1113,7 @@ read_call(TokenReader *r, const uint16_t *w, size_t n, size_t i, size_t *next)
         NEED(1 + 2 * count);
     }
 #undef NEED
-    const uint16_t *ids = w + i + 1;
+    const uint16_t *ids = bare ? NULL : w + i + 1;  /* read only when not bare */
     if (r->lanes != NULL) {
         feed(r->lanes, EVENT_WORD(word & (OP_CALL | CALL_GEN)));
         feed(r->lanes, function_hash(r->decoder, function));
