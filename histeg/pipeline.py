@@ -44,7 +44,7 @@ from histeg.history.request import ExtractRequest
 from histeg.impact.step import TARGETS
 from histeg.merges.step import MERGES
 from histeg.processes.groups import end_orphans
-from histeg.runs.step import TRACE_CONFIG, TRACES
+from histeg.runs.step import TRACE_CONFIG, TRACES, candidate_for_reuse
 from histeg.settings.model import Settings
 from histeg.statics.step import STATICS
 from histeg.step import Step
@@ -180,9 +180,12 @@ class Context:
                 number,
                 index,
                 touched[number][index],
-                frozenset((number - 1, other) for other in touched[number][index] if other in touched[number - 1])
-                if number
-                else frozenset(),
+                (
+                    frozenset((number - 1, other) for other in touched[number][index] if other in touched[number - 1])
+                    if number
+                    else frozenset()
+                )
+                | frozenset((number, other) for other in _stage_waits(self, group[number], index) if other in touched[number]),
             )
             for index in usable
             for number in range(len(group))
@@ -296,6 +299,14 @@ def stage_runs(steps: tuple[Step, ...]) -> list[list[tuple[Step, ...]]]:
 
 def _stage_touches(context: Context, stage: tuple[Step, ...], index: int) -> frozenset[int]:
     return frozenset().union(*(_touches(context, step, index) for step in stage))
+
+
+def _stage_waits(context: Context, stage: tuple[Step, ...], index: int) -> frozenset[int]:
+    """The versions whose work of the same stage must be done first: traces that may be the predecessor's wait for them."""
+    if not any(step.name == TRACES.name for step in stage) or not candidate_for_reuse(context, index):
+        return frozenset()
+    against = context.store.version(index).comparing_against_index
+    return frozenset() if against is None else frozenset({against})
 
 
 def _touches(context: Context, step: Step, index: int) -> frozenset[int]:

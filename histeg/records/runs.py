@@ -176,6 +176,15 @@ class Runs(Record, kw_only=True):
         msgspec.Meta(description="The build's inputs fingerprint (build.json) the runs used: traces of another build are not reused."),
     ]
     runs: list[Run]
+    reused_from: Annotated[
+        CommitId | None,
+        msgspec.Meta(
+            description=(
+                "The version whose traces these are: every file this version changed is one that no traced process of that"
+                " version read, so its tests behave as they did there and were not run again (histeg.runs.reuse)."
+            )
+        ),
+    ] = None
 
     @property
     def errors(self) -> list[Run]:

@@ -178,14 +178,14 @@ def run_traces(
             build=runtime.build,
             runs=runs,
         )
-        _publish(store, index, scratch, record)
+        publish(store, index, scratch, record)
     finally:
         if scratch.exists():
             force_rmtree(scratch)
     return record
 
 
-def _publish(store: OutputStore, index: int, scratch: Path, record: Runs) -> None:
+def publish(store: OutputStore, index: int, scratch: Path, record: Runs) -> None:
     """Put the new runs in place of the earlier ones, which are moved aside first and back if that fails;
     signals wait for the end. Until the last rename the version has no ``traces/``, so even a histeg
     killed meanwhile leaves nothing a later run takes as a result."""

@@ -41,10 +41,20 @@ def _traces_inputs(context: StepContext, index: int) -> dict[str, Any]:
 
 def _traces(context: StepContext, index: int) -> StepResult:
     from histeg.runs.commands import trace_commands
-    from histeg.runs.runner import run_traces, trace_options
+    from histeg.runs.reuse import decide, take
+    from histeg.runs.runner import publish, run_traces, trace_options
 
     store, settings = context.store, context.settings
     record_settings(store, index, settings, "traces")
+    if candidate_for_reuse(context, index):
+        reuse = decide(store, index, lambda i: _traces_inputs(context, i))
+        if reuse.possible:
+            runs = take(store, index, reuse, publish)
+            context.console.detail(f"version {index}: traces of version {reuse.against} reused: no test read a file it changed")
+            return StepResult(
+                {"runs": len(runs.runs), "outcomes": sorted({run.outcome for run in runs.runs}), "reusedFrom": runs.reused_from}
+            )
+        context.console.detail(f"version {index}: traced, not reused from version {reuse.against}: {'; '.join(reuse.reasons[:3])}")
     version_tests = store.version(index).tests_in
     commands = trace_commands(
         version_tests, settings.run_main, settings.run, with_tests=settings.run_tests, pytest_options=settings.pytest_args
@@ -63,6 +73,13 @@ def _traces(context: StepContext, index: int) -> StepResult:
             summary, f"trace run {first.command.label} {first.outcome}: {first.message} (see {store.version_dir(index) / first.log})"
         )
     return StepResult(summary)
+
+
+def candidate_for_reuse(context: StepContext, index: int) -> bool:
+    """Whether the version may take its predecessor's traces (``histeg.runs.reuse``): then its traces wait for theirs."""
+    from histeg.runs.reuse import candidate
+
+    return candidate(context.store, index)
 
 
 TRACE_CONFIG = Step(

@@ -23,6 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "_grow.h"
 #include "_interpreter.h"
@@ -35,13 +36,14 @@ static unsigned int OP_CALL, CALL_ROOT, CALL_GEN, CALL_BARE, OP_RETURN, OP_RETUR
 static unsigned long long INLINE_INT, INT_BIAS, REC_VALUE;
 #define NO_VALUE 0u
 /* The Tracer's constructor and bindings as native.py calls them: a build from another histeg is not used. */
-#define INTERFACE 13  /* native.INTERFACE: 3 adds keyed() and keyed_id(), 4 the names checked for secrets in the keyed tables and untracked(),
+#define INTERFACE 14  /* native.INTERFACE: 3 adds keyed() and keyed_id(), 4 the names checked for secrets in the keyed tables and untracked(),
                       * 5 the classes keyed by their names and what interns a new value in the keyed tables, and id_of(),
                       * 6 slots as (name, getter, member) in the layouts, signals held, SEES_INTERNALS,
                       * 7 line_cap, 8 the types no key caches in the keyed tables, 9 values_to() and no cap in the
                       * keyed tables (value records and long texts are made in C), 10 the container subclasses and
                       * content bases in the keyed tables, 11 event hooks called through their vectorcall slot,
-                      * 12 LineSet, the line coverage tool's LINE callback, 13 its INSTRUCTION callback (offsets) */
+                      * 12 LineSet, the line coverage tool's LINE callback, 13 its INSTRUCTION callback (offsets),
+                      * 14 hear_files, the audit hook of histeg.tracing.seen_files */
 static Py_ssize_t CHUNK_WORDS;
 
 /* -- signals ---------------------------------------------------------------
@@ -3440,9 +3442,155 @@ module_cap(PyObject *Py_UNUSED(module), PyObject *args)
     return capped(text, limit);
 }
 
+
+/* -- files read (histeg.tracing.seen_files) ---------------------------------------------------------------------
+ * An audit hook in C: a Python hook is a frame like any other, so an audited operation (open, sys._getframe) near the
+ * recursion limit would raise there under tracing and not without. This one checks no recursion, calls no Python and
+ * never fails the operation: a path is kept as given, with the working folder it is relative to, for Python to read
+ * after the run; what cannot be kept makes the run blind. */
+
+typedef struct {
+    int on, hooked;
+    PyObject *opened, *listed, *others, *blind, *children; /* set, set, list, set, list */
+} FileEars;
+
+static FileEars EARS;
+
+static const char *const SPAWNING_EVENTS[] = {"subprocess.Popen", "os.system", "os.posix_spawn", "os.spawn", "os.startfile", "os.fork",
+                                              "os.forkpty", NULL};
+static const char *const BLINDING_EVENTS[][2] = {{"os.exec", "replaced itself with another program"},
+                                                 {"ctypes.dlopen", "loaded a library through ctypes"}, {NULL, NULL}};
+
+static void
+ears_blind(const char *why)
+{
+    PyObject *text = PyUnicode_FromString(why);
+    if (text == NULL || PySet_Add(EARS.blind, text) < 0) {
+        PyErr_Clear();
+    }
+    Py_XDECREF(text);
+}
+
+static void
+ears_keep(PyObject *into, PyObject *path)
+{
+    PyObject *entry = NULL, *cwd = NULL;
+    int relative = 1;
+    if (PyUnicode_Check(path) && PyUnicode_GET_LENGTH(path) > 0) {
+        relative = PyUnicode_READ_CHAR(path, 0) != '/';
+    }
+    else if (PyBytes_Check(path) && PyBytes_GET_SIZE(path) > 0) {
+        relative = PyBytes_AS_STRING(path)[0] != '/';
+    }
+    if (relative) {
+        char buf[4096];
+        if (getcwd(buf, sizeof buf) == NULL) {
+            ears_blind("a path relative to a working folder histeg could not read");
+            return;
+        }
+        cwd = PyUnicode_DecodeFSDefault(buf);
+    }
+    else {
+        cwd = Py_NewRef(Py_None);
+    }
+    if (cwd != NULL) {
+        entry = PyTuple_Pack(2, cwd, path);
+    }
+    int exact = PyUnicode_CheckExact(path) || PyBytes_CheckExact(path);
+    /* a set hashes exact strings in C; any other object is listed, never hashed (its __hash__ may be Python) */
+    if (entry == NULL || (exact ? PySet_Add(into, entry) : PyList_Append(EARS.others, entry)) < 0) {
+        PyErr_Clear();
+        ears_blind("a file name histeg could not keep");
+    }
+    Py_XDECREF(entry);
+    Py_XDECREF(cwd);
+}
+
+static int
+ears_hook(const char *event, PyObject *args, void *data)
+{
+    (void)data;
+    if (!EARS.on || (event[0] != 'o' && event[0] != 's' && event[0] != 'c')) {
+        return 0;
+    }
+    PyObject *exc = PyErr_GetRaisedException();  /* never clobber, never leave one set */
+    int listing = strcmp(event, "os.listdir") == 0 || strcmp(event, "os.scandir") == 0;
+    if (strcmp(event, "open") == 0 || listing) {
+        PyObject *path = PyTuple_Check(args) && PyTuple_GET_SIZE(args) > 0 ? PyTuple_GET_ITEM(args, 0) : Py_None;
+        if (path == Py_None && listing) {
+            PyObject *here = PyUnicode_FromString(".");
+            if (here != NULL) {
+                ears_keep(EARS.listed, here);
+                Py_DECREF(here);
+            }
+            else {
+                PyErr_Clear();
+            }
+        }
+        else if (path != Py_None && !PyLong_Check(path)) {  /* a file descriptor names a file opened before */
+            ears_keep(listing ? EARS.listed : EARS.opened, path);
+        }
+    }
+    else {
+        for (int i = 0; SPAWNING_EVENTS[i] != NULL; i++) {
+            if (strcmp(event, SPAWNING_EVENTS[i]) == 0) {
+                PyObject *name = PyUnicode_FromString(event);
+                if (name == NULL || PyList_Append(EARS.children, name) < 0) {
+                    PyErr_Clear();
+                    ears_blind("started a process histeg could not count");
+                }
+                Py_XDECREF(name);
+            }
+        }
+        for (int i = 0; BLINDING_EVENTS[i][0] != NULL; i++) {
+            if (strcmp(event, BLINDING_EVENTS[i][0]) == 0) {
+                ears_blind(BLINDING_EVENTS[i][1]);
+            }
+        }
+    }
+    PyErr_SetRaisedException(exc);
+    return 0;
+}
+
+/* hear_files(opened: set, listed: set, others: list, blind: set, children: list) starts recording into them (the hook is
+ * added once per process); hear_files() stops. */
+static PyObject *
+module_hear_files(PyObject *module, PyObject *args)
+{
+    (void)module;
+    PyObject *opened = NULL, *listed = NULL, *others = NULL, *blind = NULL, *children = NULL;
+    if (!PyArg_ParseTuple(args, "|O!O!O!O!O!", &PySet_Type, &opened, &PySet_Type, &listed, &PyList_Type, &others, &PySet_Type, &blind,
+                          &PyList_Type, &children)) {
+        return NULL;
+    }
+    if (opened == NULL) {
+        EARS.on = 0;
+        Py_RETURN_NONE;
+    }
+    if (listed == NULL || others == NULL || blind == NULL || children == NULL) {
+        PyErr_SetString(PyExc_TypeError, "hear_files takes no argument or five");
+        return NULL;
+    }
+    EARS.on = 0;
+    Py_XSETREF(EARS.opened, Py_NewRef(opened));
+    Py_XSETREF(EARS.listed, Py_NewRef(listed));
+    Py_XSETREF(EARS.others, Py_NewRef(others));
+    Py_XSETREF(EARS.blind, Py_NewRef(blind));
+    Py_XSETREF(EARS.children, Py_NewRef(children));
+    if (!EARS.hooked) {
+        if (PySys_AddAuditHook(ears_hook, NULL) < 0) {
+            return NULL;
+        }
+        EARS.hooked = 1;
+    }
+    EARS.on = 1;
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
     {"cap", module_cap, METH_VARARGS, "cap(text, limit) -> a text longer than limit as a prefix, its length and a digest."},
     {"untracked", module_untracked, METH_O, "untracked(key) -> key: its tuples left out of the garbage collector's generations."},
+    {"hear_files", module_hear_files, METH_VARARGS, "hear_files(opened, listed, others, blind, children): the files read, heard (none: stop)."},
     {NULL, NULL, 0, NULL},
 };
 

@@ -7,6 +7,7 @@ It implements ``histeg.tracing.protocol.Backend`` (the callbacks, ``label``,
 from array import array
 from collections.abc import Callable
 from types import CodeType
+from typing import Any
 from weakref import ReferenceType
 
 from histeg.tracing.protocol import Backend, FunctionEntry
@@ -16,6 +17,9 @@ SEES_INTERNALS: int
 """1 when built with the interpreter's internal headers (3.12, 3.13): it tells a signal's due handler and reads inline attributes."""
 
 def untracked(key: tuple) -> tuple: ...
+def hear_files(
+    opened: set[Any] = ..., listed: set[Any] = ..., others: list[Any] = ..., blind: set[str] = ..., children: list[str] = ..., /
+) -> None: ...
 def cap(text: str, limit: int) -> str:
     """What the tracer records for a text of the walk: ``values.cap`` with ``limit`` for ``MAX_REPR``."""
 

@@ -7,6 +7,8 @@ thread streams, ships buffers and abstracts values the C side has not cached.
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from histeg.tracing import format as fmt
 from histeg.tracing.monitor import Collector
 from histeg.tracing.protocol import Backend
@@ -20,13 +22,19 @@ except ImportError:  # not built (no compiler at install time): the Python colle
     _ctracer = None  # type: ignore[assignment]  # the module's name stands for "not built"
 
 
-INTERFACE = 13
+INTERFACE = 14
 """What ``_ctracer.INTERFACE`` must be: the Tracer's constructor and bindings as this module calls them. A build left
 by another histeg (an in-place build for another interpreter, say) would take other arguments; it counts as not built."""
 
 
 def available() -> bool:
     return _ctracer is not None and getattr(_ctracer, "INTERFACE", None) == INTERFACE
+
+
+def file_ears() -> Callable[..., None] | None:
+    """The audit hook of ``histeg.tracing.seen_files`` in C, where built: no frame of its own, so an audited operation near
+    the recursion limit behaves as without it."""
+    return _ctracer.hear_files if available() else None
 
 
 class NativeCollector(Collector):

@@ -16,6 +16,7 @@ if TYPE_CHECKING:  # only the annotations name them: importing them starts the t
     from histeg.tracing.coverage import LineCoverage
     from histeg.tracing.format import TraceWriter
     from histeg.tracing.monitor import Collector
+    from histeg.tracing.seen_files import SeenFiles
     from histeg.tracing.selection import Selector
     from histeg.tracing.values import Abstraction
 
@@ -25,6 +26,7 @@ CONFIG_VERSION = 3
 
 _collector: Collector | None = None
 _coverage: LineCoverage | None = None
+_seen: SeenFiles | None = None
 _selection: str | None = None
 
 
@@ -35,7 +37,7 @@ def trace_file_name(directory: str) -> str:
 
 def begin(settings: dict) -> Collector:
     """Start tracing with a ``TraceConfig.to_json()`` mapping (idempotent)."""
-    global _collector, _coverage, _selection
+    global _collector, _coverage, _seen, _selection
     if _collector is not None:
         return _collector
     if settings.get("schemaVersion") != CONFIG_VERSION:
@@ -73,6 +75,14 @@ def begin(settings: dict) -> Collector:
     if not settings.get("select"):  # a targeted re-run tells noise from a change: the version's executed lines are its full runs'
         coverage = LineCoverage(selector, native=implementation == "c")
         _coverage = coverage if coverage.start(TOOL_IDS) else None
+        from histeg.tracing.seen_files import SeenFiles
+
+        seen = SeenFiles(settings["root"])
+        try:
+            seen.start()
+            _seen = seen
+        except RuntimeError:  # the program's own audit hook refused another one: no record, the successor is traced anew
+            _seen = None
     atexit.register(end)
 
     def in_child() -> None:
@@ -144,12 +154,18 @@ def _redaction_key(path: str | None) -> bytes | None:
 
 def end() -> str | None:
     """Stop tracing and close the file; returns its path (None when not tracing)."""
-    global _collector, _coverage
+    global _collector, _coverage, _seen
     collector, _collector = _collector, None
     coverage, _coverage = _coverage, None
+    seen, _seen = _seen, None
     if collector is None:
         return None
     collector.stop()
+    if seen is not None:
+        try:
+            seen.write(collector.writer.path)
+        except OSError as exc:  # the trace stands without it; the version's successor is then traced anew
+            sys.stderr.write(f"histeg: files read not written: {exc}\n")
     if coverage is not None:
         coverage.stop()
         try:
