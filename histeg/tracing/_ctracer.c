@@ -3534,11 +3534,13 @@ ears_hook(const char *event, PyObject *args, void *data)
     else {
         for (int i = 0; SPAWNING_EVENTS[i] != NULL; i++) {
             if (strcmp(event, SPAWNING_EVENTS[i]) == 0) {
-                PyObject *name = PyUnicode_FromString(event);
-                if (name == NULL || PyList_Append(EARS.children, name) < 0) {
+                /* with its arguments: subprocess.Popen hears a child once, and os.posix_spawn once more when Popen spawns with it */
+                PyObject *name = PyUnicode_FromString(event), *entry = name != NULL ? PyTuple_Pack(2, name, args) : NULL;
+                if (entry == NULL || PyList_Append(EARS.children, entry) < 0) {
                     PyErr_Clear();
                     ears_blind("started a process histeg could not count");
                 }
+                Py_XDECREF(entry);
                 Py_XDECREF(name);
             }
         }

@@ -13,10 +13,13 @@ library loaded by ``ctypes``, a native module outside the standard library
 (``os.stat``, ``os.path.exists``) raises no event either; that is why only
 changes that keep every path in place may reuse traces.
 
-The hook never raises and runs no project code; it is added for full runs only
-(re-runs compare runs of one version) and stays for the process's life (an
-audit hook cannot be removed), recording nothing once the file is written.
-Standard library only: it runs inside the traced process.
+The hook is the C tracer's (``_ctracer.hear_files``): it never fails the
+operation it hears, calls no Python and runs no project code. Without the C
+tracer nothing is heard and no file written (``SeenFiles.start``). It is added
+for full runs only (re-runs compare runs of one version) and stays for the
+process's life (an audit hook cannot be removed), recording nothing once the
+file is written. It runs inside the traced process: the standard library and
+the tracer's own modules only.
 """
 
 from __future__ import annotations
@@ -33,13 +36,6 @@ SUFFIX = ".files"
 FORMAT = 1
 """``format`` of the sidecar JSON: ``{"format": 1, "opened": [path, ...], "listed": [path, ...], "blind": [why, ...],
 "children": n}``, paths relative to the run's root, with ``/``; ``children``: the processes it started."""
-SPAWNING = {"subprocess.Popen", "os.system", "os.posix_spawn", "os.spawn", "os.startfile", "os.fork", "os.forkpty"}
-"""Audit events that start a child process: it reads what it likes, so it must be traced too (its own trace and sidecar,
-``ppid`` this process) for the run to have heard every read."""
-BLINDING = {"os.exec": "replaced itself with another program", "ctypes.dlopen": "loaded a library through ctypes"}
-"""Audit events after which the process may read files no event tells of."""
-OPENING = {"open"}
-LISTING = {"os.listdir", "os.scandir"}
 NATIVE_SUFFIXES = (".so", ".pyd")
 PATH_MODULES = frozenset({"pathlib", "pathlib._local", "pathlib._abc", "zipfile", "zipfile._path", "importlib.resources.readers"})
 
@@ -56,51 +52,27 @@ class SeenFiles:
         """Paths given as other objects (``pathlib.Path``, ``os.DirEntry``): never hashed in the hook (``__hash__``
         may be Python); whether they were opened or listed does not matter to reuse, so they count as opened."""
         self.blind: set[str] = set()
-        self.children: list[str] = []
-        self._recording = False
+        self.children: list[tuple[str, tuple]] = []
+        """The audit events that started a child process, with their arguments."""
         self._native: Callable[..., None] | None = None
 
-    def start(self) -> None:
-        """In C where built (``native.file_ears``): a Python hook is a frame, which an operation near the recursion
-        limit would not have room for."""
+    def start(self) -> bool:
+        """Whether it hears: only in C (``native.file_ears``, where the tracer is built). A hook in Python is a frame of
+        its own, and every audited operation would make one: near the recursion limit there is no room for it, so the
+        operation (``sys._getframe`` in the Python collector's callbacks) would raise there and not untraced. Not heard,
+        no file is written, and the version's successor is traced anew."""
         from histeg.tracing.native import file_ears
 
         self._native = file_ears()
-        self._recording = True
-        if self._native is not None:
-            self._native(self.opened, self.listed, self.others, self.blind, self.children)
-        else:
-            sys.addaudithook(self._hear)
+        if self._native is None:
+            return False
+        self._native(self.opened, self.listed, self.others, self.blind, self.children)
         os.register_at_fork(after_in_child=self._forked)
+        return True
 
     def _forked(self) -> None:
         """A forked child counts its own children; what its parent read before is kept (it may read it again)."""
         del self.children[:]
-
-    def _hear(self, event: str, args: tuple) -> None:
-        if not self._recording:
-            return
-        try:
-            if event in OPENING or event in LISTING:
-                path = args[0] if args else None
-                if path is None and event in LISTING:
-                    path = "."
-                if path is not None and not isinstance(path, int):  # a file descriptor names a file opened before
-                    self._keep(self.listed if event in LISTING else self.opened, path)
-            elif event in SPAWNING:
-                self.children.append(event)
-            elif event in BLINDING:
-                self.blind.add(BLINDING[event])
-        except Exception:  # noqa: BLE001  an audit hook that raises aborts the program's operation
-            self.blind.add("a file name histeg could not keep")
-
-    def _keep(self, into: set[tuple[str | None, str | bytes]], path: object) -> None:
-        absolute = path.startswith("/") if isinstance(path, str) else isinstance(path, bytes) and path.startswith(b"/")
-        cwd = None if absolute else os.getcwd()  # an object's text is read later: it keeps the folder too
-        if type(path) is str or type(path) is bytes:
-            into.add((cwd, path))
-        else:
-            self.others.append((cwd, path))
 
     def _under_root(self, entries: Iterable[tuple[str | None, object]]) -> list[str]:
         found = set()
@@ -116,7 +88,6 @@ class SeenFiles:
 
     def write(self, trace_path: str) -> None:
         """``<trace_path>.files``, renamed into place so a reader never sees half of it; recording stops."""
-        self._recording = False
         if self._native is not None:
             self._native()
         opened = self._under_root([*self.opened, *self.others])
@@ -124,10 +95,28 @@ class SeenFiles:
         blind = self.blind | _native_modules(self.root, list(sys.modules.values()))
         target = trace_path + SUFFIX
         partial = f"{target}.{os.getpid()}.tmp"
-        data = {"format": FORMAT, "opened": opened, "listed": listed, "blind": sorted(blind), "children": len(self.children)}
+        data = {"format": FORMAT, "opened": opened, "listed": listed, "blind": sorted(blind), "children": _child_count(self.children)}
         with open(partial, "w", encoding="utf-8") as handle:
             json.dump(data, handle, separators=(",", ":"))
         os.replace(partial, target)
+
+
+def _child_count(events: list[tuple[str, tuple]]) -> int:
+    """The processes started: ``subprocess.Popen`` spawning with ``os.posix_spawn`` raises both events for one child
+    (the second with the first's arguments), counted once. Arguments that are not plain text are never compared (an
+    object's ``__eq__`` may be the project's): both events count, and the run is taken as blind rather than wrong."""
+    count, popen = 0, None
+    for event, args in events:
+        if event == "os.posix_spawn" and popen is not None and len(args) > 1 and _plain(args[1]) and list(args[1]) == popen:
+            popen = None
+            continue
+        count += 1
+        popen = list(args[1]) if event == "subprocess.Popen" and len(args) > 1 and _plain(args[1]) else None
+    return count
+
+
+def _plain(argv: object) -> bool:
+    return type(argv) in (list, tuple) and all(type(item) in (str, bytes) for item in argv)  # type: ignore[attr-defined]
 
 
 def _path_text(path: object) -> str | None:

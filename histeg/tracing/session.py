@@ -79,8 +79,7 @@ def begin(settings: dict) -> Collector:
 
         seen = SeenFiles(settings["root"])
         try:
-            seen.start()
-            _seen = seen
+            _seen = seen if seen.start() else None
         except RuntimeError:  # the program's own audit hook refused another one: no record, the successor is traced anew
             _seen = None
     atexit.register(end)
