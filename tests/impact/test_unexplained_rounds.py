@@ -2,7 +2,7 @@
 
 The project's ``mood`` reads a counter kept outside the run folder: the first runs see it move in a
 way that looks like a change of code (the old version always "calm", the new one always "cross"),
-from the seventh traced run on it alternates. Version 1 changes the README alone. A second round
+from the seventh traced run on it alternates. Version 1 adds a text file alone. A second round
 of re-runs shows the divergence to be noise: no target. (A divergence that changed code explains gets
 no second round: the clock test of ``test_noise_and_classes`` has one batch.)
 """
@@ -60,7 +60,7 @@ def computed(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, 
     base = tmp_path_factory.mktemp("unexplained")
     repo = GitRepo.create(base / "repo")
     repo.commit("base", {"lib.py": LIB, "tests/test_lib.py": TESTS, "README.md": "moods\n"})
-    repo.commit("describe the moods", {"README.md": "moods, calm or cross\n"})
+    repo.commit("describe the moods", {"MOODS.md": "calm or cross\n"})  # added: traced anew, not its predecessor's traces
     out = base / "out"
     counter = base / "counter"
     counter.touch()
