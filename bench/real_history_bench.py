@@ -70,14 +70,17 @@ class VersionFigures:
     noise_divergences: int
     outcomes: list[str]
     untraced: str = ""
+    reused_from: str | None = None
+    """The predecessor whose traces this version took (``runs.json`` ``reusedFrom``): its suite did not run."""
     seconds: dict[str, float] = field(default_factory=dict)
     """Wall seconds of this version's steps as histeg recorded them (``steps.json``): build, statics, traces (all
     repetitions), one traced run (traces / repetitions), compare (without re-runs), confirm (the re-runs), targets."""
 
     @property
     def compare_per_run(self) -> float | None:
-        """The comparison's cost against one traced run of the version (goal <= 1)."""
-        run = self.seconds.get("run")
+        """The comparison's cost against one traced run of the version (goal <= 1); none for traces taken from the
+        predecessor, which ran no suite."""
+        run = None if self.reused_from else self.seconds.get("run")
         return self.seconds["compare"] / run if run and "compare" in self.seconds else None
 
 
@@ -168,6 +171,7 @@ def version_figures(out: Path, index: int, sources: Sequence[str], tests: Sequen
         noise_divergences=targets["noise"]["divergences"] if targets else 0,
         outcomes=sorted({r.outcome for r in runs.runs}) if runs else [],
         untraced=f"exit {code}: {last}",
+        reused_from=runs.reused_from if runs else None,
         seconds=seconds,
     )
 
@@ -231,7 +235,8 @@ def print_report(report: HistoryReport) -> None:
     for v in report.versions:
         t = v.seconds
         ratio = v.compare_per_run
-        print(f"{v.index:5d} {v.short:10s} {t.get('build', 0):6.1f} {t.get('statics', 0):7.1f} {t.get('run', 0):6.1f} {t.get('compare', 0):7.1f} "
+        run = "reused" if v.reused_from else f"{t.get('run', 0):6.1f}"
+        print(f"{v.index:5d} {v.short:10s} {t.get('build', 0):6.1f} {t.get('statics', 0):7.1f} {run:>6s} {t.get('compare', 0):7.1f} "
               f"{t.get('confirm', 0):7.1f} {t.get('targets', 0):7.1f} {'-' if ratio is None else f'{ratio:.2f}x':>11}")
     rated = [v for v in report.versions if v.compare_per_run is not None and v.targets is not None]
     if rated:
@@ -239,6 +244,9 @@ def print_report(report: HistoryReport) -> None:
         print(f"slowest comparison against its traced run: {worst.index} {worst.short} ({worst.message[:60]}): "
               f"{worst.seconds['compare']:.1f}s against {worst.seconds['run']:.1f}s, {worst.compare_per_run:.2f}x (goal <= 1); "
               f"{sum(1 for v in rated if (v.compare_per_run or 0) <= 1)}/{len(rated)} versions within the goal")
+    reused = [v for v in report.versions if v.reused_from]
+    print(f"versions that took their predecessor's traces (no test read a file they changed): {len(reused)}"
+          + (f", their traces step {sum(v.seconds.get('traces', 0) for v in reused):.2f}s in all" if reused else ""))
     quiet = report.without_python()
     print(f"\nversions without a Python change: {len(quiet)}, testing targets on them: {sum(v.targets or 0 for v in quiet)} (goal 0)")
     for v in quiet:
