@@ -46,6 +46,7 @@ def _traces(context: StepContext, index: int) -> StepResult:
 
     store, settings = context.store, context.settings
     record_settings(store, index, settings, "traces")
+    not_reused: dict[str, list[str]] = {}
     if candidate_for_reuse(context, index):
         reuse = decide(store, index, lambda i: _traces_inputs(context, i))
         if reuse.possible:
@@ -55,6 +56,7 @@ def _traces(context: StepContext, index: int) -> StepResult:
                 {"runs": len(runs.runs), "outcomes": sorted({run.outcome for run in runs.runs}), "reusedFrom": runs.reused_from}
             )
         context.console.detail(f"version {index}: traced, not reused from version {reuse.against}: {'; '.join(reuse.reasons[:3])}")
+        not_reused = {"notReusedBecause": reuse.reasons}  # in the summary too: a worker's details stay in the worker
     version_tests = store.version(index).tests_in
     commands = trace_commands(
         version_tests, settings.run_main, settings.run, with_tests=settings.run_tests, pytest_options=settings.pytest_args
@@ -66,7 +68,7 @@ def _traces(context: StepContext, index: int) -> StepResult:
         context.console.warn(
             f"version {index}: {run.command.label} (run {run.repetition}) {run.outcome}: {run.message or 'some tests failed'}"
         )
-    summary = {"runs": len(runs.runs), "outcomes": sorted({run.outcome for run in runs.runs})}
+    summary = {"runs": len(runs.runs), "outcomes": sorted({run.outcome for run in runs.runs}), **not_reused}
     if runs.errors:
         first = runs.errors[0]
         return StepResult(
