@@ -2,16 +2,48 @@
 
 from __future__ import annotations
 
+import msgspec
+
+from histeg.engine.runner import results
+from histeg.errors import HistegError
+from histeg.records.history import FileChanges
 from histeg.records.statics import CallGraph, Functions
-from histeg.statics.callgraph import build_call_graph, call_graph_record
-from histeg.statics.functions import read_function_table
-from histeg.store import OutputStore
+from histeg.store import FILE_CHANGES, OutputStore
+
+STATICS_STEP = "statics"
 
 
 def export_static_facts(store: OutputStore, index: int) -> None:
     """Function table and static call graph of version ``index``, each written atomically."""
     version = store.version(index)
+    if _copied_from_predecessor(store, index):
+        return
+    from histeg.statics.callgraph import build_call_graph, call_graph_record  # networkx: imported when a graph is built
+    from histeg.statics.functions import read_function_table
+
     settings = version.settings
     table = read_function_table(store.snapshot(index), settings)
     Functions(identifier=version.identifier, functions=table.records, skipped_files=table.skipped).write(store.file(index, Functions.FILE))
     call_graph_record(build_call_graph(table), version.identifier).write(store.file(index, CallGraph.FILE))
+
+
+def _copied_from_predecessor(store: OutputStore, index: int) -> bool:
+    """A version that changes no Python file of its predecessor's, analysed with the same settings, has its predecessor's
+    static facts (under its own identifier): the same files make the same table and graph, so they are not parsed again.
+    Whether the predecessor's are done yet (``-j N``) changes nothing but the time: the facts are made either way."""
+    version = store.version(index)
+    against = version.comparing_against_index
+    if against is None or STATICS_STEP not in results(store, against) or store.version(against).settings != version.settings:
+        return False
+    try:
+        if any(change.python for change in FileChanges.read(store.file(index, FILE_CHANGES)).changes):
+            return False
+        functions = Functions.read(store.file(against, Functions.FILE))
+        graph = CallGraph.read(store.file(against, CallGraph.FILE))
+    except HistegError:
+        return False
+    if functions.identifier != store.version(against).identifier or graph.identifier != functions.identifier:
+        return False
+    msgspec.structs.replace(functions, identifier=version.identifier).write(store.file(index, Functions.FILE))
+    msgspec.structs.replace(graph, identifier=version.identifier).write(store.file(index, CallGraph.FILE))
+    return True
