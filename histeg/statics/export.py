@@ -4,13 +4,16 @@ from __future__ import annotations
 
 import msgspec
 
-from histeg.engine.runner import results
+from histeg.engine.runner import read_states, results
 from histeg.errors import HistegError
 from histeg.records.history import FileChanges
 from histeg.records.statics import CallGraph, Functions
 from histeg.store import FILE_CHANGES, OutputStore
+from histeg.version import __version__
 
 STATICS_STEP = "statics"
+STATICS_RULES = 1
+"""Raised with any change to which functions are listed or which call edges are found (``Step.rules``)."""
 
 
 def export_static_facts(store: OutputStore, index: int) -> None:
@@ -34,6 +37,9 @@ def _copied_from_predecessor(store: OutputStore, index: int) -> bool:
     version = store.version(index)
     against = version.comparing_against_index
     if against is None or STATICS_STEP not in results(store, against) or store.version(against).settings != version.settings:
+        return False
+    made = read_states(store, against).steps[STATICS_STEP].inputs  # by this histeg, with these rules: not facts made otherwise
+    if made.get("histeg") != __version__ or made.get("rules") != STATICS_RULES:
         return False
     try:
         if any(change.python for change in FileChanges.read(store.file(index, FILE_CHANGES)).changes):

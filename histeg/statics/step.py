@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from histeg.engine.inputs import version_inputs
 from histeg.records.statics import Functions
+from histeg.statics.export import STATICS_RULES
 from histeg.step import Step, StepContext, StepResult
 from histeg.store import CALL_GRAPH, FUNCTIONS
 
@@ -17,8 +18,6 @@ def _run(context: StepContext, index: int) -> StepResult:
     return StepResult({"functions": len(Functions.read(context.store.file(index, FUNCTIONS)).functions)})
 
 
-STATICS_RULES = 1
-"""Raised with any change to which functions are listed or which call edges are found (``Step.rules``)."""
 STATICS = Step(
     name="statics",
     doing="exporting static facts",
