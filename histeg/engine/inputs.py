@@ -30,6 +30,18 @@ def snapshot_inputs(version: Version) -> dict[str, Any]:
     return {key: value for key, value in msgspec.to_builtins(version).items() if key not in _NOT_INPUTS}
 
 
+COMMIT_NAMES = frozenset({"identifier", "shortIdentifier", "gitDescribe", "gitCommits"})
+"""Inputs that name the commit rather than say how a step treats its files: a build that depends on them has another
+fingerprint of its own."""
+
+
+def apart_from_commit(inputs: dict[str, Any]) -> dict[str, Any]:
+    """A step's recorded inputs without what names the commit and the step: two versions whose steps would take these
+    alike treat the same files alike, so one may take the other's result when their files are the same."""
+    version = {key: value for key, value in inputs.get("version", {}).items() if key not in COMMIT_NAMES}
+    return {**{key: value for key, value in inputs.items() if key not in ("version", "upstream", "step")}, "version": version}
+
+
 def version_inputs(context: StepContext, index: int) -> dict[str, Any]:
     return {"version": snapshot_inputs(context.store.version(index))}
 

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from histeg.engine.inputs import apart_from_commit
 from histeg.engine.runner import read_states, results
 from histeg.envs.runtime import runtime_of
 from histeg.errors import HistegError
@@ -44,9 +45,6 @@ from histeg.traces.reader import TraceFile
 from histeg.tracing.seen_files import read_seen_files
 from histeg.version import __version__
 
-IDENTITY = ("identifier", "shortIdentifier", "gitDescribe", "gitCommits")
-"""Per-version inputs that name the commit rather than say how it is traced: a build that depends on them has another
-fingerprint, which is compared apart."""
 TRACES_STEP = "traces"
 
 
@@ -86,8 +84,8 @@ def _changed_paths(store: OutputStore, index: int) -> set[str]:
     return {change.new_path for change in FileChanges.read(store.file(index, FILE_CHANGES)).changes if change.new_path}
 
 
-def decide(store: OutputStore, index: int, inputs: Callable[[int], dict[str, Any]]) -> Reuse:
-    """``inputs(i)``: what version ``i``'s traces step would take as inputs now (``histeg.runs.step``)."""
+def decide(store: OutputStore, index: int, inputs: dict[str, Any]) -> Reuse:
+    """``inputs``: what the version's traces step takes as inputs now (``histeg.runs.step``)."""
     against = store.version(index).comparing_against_index
     reuse = Reuse(against)
     if against is None:
@@ -105,7 +103,7 @@ def decide(store: OutputStore, index: int, inputs: Callable[[int], dict[str, Any
     except HistegError as exc:
         reuse.reasons.append(str(exc))
         return reuse
-    reuse.reasons += _tracing_differs(state.inputs, inputs(index))
+    reuse.reasons += _tracing_differs(state.inputs, inputs)
     if runs.python != runtime_of(store.version_dir(index)).python or not _same_build(store, against, index):
         reuse.reasons.append(f"version {against} ran in another environment or install")
     if runs.errors:
@@ -139,12 +137,7 @@ def _same_build(store: OutputStore, one: int, other: int) -> bool:
 
 
 def _tracing_differs(before: dict[str, Any], now: dict[str, Any]) -> list[str]:
-    def without_identity(inputs: dict[str, Any]) -> dict[str, Any]:
-        version = {key: value for key, value in inputs.get("version", {}).items() if key not in IDENTITY}
-        kept = {key: value for key, value in inputs.items() if key not in ("version", "upstream", "step", "rules")}
-        return {**kept, "version": version}
-
-    theirs, ours = without_identity(before), without_identity({**now, "histeg": __version__})
+    theirs, ours = apart_from_commit(before), apart_from_commit({**now, "histeg": __version__})
     return [f"its traces would differ in {key}" for key in sorted(theirs.keys() | ours.keys()) if theirs.get(key) != ours.get(key)]
 
 

@@ -48,7 +48,7 @@ def _traces(context: StepContext, index: int) -> StepResult:
     record_settings(store, index, settings, "traces")
     not_reused: dict[str, list[str]] = {}
     if candidate_for_reuse(context, index):
-        reuse = decide(store, index, lambda i: _traces_inputs(context, i))
+        reuse = decide(store, index, _traces_inputs(context, index))
         if reuse.possible:
             runs = take(store, index, reuse, publish)
             context.console.detail(f"version {index}: traces of version {reuse.against} reused: no test read a file it changed")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import msgspec
 
+from histeg.engine.inputs import apart_from_commit, snapshot_inputs
 from histeg.engine.runner import read_states, results
 from histeg.errors import HistegError
 from histeg.records.history import FileChanges
@@ -36,10 +37,11 @@ def _copied_from_predecessor(store: OutputStore, index: int) -> bool:
     Whether the predecessor's are done yet (``-j N``) changes nothing but the time: the facts are made either way."""
     version = store.version(index)
     against = version.comparing_against_index
-    if against is None or STATICS_STEP not in results(store, against) or store.version(against).settings != version.settings:
+    if against is None or STATICS_STEP not in results(store, against):
         return False
-    made = read_states(store, against).steps[STATICS_STEP].inputs  # by this histeg, with these rules: not facts made otherwise
-    if made.get("histeg") != __version__ or made.get("rules") != STATICS_RULES:
+    # made by this histeg, with these rules, from the same settings: not facts made otherwise
+    made = apart_from_commit(read_states(store, against).steps[STATICS_STEP].inputs)
+    if made != apart_from_commit({"histeg": __version__, "rules": STATICS_RULES, "version": snapshot_inputs(version)}):
         return False
     try:
         if any(change.python for change in FileChanges.read(store.file(index, FILE_CHANGES)).changes):

@@ -75,15 +75,23 @@ class SeenFiles:
         del self.children[:]
 
     def _under_root(self, entries: Iterable[tuple[str | None, object]]) -> list[str]:
+        """Each path by its folder resolved once per folder, and a link also by what it points to: a changed link and a
+        changed file it names are both changes a reader saw."""
         found = set()
+        folders: dict[str, str] = {}
         for cwd, path in entries:
             text = _path_text(path)
             if text is None:
                 self.blind.add(f"a path given as a {type(path).__qualname__} object")
                 continue
-            full = os.path.realpath(os.path.join(cwd, text) if cwd is not None else text)
-            if full == self.root or full.startswith(self.root + os.sep):
-                found.add(os.path.relpath(full, self.root).replace(os.sep, "/"))
+            folder, name = os.path.split(os.path.join(cwd, text) if cwd is not None else text)
+            real = folders.get(folder)
+            if real is None:
+                real = folders[folder] = os.path.realpath(folder)
+            full = os.path.join(real, name) if name else real
+            for candidate in (full, os.path.realpath(full)) if os.path.islink(full) else (full,):
+                if candidate == self.root or candidate.startswith(self.root + os.sep):
+                    found.add(os.path.relpath(candidate, self.root).replace(os.sep, "/"))
         return sorted(found)
 
     def write(self, trace_path: str) -> None:

@@ -22,6 +22,7 @@ seen = SeenFiles(root)
 seen.start()
 os.chdir(root)
 open("relative.txt").read()
+open("link.txt").read()
 pathlib.Path(root, "by_path.txt").read_text()
 open(os.path.join(root, "absolute.txt").encode()).read()
 fd = os.open("relative.txt", os.O_RDONLY)
@@ -41,6 +42,8 @@ def _run(tmp_path: Path, mode: str) -> dict:
     for name in ("relative.txt", "by_path.txt", "absolute.txt"):
         (tmp_path / name).write_text("x")
     (tmp_path / "folder").mkdir()
+    (tmp_path / "target.txt").write_text("x")
+    (tmp_path / "link.txt").symlink_to("target.txt")
     result = subprocess.run([sys.executable, "-c", PROGRAM, str(tmp_path), mode], capture_output=True, text=True, check=False)
     assert result.returncode == 0, result.stderr
     seen = read_seen_files(tmp_path / "trace.htrace")
@@ -53,7 +56,7 @@ pytestmark = pytest.mark.skipif(not native.available(), reason="the C tracer is 
 
 def test_every_file_opened_and_folder_listed_under_the_root_is_heard(tmp_path: Path) -> None:
     seen = _run(tmp_path, "plain")
-    assert seen["opened"] == ["absolute.txt", "by_path.txt", "relative.txt"]
+    assert seen["opened"] == ["absolute.txt", "by_path.txt", "link.txt", "relative.txt", "target.txt"]  # a link, and what it names
     assert seen["listed"] == [".", "folder"]
     assert seen["children"] == 1 and seen["blind"] == []
     assert json.loads((tmp_path / "trace.htrace.files").read_text())["format"] == 1
