@@ -12,7 +12,8 @@ each traced run, as histeg does: its CPU and peak memory), the bytes stored per
 recorded line event (as stored: recompressed after the run) and the peak memory. With pytest-benchmark installed, benchmarks run once each (``--benchmark-disable``): timed
 repetitions would do less work in a slower run. Every run writes a junit XML file:
 the per-test outcomes of every run must equal the untraced ones.
-``--floor`` adds two kinds: the suite under a monitoring tool whose callbacks do nothing
+``--decompose`` measures the floor as well and the first collector twice more, with values off and with a value budget
+of 1, and prints where the tracer's CPU goes, row by row. ``--floor`` adds two kinds: the suite under a monitoring tool whose callbacks do nothing
 (``noop_monitor.py``), on the calls histeg's tracer takes (``noop-calls``) and on their lines as well
 (``noop-lines``): CPython's own cost of dispatching those events, which no tracer can go below.
 The suite runs once before the rounds with bytecode written into the repository's ``__pycache__`` folders, as any
@@ -37,6 +38,7 @@ import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
+from dataclasses import dataclass
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -44,6 +46,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from histeg.envs.environment import compile_installed  # noqa: E402
 from histeg.traces.reader import TraceFile, trace_files  # noqa: E402
 from histeg.tracing.activation import TraceConfig, traced_environment  # noqa: E402
+from histeg.tracing.tracers import LINE_BUDGET, VALUE_BUDGET  # noqa: E402
 
 
 def run_suite(command: list[str], cwd: Path, env: dict[str, str], log: Path) -> tuple[float, float, str, int]:
@@ -126,7 +129,11 @@ def main() -> None:
     parser.add_argument("--sources", default=None, help="sources directory (default: src if present, else .)")
     parser.add_argument("--python", default=sys.executable, help="interpreter of the project's own environment")
     parser.add_argument("--values", default="structural", choices=("structural", "off"))
-    parser.add_argument("--line-budget", type=int, default=64, help="lines for the first N calls of a function per test (0: every call)")
+    parser.add_argument("--line-budget", type=int, default=LINE_BUDGET, help="lines for the first N calls of a function per test (0: every call)")
+    parser.add_argument("--value-budget", type=int, default=VALUE_BUDGET, help="values for the first N calls of a function per test (0: every call)")
+    parser.add_argument("--decompose", action="store_true",
+                        help="also measure the dispatch floor (as --floor) and the first collector with values off and with a value "
+                             "budget of 1, and print where the tracer's CPU goes")
     parser.add_argument("--tracer", choices=("c", "python", "both"), default="c", help="collector(s) to measure (default: c)")
     parser.add_argument("--no-coverage", action="store_true", help="do not measure coverage.py")
     parser.add_argument("--cold", action="store_true", help="no bytecode written before the rounds (every run compiles)")
@@ -146,8 +153,13 @@ def main() -> None:
     if not args.cold:
         warm = {key: value for key, value in base.items() if key != "PYTHONDONTWRITEBYTECODE"}
         print(f"bytecode written: {run_suite([args.python, '-m', 'pytest', *pytest_args], repo, warm, work / 'warm.log')[2]}", file=sys.stderr)
-    tracers = ["c", "python"] if args.tracer == "both" else [args.tracer]
-    floors = ["noop-calls", "noop-lines"] if args.floor else []
+    collectors = ["c", "python"] if args.tracer == "both" else [args.tracer]
+    traced = {kind: TracedKind(kind, args.values, args.value_budget) for kind in collectors}
+    if args.decompose:  # the first collector again, without values and with values for one call per function and test
+        traced[f"{collectors[0]}-values-off"] = TracedKind(collectors[0], "off", args.value_budget)
+        traced[f"{collectors[0]}-value-budget-1"] = TracedKind(collectors[0], args.values, 1)
+    tracers = list(traced)
+    floors = ["noop-calls", "noop-lines"] if args.floor or args.decompose else []
     kinds = ["untraced", *floors, *tracers, *([] if args.no_coverage else ["coverage"])]
     wall: dict[str, list[float]] = {kind: [] for kind in kinds}
     cpu: dict[str, list[float]] = {kind: [] for kind in kinds}
@@ -173,7 +185,8 @@ def main() -> None:
                 elif kind != "untraced":
                     trace_dir = work / f"traces-{kind}-{index}"
                     config = TraceConfig(root=str(repo), sources=[sources], tests=[args.tests.split()[0]], trace_dir=str(trace_dir),
-                                         values=args.values, tracer=kind, line_budget=args.line_budget)
+                                         values=traced[kind].values, tracer=traced[kind].collector, line_budget=args.line_budget,
+                                         value_budget=traced[kind].value_budget)
                     config_path = work / f"config-{kind}-{index}.json"
                     config.write(config_path)
                     env = traced_environment(config_path, base)
@@ -200,7 +213,7 @@ def main() -> None:
         if not args.no_executed:  # every line event the traced functions make: what a line budget and cap leave undispatched
             trace_dir = work / "traces-executed"
             config = TraceConfig(root=str(repo), sources=[sources], tests=[args.tests.split()[0]], trace_dir=str(trace_dir),
-                                 values="off", tracer=tracers[0], line_budget=0, line_cap=0)
+                                 values="off", tracer=collectors[0], line_budget=0, line_cap=0)
             config.write(work / "config-executed.json")
             command = [args.python, "-m", "pytest", f"--junitxml={work / 'executed.xml'}", *pytest_args]
             run_suite(command, repo, traced_environment(work / "config-executed.json", base), work / "executed.log")
@@ -247,10 +260,46 @@ def main() -> None:
             sealed = [(t + v) / c for t, v, c in zip(cpu[kind], seal_cpu[kind], cpu["coverage"])]
             print(f"{kind} tracer / coverage.py cpu: median {statistics.median(ratios):.2f}x, sealing included "
                   f"{statistics.median(sealed):.2f}x  goal < 1, and traced <= 1.5x untraced")
-    for kind in tracers if floors else []:
+    for kind in collectors if floors else []:
         over = {floor: statistics.median(t / f for t, f in zip(cpu[kind], cpu[floor])) for floor in floors}
         print(f"{kind} tracer / dispatch floor cpu: " + ", ".join(f"{ratio:.2f}x {floor}" for floor, ratio in over.items())
               + " (what the tracer and its line budget add to CPython's dispatch of its events)")
+    if args.decompose:
+        print_decomposition(collectors[0], cpu, seal_cpu)
+
+
+@dataclass(frozen=True)
+class TracedKind:
+    """One traced kind of run: which collector, and what it records of values."""
+
+    collector: str
+    values: str
+    value_budget: int
+
+
+def print_decomposition(collector: str, cpu: dict[str, list[float]], seal_cpu: dict[str, list[float]]) -> None:
+    """Where one collector's CPU goes, as medians of per-round ratios to the untraced run: CPython's dispatch of the
+    calls, of every line as well, the tracer without values (calls, lines within their budget, the stream), with values
+    for one call per function and test, with every value it records, and its sealing. Each step is measured, not
+    derived: a row's share is its median minus the row before it."""
+    plain = cpu["untraced"]
+
+    def ratio(kind: str, sealing: bool = False) -> float:
+        return statistics.median((t + (s if sealing else 0.0)) / p for t, s, p in zip(cpu[kind], seal_cpu.get(kind, cpu[kind]), plain))
+
+    rows = [
+        ("CPython's dispatch of the tracer's call events (noop-calls)", ratio("noop-calls")),
+        ("and of every line event of those functions (noop-lines)", ratio("noop-lines")),
+        (f"{collector} tracer, values off", ratio(f"{collector}-values-off")),
+        (f"{collector} tracer, values for one call per function and test", ratio(f"{collector}-value-budget-1")),
+        (f"{collector} tracer, as histeg runs it", ratio(collector)),
+        (f"{collector} tracer and its sealing", ratio(collector, sealing=True)),
+    ]
+    print(f"where the {collector} tracer's cpu goes (medians of ratios to untraced; goal: the last row <= 1.5x):")
+    before = 1.0
+    for label, value in rows:
+        print(f"  {value:5.2f}x  ({value - before:+.2f})  {label}")
+        before = value
 
 
 if __name__ == "__main__":
