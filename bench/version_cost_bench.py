@@ -17,7 +17,8 @@ of its own, and ``histeg compute`` over base..mutant then computes the new
 version only (the base's results are reused). Printed per mutant: the CPU of
 histeg's whole process tree for that version (build, statics, traced suite,
 comparison, confirmation re-runs, ranking) as a ratio to the untraced suite's
-CPU, the base's and the mutated version's own (goal <= 2.5x), the wall seconds of each step as histeg recorded them, the
+CPU, the base's and the mutated version's own (goal <= 2.5x), how much of it histeg's own process took and how much the
+processes it started, the wall seconds of each step as histeg recorded them, the
 divergences, and the mutated function's rank among the testing targets.
 Not part of ``make test``.
 """
@@ -42,7 +43,6 @@ from ground_truth import Suite, probe  # noqa: E402
 from mutant_edits import VARIED, Edit, FunctionSite, apply_edit, candidate_edits, executed_lines, functions_in  # noqa: E402
 from real_repos import ROOT, clone, git, log_to_stderr, scratch_directory  # noqa: E402
 
-HISTEG = Path(sys.executable).parent / "histeg"
 MAX_TRIES = 12
 """Edits tried per kind of mutant before giving up (each costs one untraced run of the suite)."""
 
@@ -50,14 +50,44 @@ MAX_TRIES = 12
 def tree_cpu(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[int, float, str]:
     """Exit code, CPU seconds of the whole process tree (``wait4``: the child and every descendant it waited for), stdout.
     A failure's last lines of stderr go to this process's stderr."""
+    code, cpu, output, _ = tree_run(command, cwd, env)
+    return code, cpu, output
+
+
+def tree_run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> tuple[int, float, str, str]:
+    """``tree_cpu`` and the run's stderr."""
     with tempfile.TemporaryFile() as errors, subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=errors, text=True) as process:
         output = process.stdout.read() if process.stdout else ""
         _, status, usage = os.wait4(process.pid, 0)
         process.returncode = os.waitstatus_to_exitcode(status)
+        errors.seek(0)
+        stderr = errors.read().decode(errors="replace")
         if process.returncode:
-            errors.seek(0)
-            log_to_stderr(f"  exit {process.returncode}: {' '.join(command[:3])} ...: {errors.read().decode(errors='replace').strip()[-600:]}")
-    return process.returncode, usage.ru_utime + usage.ru_stime, output
+            log_to_stderr(f"  exit {process.returncode}: {' '.join(command[:3])} ...: {stderr.strip()[-600:]}")
+    return process.returncode, usage.ru_utime + usage.ru_stime, output, stderr
+
+
+OWN_CPU = "histeg-own-cpu"
+SPLIT_CPU = f"""
+import atexit, os, resource, sys
+def _report():  # registered first, so it runs last: after histeg's own handlers have ended and reaped its helpers
+    own, waited = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    os.write(2, f"{OWN_CPU} {{own.ru_utime + own.ru_stime:.3f}} {{waited.ru_utime + waited.ru_stime:.3f}}\\n".encode())
+atexit.register(_report)
+from histeg.cli import main
+sys.argv = ["histeg", *sys.argv[1:]]
+sys.exit(main())
+"""
+"""``histeg`` run as its console script runs it, saying at exit what CPU its own process took and what its children
+(the traced suite, the re-runs, git) took: where a new version's CPU goes."""
+
+
+def split_cpu(stderr: str) -> tuple[float, float] | None:
+    for line in reversed(stderr.splitlines()):
+        if line.startswith(OWN_CPU + " "):
+            own, waited = line.split()[1:3]
+            return float(own), float(waited)
+    return None
 
 
 @dataclass
@@ -76,6 +106,8 @@ class Mutant:
     steps: dict[str, float] = field(default_factory=dict)
     divergences: int | None = None
     targets: list[str] = field(default_factory=list)
+    split: tuple[float, float] | None = None
+    """CPU of histeg's own process, and of the processes it waited for."""
 
 
 def pick(kind: str, order: list[tuple[str, int]], sites: dict[str, FunctionSite], root: Path, suite: Suite) -> Mutant | None:
@@ -103,14 +135,14 @@ def pick(kind: str, order: list[tuple[str, int]], sites: dict[str, FunctionSite]
     return None
 
 
-def histeg_compute(repo: Path, versions: str, out: Path, python_args: list[str]) -> tuple[int, float, dict[str, Any] | None]:
-    """``python_args``: more options (``--python``, ``--branch``)."""
-    code, cpu, output = tree_cpu([str(HISTEG), "compute", "--repo", str(repo), "--versions", versions, "--out", str(out), "-q", "--json",
-                                  *python_args], ROOT)
+def histeg_compute(repo: Path, versions: str, out: Path, python_args: list[str]) -> tuple[int, float, dict[str, Any] | None, tuple[float, float] | None]:
+    """``python_args``: more options (``--python``, ``--branch``). Also: histeg's own CPU and its children's."""
+    code, cpu, output, stderr = tree_run([sys.executable, "-c", SPLIT_CPU, "compute", "--repo", str(repo), "--versions", versions,
+                                          "--out", str(out), "-q", "--json", *python_args], ROOT)
     try:
-        return code, cpu, json.loads(output)
+        return code, cpu, json.loads(output), split_cpu(stderr)
     except json.JSONDecodeError:
-        return code, cpu, None
+        return code, cpu, None, split_cpu(stderr)
 
 
 def read_version(mutant: Mutant, out: Path, summary: dict[str, Any] | None) -> None:
@@ -158,7 +190,7 @@ def main() -> int:
         mutants = [m for m in (pick("core", totals, sites, root, suite), pick("leaf", list(reversed(totals)), sites, root, suite)) if m is not None]
         python_args = ["--python", args.python] if args.python else []
         base_out = scratch / "out-base"
-        code, base_cpu, _ = histeg_compute(root, f"{base}..{base}", base_out, python_args)
+        code, base_cpu, _, _ = histeg_compute(root, f"{base}..{base}", base_out, python_args)
         log_to_stderr(f"  base version computed: exit {code}, {base_cpu:.1f}s CPU")
         for mutant in mutants:
             git(root, "checkout", "-q", "-B", mutant.kind, base)
@@ -169,7 +201,7 @@ def main() -> int:
             mutant.sha = git(root, "rev-parse", "HEAD").strip()
             out = scratch / f"out-{mutant.kind}"
             shutil.copytree(base_out, out, symlinks=True)
-            mutant.code, mutant.cpu, summary = histeg_compute(root, f"{base}..{mutant.sha}", out, [*python_args, "--branch", mutant.kind])
+            mutant.code, mutant.cpu, summary, mutant.split = histeg_compute(root, f"{base}..{mutant.sha}", out, [*python_args, "--branch", mutant.kind])
             read_version(mutant, out, summary)
 
     print(f"{Path(args.repo).name}: untraced suite {reference:.2f}s CPU (median of {args.rounds}: "
@@ -182,6 +214,10 @@ def main() -> int:
               f"{mutant.cpu / warm:.2f}x with its bytecode in place, "
               f"{mutant.cpu / mutant.untraced:.2f}x its own with the base's bytecode ({mutant.untraced:.2f}s) (goal <= 2.5x); "
               f"divergences {mutant.divergences}; rank of the mutated function {rank or '-'} of {len(mutant.targets)} targets")
+        if mutant.split is not None:
+            own, waited = mutant.split
+            print(f"  of that CPU: histeg's own process {own:.1f}s ({own / warm:.2f}x the suite with its bytecode), "
+                  f"its child processes (the traced suite, the re-runs, git) {waited:.1f}s ({waited / warm:.2f}x)")
         print(f"  step wall seconds: {steps}")
     if len(mutants) < 2:
         print(f"  found {len(mutants)} of 2 mutants that fail a test within {MAX_TRIES} edits each")
