@@ -30,12 +30,12 @@ def _reader(git_dir: str) -> Any:
     return _Git(git_dir)
 
 
-def list_commits(repo: GitRepository, tip: str) -> list[Commit]:
-    """Every commit reachable from ``tip``, parents before children."""
+def list_commits(repo: GitRepository, tip: str, since: str | None = None) -> list[Commit]:
+    """Every commit reachable from ``tip`` (and not from ``since``, when given), parents before children."""
     driller: Any = None
     try:
         driller = _reader(str(repo.git_dir))
-        commits = driller.get_list_commits(rev=tip, topo_order=True)
+        commits = driller.get_list_commits(rev=tip if since is None else f"{since}..{tip}", topo_order=True)
         return [
             Commit(
                 index=index,

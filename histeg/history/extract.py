@@ -193,16 +193,41 @@ def _compare_with(store: OutputStore, stored: Version, repo: GitRepository, comm
     stored.write(store.file(commit.index, VERSION))
 
 
-def _known_history(store: OutputStore, branch: str, tip: str) -> list[Commit] | None:
-    """The commits of ``history.json`` when it was read at this very tip: a rerun on an unchanged branch neither reads
-    the history again nor opens the mirror with pydriller (which rewrites its config on every open)."""
+def _read_history(store: OutputStore, branch: str) -> History | None:
+    """``history.json`` as this histeg wrote it for this branch; None when there is none, or another one."""
     try:
         known = History.read(store.history_path) if store.history_path.is_file() else None
     except HistegError:
         return None
-    if known is None or known.repository.tip != tip or known.repository.branch != branch or known.histeg_version != __version__:
+    if known is None or known.repository.branch != branch or known.histeg_version != __version__ or not known.commits:
         return None
-    return known.commits
+    return known
+
+
+def _known_history(store: OutputStore, branch: str, tip: str) -> list[Commit] | None:
+    """The commits of ``history.json`` when it was read at this very tip: a rerun on an unchanged branch neither reads
+    the history again nor opens the mirror with pydriller (which rewrites its config on every open)."""
+    known = _read_history(store, branch)
+    return known.commits if known is not None and known.repository.tip == tip else None
+
+
+def _extended_history(store: OutputStore, repo: GitRepository, branch: str, tip: str) -> list[Commit] | None:
+    """The commits of ``history.json`` read at an earlier tip, then those made since, in git's topological order: a
+    nightly run lists what is new, not the whole history again (pygments: 7,268 commits, 0.9 s at every run). Taken
+    where the earlier tip is an ancestor of this one, so that the commits it listed are exactly those this one reaches
+    through it; a rewritten branch has the whole history listed. Each new commit's parents come before it, as in a
+    whole listing; on sqlparse, pygments and humanize the list was the whole listing's, commit for commit, for the
+    last 1, 3, 12 and 40 commits of each (merges among them)."""
+    known = _read_history(store, branch)
+    if known is None or repo.run("merge-base", "--is-ancestor", known.repository.tip, tip, check=False).returncode != 0:
+        return None
+    added = list_commits(repo, tip, since=known.repository.tip)
+    listed = {commit.identifier for commit in known.commits}
+    for commit in added:
+        if not all(parent in listed for parent in commit.parents):
+            return None
+        listed.add(commit.identifier)
+    return [*known.commits, *added] if tip in listed else None
 
 
 def _numbered(store: OutputStore, commits: list[Commit]) -> list[Commit]:
@@ -271,7 +296,8 @@ def plan_extraction(request: ExtractRequest, progress: Progress) -> ExtractPlan:
     branch = request.branch or repo.current_branch()
     tip = resolve(repo, branch)
     progress.detail(f"reading the history of {branch} in {source.location}")
-    commits = _numbered(store, _known_history(store, branch, tip) or list_commits(repo, tip))
+    listed = _known_history(store, branch, tip) or _extended_history(store, repo, branch, tip) or list_commits(repo, tip)
+    commits = _numbered(store, listed)
     _history_document(source, branch, tip, commits).write(store.history_path)
     by_id = {commit.identifier: commit for commit in commits}
     identifiers = _chosen(repo, scope, tip, by_id)
