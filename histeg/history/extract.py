@@ -163,13 +163,30 @@ def _is_current(store: OutputStore, stored: Version | None, commit: Commit, give
     return stored.settings == expected
 
 
+def _snapshot_to_share(store: OutputStore, commit: Commit, predecessor: Commit | None) -> tuple[str, Path] | None:
+    """A snapshot this output directory holds that the commit's is likely to share most files with: its predecessor's,
+    else its first parent's (a version compared with nothing, the first of a run's list, is often the child of one
+    listed before)."""
+    candidates = [(predecessor.identifier, predecessor.index)] if predecessor is not None else []
+    if commit.parents:
+        path = store.root / Registry.FILE
+        number = Registry.read(path).commits.get(commit.parents[0]) if path.is_file() else None
+        if number is not None:
+            candidates.append((commit.parents[0], number))
+    for identifier, index in candidates:
+        stored = _stored(store, index)
+        if stored is not None and stored.identifier == identifier:
+            return identifier, store.snapshot(index)
+    return None
+
+
 def _extract_version(
     store: OutputStore, repo: GitRepository, commit: Commit, predecessor: Commit | None, given: Mapping[str, Any], replace: bool
 ) -> None:
     with store.building_version(commit.index, replace=replace) as scratch:
         snapshot = scratch / "snapshot"
         snapshot.mkdir()
-        report = write_snapshot(repo, commit.identifier, snapshot)
+        report = write_snapshot(repo, commit.identifier, snapshot, like=_snapshot_to_share(store, commit, predecessor))
         settings = resolve_version_settings(snapshot, _project_table(snapshot, commit.identifier), given)
         _file_changes(repo, commit, predecessor).write(scratch / FILE_CHANGES)
         _version_document(commit, predecessor, settings, report.skipped, _git_version(repo, commit.identifier)).write(scratch / VERSION)

@@ -204,3 +204,31 @@ def test_verbosity_flags_keep_stdout_clean(make_repo, histeg, tmp_path: Path, fl
     result = histeg("extract", "--repo", str(repo.path), "--all", "--out", str(tmp_path / "out"), flag)
     assert result.code == 0 and result.stdout == ""
     assert (result.stderr == "") == (flag == "--quiet")
+
+
+def test_unchanged_files_share_the_predecessors_snapshot_file(make_repo, histeg, tmp_path: Path) -> None:
+    repo = make_repo()
+    repo.commit("initial", {"pkg/__init__.py": "", "pkg/core.py": "A = 1\n", "run.sh": "#!/bin/sh\necho hi\n", "data.txt": "same\n"})
+    (repo.path / "run.sh").chmod(0o755)
+    repo.commit("executable")
+    repo.commit("change core", {"pkg/core.py": "A = 2\n"})
+    (repo.path / "run.sh").chmod(0o644)
+    repo.commit("not executable")
+    out = tmp_path / "out"
+    assert histeg("extract", "--repo", str(repo.path), "--all", "--out", str(out)).code == 0
+
+    def file(index: int, name: str) -> Path:
+        return out / str(index) / "snapshot" / name
+
+    assert file(2, "data.txt").stat().st_ino == file(1, "data.txt").stat().st_ino == file(0, "data.txt").stat().st_ino
+    assert file(2, "pkg/core.py").stat().st_ino != file(1, "pkg/core.py").stat().st_ino  # changed: written
+    assert file(2, "pkg/core.py").read_text() == "A = 2\n" and file(1, "pkg/core.py").read_text() == "A = 1\n"
+    assert file(2, "run.sh").stat().st_ino == file(1, "run.sh").stat().st_ino
+    assert file(3, "run.sh").stat().st_ino != file(2, "run.sh").stat().st_ino  # same content, another mode: written
+    assert file(1, "run.sh").stat().st_mode & 0o777 == 0o700 and file(3, "run.sh").stat().st_mode & 0o777 == 0o600
+    for index in range(4):  # every file as git has it
+        commit = repo.git("rev-list", "--reverse", "HEAD").split()[index]
+        for name in ("pkg/core.py", "run.sh", "data.txt"):
+            assert file(index, name).read_text() == repo.git("show", f"{commit}:{name}") + "\n"
+    version = validate_output(out / "3" / "version.json")
+    assert version["identifier"] == repo.git("rev-parse", "HEAD")
