@@ -18,6 +18,7 @@ from histeg.statics.functions import SCOPE_NODES, Definition, FunctionTable
 from histeg.statics.resolve import EXTERNAL, Function, Klass, ProjectIndex, Scope, identifier_of, scoped_nodes
 
 CONSTRUCTION_METHODS = ("__new__", "__init__")
+_SCOPE_TYPES = frozenset(SCOPE_NODES)
 
 
 @dataclass
@@ -51,14 +52,15 @@ def _walk(index: ProjectIndex, sink: EdgeSink, definition: Definition, scope: Sc
     assert definition.record is not None
     caller = definition.record.identifier
     for node, current in scoped_nodes(definition, scope):
-        if isinstance(node, SCOPE_NODES):
+        kind = type(node)  # ``ast`` makes no subclasses of its node classes: their type tells them, in one check
+        if kind is ast.Call and isinstance(node, ast.Call):
+            _call(index, sink, caller, node.func, current, node.lineno)
+        elif kind in _SCOPE_TYPES and isinstance(node, SCOPE_NODES):
             if isinstance(node, ast.ClassDef):
                 sink.add(caller, identifier_of(index.definitions[id(node)]), node.lineno)
             for decorator in node.decorator_list:
                 if not isinstance(decorator, ast.Call):
                     _call(index, sink, caller, decorator, current, decorator.lineno)
-        elif isinstance(node, ast.Call):
-            _call(index, sink, caller, node.func, current, node.lineno)
 
 
 def _call(index: ProjectIndex, sink: EdgeSink, caller: str, func: ast.expr, scope: Scope, line: int) -> None:

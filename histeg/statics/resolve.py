@@ -47,6 +47,7 @@ BINDERS = (
     ast.Nonlocal,
 )
 """The nodes that bind a name or say where it is bound (``_collect_bindings``)."""
+_BINDER_TYPES = frozenset(BINDERS)
 
 
 @dataclass(frozen=True)
@@ -197,8 +198,13 @@ class ProjectIndex:
         package = _package_of(parsed)
         stack_skip: ast.AST | None = None  # the target of an alias, bound already
         for node in definition.nodes:
-            if not isinstance(node, BINDERS):
+            kind = type(node)  # ``ast`` makes no subclasses of its node classes: their type tells them
+            if kind not in _BINDER_TYPES:
                 continue  # most nodes (constants, calls, operators): one check, not the chain below
+            if kind is ast.Name:  # the commonest binder by far, mostly read (Load)
+                if type(node.ctx) is not ast.Load and node is not stack_skip:  # type: ignore[attr-defined]
+                    scope.bind(node.id, OTHER)  # type: ignore[attr-defined]
+                continue
             if isinstance(node, SCOPE_NODES):
                 child = self.definitions[id(node)]
                 scope.bind(node.name, Binding("class" if isinstance(node, ast.ClassDef) else "def", identifier_of(child)))
@@ -221,8 +227,6 @@ class ProjectIndex:
             elif isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 scope.bind(node.targets[0].id, Binding("alias", value=node.value))
                 stack_skip = node.targets[0]
-            elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store | ast.Del) and node is not stack_skip:
-                scope.bind(node.id, OTHER)
             elif isinstance(node, ast.ExceptHandler | ast.MatchAs | ast.MatchStar) and node.name:
                 scope.bind(node.name, OTHER)
             elif isinstance(node, ast.MatchMapping) and node.rest:
@@ -583,6 +587,8 @@ def _scoped(nodes: Iterable[ast.AST], scope: Scope) -> Iterator[tuple[ast.AST, S
     """``nodes``: a scope's ``scope_nodes``."""
     for node in nodes:
         yield node, scope
+        if type(node) not in _OWN_SCOPES:  # most nodes: one check
+            continue
         if isinstance(node, ast.Lambda):
             yield from _scoped(scope_nodes([*node.args.defaults, *(d for d in node.args.kw_defaults if d is not None)]), scope)
             yield from _scoped(
@@ -591,6 +597,9 @@ def _scoped(nodes: Iterable[ast.AST], scope: Scope) -> Iterator[tuple[ast.AST, S
         elif isinstance(node, COMPREHENSIONS):
             inner = _transparent(scope, [n.id for g in node.generators for n in ast.walk(g.target) if isinstance(n, ast.Name)])
             yield from _scoped(scope_nodes(ast.iter_child_nodes(node)), inner)
+
+
+_OWN_SCOPES = frozenset((ast.Lambda, *COMPREHENSIONS))
 
 
 def _transparent(parent: Scope, names: list[str]) -> Scope:
