@@ -27,17 +27,22 @@ def mark_first_commit(out: Path) -> None:
     path.write_text(json.dumps(document))
 
 
+def listed_and_marked(make_repo, histeg, out: Path) -> tuple[GitRepo, Path]:
+    """A repository of two commits, extracted into ``out``, the first commit's message marked."""
+    repo = make_repo()
+    repo.commit("base", {"app.py": "A = 1\n"})
+    repo.commit("second", {"app.py": "A = 2\n"})
+    extract(histeg, repo, out)
+    mark_first_commit(out)
+    return repo, out
+
+
 def listing(history: dict) -> list[tuple[str, list[str]]]:
     return [(commit["identifier"], commit["parents"]) for commit in history["commits"]]
 
 
 def test_new_commits_and_a_merge_are_added_to_the_listed_history(make_repo, histeg, tmp_path: Path) -> None:
-    repo = make_repo()
-    repo.commit("base", {"app.py": "A = 1\n"})
-    repo.commit("second", {"app.py": "A = 2\n"})
-    out = tmp_path / "out"
-    extract(histeg, repo, out)
-    mark_first_commit(out)
+    repo, out = listed_and_marked(make_repo, histeg, tmp_path / "out")
     repo.git("checkout", "-q", "-b", "feature", "HEAD~1")  # a side branch from an older commit, merged later
     side = repo.commit("feature work", {"feature.py": "def feature():\n    return 1\n"})
     repo.git("checkout", "-q", "main")
@@ -57,12 +62,7 @@ def test_new_commits_and_a_merge_are_added_to_the_listed_history(make_repo, hist
 
 
 def test_a_rewritten_branch_is_listed_whole(make_repo, histeg, tmp_path: Path) -> None:
-    repo = make_repo()
-    repo.commit("base", {"app.py": "A = 1\n"})
-    repo.commit("second", {"app.py": "A = 2\n"})
-    out = tmp_path / "out"
-    extract(histeg, repo, out)
-    mark_first_commit(out)
+    repo, out = listed_and_marked(make_repo, histeg, tmp_path / "out")
     repo.git("reset", "-q", "--hard", "HEAD~1")
     repo.commit("second, rewritten", {"app.py": "A = 20\n"})  # the earlier tip is no longer in the branch
 
