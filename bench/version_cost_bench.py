@@ -63,7 +63,8 @@ def tree_run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -
         errors.seek(0)
         stderr = errors.read().decode(errors="replace")
         if process.returncode:
-            log_to_stderr(f"  exit {process.returncode}: {' '.join(command[:3])} ...: {stderr.strip()[-600:]}")
+            shown = ["histeg", *command[3:5]] if command[1:2] == ["-c"] else command[:3]
+            log_to_stderr(f"  exit {process.returncode}: {' '.join(shown)} ...: {stderr.strip()[-600:]}")
     return process.returncode, usage.ru_utime + usage.ru_stime, output, stderr
 
 
