@@ -180,7 +180,7 @@ def main() -> int:
         project = probe(root, base, scratch, args.python, [], log_to_stderr)
         suite = project.suite
         # as histeg runs it: pytest-benchmark's timed rounds off (build.json "neutralised"), or they would make the
-        # reference as long as their time budget, whatever the code costs (humanize: 4.1 s with them, 0.4 s without)
+        # reference as long as their time budget, whatever the code costs (humanize: 4.1 s with them, 1.4 s without)
         command = [suite.python, "-m", "pytest", "-q", "-p", "no:cacheprovider", *suite.args, *timed_plugins_off(suite.python), *suite.paths]
         untraced = [tree_cpu(command, root, suite.env)[1] for _ in range(args.rounds)]
         reference = statistics.median(untraced)
