@@ -118,7 +118,7 @@ def _write_file(target: Path, data: bytes, executable: bool) -> None:
 
 def write_snapshot(repo: GitRepository, commit: str, destination: Path, like: tuple[str, Path] | None = None) -> SnapshotReport:
     """Write the tree of ``commit`` under ``destination`` (an empty directory). ``like``: another commit and its
-    snapshot (the version this one is compared with): each file that commit has at the same path, with the same
+    snapshot (one this commit likely shares most files with): each file that commit has at the same path, with the same
     content and mode, is a hard link to that snapshot's file instead of a file written again. Snapshots are only
     read (every run works on a copy), and a commit changes few files: on pygments, 2,796 files written took 0.47 s of
     extracting one version."""

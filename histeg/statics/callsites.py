@@ -14,11 +14,10 @@ from dataclasses import dataclass, field
 
 import networkx as nx
 
-from histeg.statics.functions import SCOPE_NODES, Definition, FunctionTable
+from histeg.statics.functions import SCOPE_NODES, SCOPE_TYPES, Definition, FunctionTable
 from histeg.statics.resolve import EXTERNAL, Function, Klass, ProjectIndex, Scope, identifier_of, scoped_nodes
 
 CONSTRUCTION_METHODS = ("__new__", "__init__")
-_SCOPE_TYPES = frozenset(SCOPE_NODES)
 
 
 @dataclass
@@ -55,7 +54,7 @@ def _walk(index: ProjectIndex, sink: EdgeSink, definition: Definition, scope: Sc
         kind = type(node)  # ``ast`` makes no subclasses of its node classes: their type tells them, in one check
         if kind is ast.Call and isinstance(node, ast.Call):
             _call(index, sink, caller, node.func, current, node.lineno)
-        elif kind in _SCOPE_TYPES and isinstance(node, SCOPE_NODES):
+        elif kind in SCOPE_TYPES and isinstance(node, SCOPE_NODES):
             if isinstance(node, ast.ClassDef):
                 sink.add(caller, identifier_of(index.definitions[id(node)]), node.lineno)
             for decorator in node.decorator_list:

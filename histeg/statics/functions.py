@@ -107,7 +107,7 @@ def _definitions(source: SourceFile, tree: ast.Module, text: bytes, settings: Ve
 
     def visit(scope: Definition, body: list[ast.stmt]) -> None:
         nodes = scope.nodes = list(scope_nodes(body))
-        few = [node for node in nodes if type(node) in _SCOPE_TYPES or type(node) is ast.Global]  # one pass over them all
+        few = [node for node in nodes if type(node) in SCOPE_TYPES or type(node) is ast.Global]  # one pass over them all
         declared_global = {name for node in few if isinstance(node, ast.Global) for name in node.names}
         for node in (node for node in few if isinstance(node, SCOPE_NODES)):
             qualname = _qualname(scope, node.name, declared_global)
@@ -152,7 +152,8 @@ def _qualname(scope: Definition, name: str, declared_global: set[str]) -> str:
     return f"{scope.qualname}.{name}"
 
 
-_SCOPE_TYPES = frozenset(SCOPE_NODES)
+SCOPE_TYPES = frozenset(SCOPE_NODES)
+"""``SCOPE_NODES`` for a test by exact type (``ast`` makes no subclasses of its node classes)."""
 _NOT_ENTERED = frozenset(OWN_SCOPE_EXPRESSIONS)
 _AST = ast.AST
 
@@ -170,12 +171,12 @@ def scope_nodes(body: Iterable[ast.AST]) -> Iterator[ast.AST]:
     """
     stack: list[ast.AST] = list(body)
     stack.reverse()
-    pop, push, extend = stack.pop, stack.append, stack.extend
+    pop, extend = stack.pop, stack.extend
     while stack:
         node = pop()
         yield node
         kind = type(node)
-        if kind in _SCOPE_TYPES:
+        if kind in SCOPE_TYPES:
             extend(reversed(definition_time_expressions(node)))  # type: ignore[arg-type]  # a definition: told by its type
         elif kind not in _NOT_ENTERED:
             children: list[ast.AST] = []
@@ -185,11 +186,8 @@ def scope_nodes(body: Iterable[ast.AST]) -> Iterator[ast.AST]:
                     children.append(value)
                 elif isinstance(value, list):
                     children.extend(item for item in value if isinstance(item, _AST))
-            if len(children) == 1:
-                push(children[0])
-            elif children:
-                children.reverse()
-                extend(children)
+            children.reverse()
+            extend(children)
 
 
 def definition_time_expressions(node: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef) -> list[ast.expr]:
